@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Choosing `amount` infos out of a driver's candidates, through the
+ * coordination file where the resource has one.
+ */
+#ifndef EXTRES_ALLOC_H
+#define EXTRES_ALLOC_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "config.h"
+#include "err.h"
+#include "infos.h"
+
+struct extres_allocation {
+	char *resource;
+	/* NULL when not coordinated (no file, or the script coordinates). */
+	char *coordination_file;
+	char *coordination_key;
+	pid_t owner;
+	uint64_t owner_starttime;
+	size_t n;
+	struct extres_info *infos; /* deep copies, allocation order */
+};
+
+/*
+ * Take res->amount infos from `candidates`, in order, skipping any whose
+ * coordination key is held by a live owner in the coordination file, and
+ * record the taken ones for `owner` (whose start time is read from /proc).
+ * A candidate without the coordination key property is an error naming it.
+ * Fewer free candidates than wanted: -ENOSPC, with a message naming the
+ * resource, wanted and found, and nothing recorded. On success *ret is
+ * freed with extres_allocation_free() after extres_alloc_release().
+ */
+int extres_alloc_take(const struct extres_resource_config *res,
+		      const struct extres_infos *candidates, pid_t owner,
+		      struct extres_allocation **ret, struct extres_err *err);
+
+/*
+ * Remove exactly this allocation's lines (same key, pid and start time) from
+ * its coordination file. No-op without one. Safe to call twice.
+ */
+int extres_alloc_release(struct extres_allocation *a, struct extres_err *err);
+
+/* Accepts NULL. Does not release. */
+void extres_allocation_free(struct extres_allocation *a);
+
+/* 1 if the resource's own script coordinates (args contain
+ * --enable-coordination-mode or --enable-coordination), else 0. */
+int extres_alloc_script_coordinates(const struct extres_resource_config *res);
+
+#endif

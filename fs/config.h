@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The configuration: any YAML file read as Flink's flat key space.
+ *
+ * The loader flattens nested mappings into dotted keys (a Flink
+ * flink-conf.yaml, a Flink 1.19+ config.yaml and extres' own file read the
+ * same), then interprets the keys it knows:
+ *
+ *   external-resources: a;b            (or the older external-resource.list: a,b)
+ *   external-resource.<name>.amount
+ *   external-resource.<name>.driver             (extres driver name or path)
+ *   external-resource.<name>.driver-factory.class / .driver.class (Flink's)
+ *   external-resource.<name>.param.<key>        (handed to the driver)
+ *   external-resource.<name>.kubernetes.config-key / .kubernetes.key
+ *   external-resource.<name>.yarn.config-key / .yarn.key
+ *   external-resource.<name>.coordination-file
+ *   external-resource.<name>.coordination-key   (default "index")
+ *   extres.mountpoint
+ *
+ * Everything else outside `external-resource.`/`extres.` is ignored silently;
+ * an unknown key inside them is a warning that names it with file:line:col.
+ * No logging happens here: errors come back in struct extres_err, warnings in
+ * the config's warnings list.
+ */
+#ifndef EXTRES_CONFIG_H
+#define EXTRES_CONFIG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <extres/driver.h>
+
+#include "err.h"
+
+#define EXTRES_MAX_AMOUNT 4096
+#define EXTRES_MAX_RESOURCES 256
+
+struct extres_resource_config {
+	char *name;    /* safe directory name */
+	uint64_t amount; /* >= 1 */
+	char *driver;  /* "script", "static", ... or an absolute module path */
+	/* MAPPING of param.* (prefix removed); never NULL (may be empty). */
+	struct extres_param *params;
+	char *coordination_file; /* NULL: no coordination */
+	char *coordination_key;  /* never NULL; "index" by default */
+	char *kubernetes_key;    /* NULL when unset */
+	char *yarn_key;          /* NULL when unset */
+	uint32_t line, column;   /* where the name was listed */
+};
+
+struct extres_config {
+	char *path; /* absolute path of the file read */
+	char *dir;  /* its directory */
+	char *mountpoint; /* extres.mountpoint, or NULL */
+	size_t n_resources;
+	struct extres_resource_config *resources; /* in list order */
+	size_t n_warnings;
+	char **warnings; /* "file:line:col: ..." each */
+};
+
+/*
+ * Read and validate `path`. On success *ret_config is a complete config that
+ * the caller frees with extres_config_free(). On failure returns a negative
+ * errno, leaves *ret_config untouched, and puts into `err` a message starting
+ * "file:line:col: " (or "file: " when no position applies) that names the key
+ * or value at fault. Nothing is allocated on failure.
+ */
+int extres_config_load(const char *path, struct extres_config **ret_config,
+		       struct extres_err *err);
+
+/* Same, from a buffer; `path` is used for messages and for config->dir. */
+int extres_config_load_buffer(const char *path, const char *buf, size_t len,
+			      struct extres_config **ret_config,
+			      struct extres_err *err);
+
+/* Accepts NULL. */
+void extres_config_free(struct extres_config *config);
+
+/* Free a param tree made by the loader. Accepts NULL. */
+void extres_param_free(struct extres_param *param);
+
+/* 0 if `name` is usable as a directory name in the mount (non-empty, at most
+ * 255 bytes, no '/', no leading '.', no control characters), else -EINVAL. */
+int extres_check_name(const char *name);
+
+#endif

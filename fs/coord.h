@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The coordination file: who holds which device on this host, shared with
+ * Flink's discovery scripts.
+ *
+ * One line per taken device: `KEY PID [STARTTIME]`. KEY is the coordination
+ * key's value (a GPU index by default), PID the owner, STARTTIME field 22 of
+ * /proc/PID/stat when the owner was recorded (extres writes it; Flink does
+ * not). Lines that do not parse are kept verbatim and ignored.
+ *
+ * Every read-decide-write happens under an exclusive flock() on the file
+ * itself, and the file is rewritten in place (pwrite + ftruncate on the locked
+ * descriptor), never replaced by rename, so every process locks the same
+ * inode. The file is opened with O_NOFOLLOW|O_CLOEXEC and must be a regular
+ * file with one link; it is created 0644 if missing.
+ */
+#ifndef EXTRES_COORD_H
+#define EXTRES_COORD_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "err.h"
+
+/* State of a recorded owner. */
+#define EXTRES_OWNER_LIVE 0
+#define EXTRES_OWNER_DEAD 1   /* no such process */
+#define EXTRES_OWNER_REUSED 2 /* PID exists with another start time */
+#define EXTRES_OWNER_ZOMBIE 3
+#define EXTRES_OWNER_UNPARSABLE 4
+
+struct extres_coord_entry {
+	char *line;   /* the line as read, without '\n' */
+	int parsed;   /* 0 for lines kept verbatim */
+	char *key;    /* parsed: the device key */
+	pid_t pid;
+	int has_starttime;
+	uint64_t starttime;
+};
+
+struct extres_coord {
+	int fd; /* locked; -1 once closed */
+	char *path;
+	size_t n;
+	struct extres_coord_entry *entries;
+};
+
+/*
+ * Open (creating 0644 if missing) and lock `path` exclusively, then read all
+ * entries. Blocks until the lock is free. Refuses symlinks, non-regular files
+ * and files with more than one link (-ELOOP, -EINVAL, -EMLINK) with a message
+ * naming the path. On success *ret holds the lock until extres_coord_close().
+ */
+int extres_coord_lock(const char *path, struct extres_coord **ret,
+		      struct extres_err *err);
+
+/* Append an entry for key/pid/starttime (in memory). 0 or -ENOMEM. */
+int extres_coord_add(struct extres_coord *c, const char *key, pid_t pid,
+		     uint64_t starttime);
+
+/* Remove entry i (in memory). */
+void extres_coord_remove(struct extres_coord *c, size_t i);
+
+/* Rewrite the file in place from the in-memory entries. */
+int extres_coord_write(struct extres_coord *c, struct extres_err *err);
+
+/* Unlock and free. Accepts NULL. Does not write. */
+void extres_coord_close(struct extres_coord *c);
+
+/* The owner state of an entry (EXTRES_OWNER_*). */
+int extres_coord_owner_state(const struct extres_coord_entry *e);
+
+/* 1 if `key` is held by a live owner in `c`, else 0. Exact match. */
+int extres_coord_is_taken(const struct extres_coord *c, const char *key);
+
+/* Field 22 of /proc/PID/stat. 0, -ESRCH (no such process), or -EIO. */
+int extres_proc_starttime(pid_t pid, uint64_t *ret);
+
+/* Parse one line into *e (line copied). 0 or -ENOMEM; unparsable lines
+ * come back with parsed = 0. */
+int extres_coord_parse_line(const char *line, size_t len,
+			    struct extres_coord_entry *e);
+
+#endif
