@@ -1,1 +1,311 @@
-int main(void) { return 1; }
+/* SPDX-License-Identifier: MIT */
+/*
+ * extresd: mount the configured external resources as files.
+ *
+ * Only main() decides exit codes: 0 after a clean unmount, 1 when start-up
+ * fails (everything taken is released first), 2 for usage errors.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "extres_build.h"
+
+#include "config.h"
+#include "daemonize.h"
+#include "fuse_ops.h"
+#include "log.h"
+#include "startup.h"
+
+#define DEFAULT_CONFIG "/etc/extres/extres.yaml"
+#define DEFAULT_MOUNTPOINT "/run/extres"
+
+/* Everything the daemon owns, in one place. */
+struct extresd {
+	/* Command line. */
+	char *config_path;
+	char *positional[2];
+	int n_positional;
+	struct fuse_cmdline_opts cmd;
+	/* Running state. */
+	struct extres_config *config;
+	char *mountpoint;
+	struct extres_allocations *allocs;
+	struct extres_fs fs;
+	struct fuse_session *se;
+	struct extres_daemonize daemon;
+};
+
+enum { KEY_CONFIG };
+
+static const struct fuse_opt extresd_opts[] = {
+	{ "-c %s", offsetof(struct extresd, config_path), 0 },
+	{ "--config=%s", offsetof(struct extresd, config_path), 0 },
+	FUSE_OPT_END
+};
+
+static void usage(const char *prog)
+{
+	printf("usage: %s [-c CONFIG] [options] [MOUNTPOINT]\n"
+	       "\n"
+	       "Mount the external resources configured in CONFIG as files:\n"
+	       "MOUNTPOINT/<resource>/<n>/<property>.\n"
+	       "\n"
+	       "    -c, --config=FILE      configuration (default " DEFAULT_CONFIG ")\n"
+	       "    MOUNTPOINT             default: extres.mountpoint from the\n"
+	       "                           configuration, else " DEFAULT_MOUNTPOINT "\n"
+	       "    -f                     stay in the foreground\n"
+	       "    -d                     debug: log every request (implies -f)\n"
+	       "    -o OPT[,OPT...]        mount options\n"
+	       "    -h, --help             this help\n"
+	       "    -V, --version          print the version\n"
+	       "\n"
+	       "Without -f, extresd returns once the mount is ready (exit 0) or\n"
+	       "start-up failed (exit 1, reason on stderr).\n\n",
+	       prog);
+}
+
+/* Positional arguments are ours: one is the mount point; two (as mount(8)
+ * passes them) are the config and the mount point. */
+static int opt_proc(void *data, const char *arg, int key,
+		    struct fuse_args *outargs)
+{
+	struct extresd *d = data;
+
+	if (key != FUSE_OPT_KEY_NONOPT)
+		return 1;
+	if (d->n_positional == 2) {
+		extres_log(EXTRES_LOG_ERR, "unexpected argument '%s'", arg);
+		return -1;
+	}
+	d->positional[d->n_positional] = strdup(arg);
+	if (!d->positional[d->n_positional])
+		return -1;
+	d->n_positional++;
+	return 0;
+}
+
+static int mkdir_p(const char *path)
+{
+	char buf[PATH_MAX];
+	char *p;
+
+	if (strlen(path) >= sizeof(buf))
+		return -ENAMETOOLONG;
+	strcpy(buf, path);
+	for (p = buf + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(buf, 0755) < 0 && errno != EEXIST)
+			return -errno;
+		*p = '/';
+	}
+	if (mkdir(buf, 0755) < 0 && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+/* Decide the mount point: argument, then the config, then the default; the
+ * latter two are created when missing, an argument must exist. */
+static int resolve_mountpoint(struct extresd *d)
+{
+	const char *arg = d->n_positional ? d->positional[d->n_positional - 1]
+					  : NULL;
+	const char *path = arg;
+	char real[PATH_MAX];
+	int r;
+
+	if (!path) {
+		path = d->config->mountpoint ? d->config->mountpoint
+					     : DEFAULT_MOUNTPOINT;
+		r = mkdir_p(path);
+		if (r < 0) {
+			extres_log(EXTRES_LOG_ERR, "cannot create mount point %s: %s",
+				   path, strerror(-r));
+			return r;
+		}
+	}
+	if (!realpath(path, real)) {
+		r = -errno;
+		extres_log(EXTRES_LOG_ERR, "bad mount point %s: %s", path,
+			   strerror(errno));
+		return r;
+	}
+	d->mountpoint = strdup(real);
+	return d->mountpoint ? 0 : -ENOMEM;
+}
+
+static int load_config(struct extresd *d)
+{
+	const char *path = d->config_path;
+	struct extres_err err;
+	size_t i;
+	int r;
+
+	if (d->n_positional == 2)
+		path = d->positional[0];
+	if (!path)
+		path = DEFAULT_CONFIG;
+	r = extres_config_load(path, &d->config, &err);
+	if (r < 0) {
+		extres_log(EXTRES_LOG_ERR, "%s", err.msg);
+		return r;
+	}
+	for (i = 0; i < d->config->n_warnings; i++)
+		extres_log(EXTRES_LOG_WARNING, "%s", d->config->warnings[i]);
+	return 0;
+}
+
+static int build_tree(struct extresd *d)
+{
+	struct extres_tree *tree;
+	struct extres_err err;
+	struct timespec now;
+	int r;
+
+	r = extres_allocate_all(d->config, getpid(), &d->allocs, &err);
+	if (r < 0) {
+		extres_log(EXTRES_LOG_ERR, "%s", err.msg);
+		return r;
+	}
+	clock_gettime(CLOCK_REALTIME, &now);
+	r = extres_allocations_tree(d->allocs, now, &tree, &err);
+	if (r < 0) {
+		extres_log(EXTRES_LOG_ERR, "%s", err.msg);
+		return r;
+	}
+	atomic_store(&d->fs.tree, tree);
+	return 0;
+}
+
+/* Default mount options, in front of the user's so that theirs win. */
+static int add_mount_options(struct fuse_args *args)
+{
+	/* ro: writes fail with EROFS in the kernel. default_permissions: the
+	 * kernel checks our 0444/0555 modes. allow_other: every user reads,
+	 * which needs root (or user_allow_other). */
+	const char *opts = getuid() == 0 ?
+		"-oro,default_permissions,allow_other,fsname=extres,subtype=extresd" :
+		"-oro,default_permissions,fsname=extres,subtype=extresd";
+
+	return fuse_opt_insert_arg(args, 1, opts) < 0 ? -ENOMEM : 0;
+}
+
+static int run_session(struct extresd *d, struct fuse_args *args)
+{
+	struct fuse_loop_config *loop = NULL;
+	int r = -EIO;
+
+	d->se = fuse_session_new(args, extres_fuse_ops(), sizeof(struct fuse_lowlevel_ops),
+				 &d->fs);
+	if (!d->se) {
+		extres_log(EXTRES_LOG_ERR, "cannot create the FUSE session (bad -o option?)");
+		goto out;
+	}
+	if (fuse_set_signal_handlers(d->se) != 0) {
+		extres_log(EXTRES_LOG_ERR, "cannot set signal handlers");
+		goto out;
+	}
+	if (fuse_session_mount(d->se, d->mountpoint) != 0) {
+		extres_log(EXTRES_LOG_ERR, "cannot mount %s", d->mountpoint);
+		goto out_signals;
+	}
+	extres_log(EXTRES_LOG_INFO, "mounted %s from %s", d->mountpoint,
+		   d->config->path);
+	if (d->daemon.fd >= 0)
+		extres_log_use_syslog();
+	extres_daemonize_finish(&d->daemon, 1);
+
+	loop = fuse_loop_cfg_create();
+	if (!loop) {
+		extres_log(EXTRES_LOG_ERR, "out of memory");
+		goto out_unmount;
+	}
+	fuse_loop_cfg_set_clone_fd(loop, d->cmd.clone_fd);
+	fuse_loop_cfg_set_max_threads(loop, d->cmd.max_threads);
+	fuse_loop_cfg_set_idle_threads(loop, d->cmd.max_idle_threads);
+	r = d->cmd.singlethread ? fuse_session_loop(d->se)
+				: fuse_session_loop_mt(d->se, loop);
+	/* The loop returns the signal number when a signal ended it. */
+	r = r < 0 ? r : 0;
+	fuse_loop_cfg_destroy(loop);
+out_unmount:
+	fuse_session_unmount(d->se);
+out_signals:
+	fuse_remove_signal_handlers(d->se);
+out:
+	return r;
+}
+
+static void cleanup(struct extresd *d)
+{
+	struct extres_err err;
+
+	if (d->allocs && extres_release_all(d->allocs, &err) < 0)
+		extres_log(EXTRES_LOG_ERR, "%s", err.msg);
+	extres_allocations_free(d->allocs);
+	if (d->se)
+		fuse_session_destroy(d->se);
+	extres_tree_free(atomic_load(&d->fs.tree));
+	extres_config_free(d->config);
+	free(d->mountpoint);
+	free(d->config_path);
+	free(d->positional[0]);
+	free(d->positional[1]);
+	free(d->cmd.mountpoint);
+}
+
+int main(int argc, char *argv[])
+{
+	struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
+	struct extresd d = { .daemon = { .fd = -1 } };
+	int r, status = 1;
+
+	extres_log_init("extresd");
+	if (fuse_opt_parse(&args, &d, extresd_opts, opt_proc) != 0 ||
+	    fuse_parse_cmdline(&args, &d.cmd) != 0) {
+		fprintf(stderr, "Try '%s --help'.\n", argv[0]);
+		status = 2;
+		goto out;
+	}
+	if (d.cmd.show_help) {
+		usage(argv[0]);
+		fuse_lowlevel_help();
+		status = 0;
+		goto out;
+	}
+	if (d.cmd.show_version) {
+		printf("extresd %s\n", EXTRES_VERSION);
+		fuse_lowlevel_version();
+		status = 0;
+		goto out;
+	}
+	if (load_config(&d) < 0 || resolve_mountpoint(&d) < 0 ||
+	    add_mount_options(&args) < 0)
+		goto out;
+	if (!d.cmd.foreground) {
+		r = extres_daemonize_start(&d.daemon);
+		if (r < 0) {
+			extres_log(EXTRES_LOG_ERR, "cannot fork: %s", strerror(-r));
+			goto out;
+		}
+	}
+	/* From here on this is the process that stays: it owns the devices. */
+	if (build_tree(&d) < 0)
+		goto out;
+	if (run_session(&d, &args) == 0)
+		status = 0;
+out:
+	cleanup(&d);
+	extres_daemonize_finish(&d.daemon, 0);
+	fuse_opt_free_args(&args);
+	return status;
+}

@@ -1,1 +1,356 @@
-/* placeholder: being written */
+/* SPDX-License-Identifier: MIT */
+#include "tree.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define FNV_OFFSET 0xcbf29ce484222325ULL
+#define FNV_PRIME 0x100000001b3ULL
+
+struct bnode {
+	size_t parent;
+	char *name;
+	int is_dir;
+	char *data;
+	size_t size;
+	size_t *children;
+	size_t n_children, cap_children;
+};
+
+struct extres_tree_builder {
+	struct bnode *nodes;
+	size_t n, cap;
+};
+
+struct extres_tree {
+	struct extres_node *nodes; /* [0] is the root */
+	size_t n;
+	const struct extres_node **child_ptrs; /* all children arrays, packed */
+	char **strings; /* names and contents we own */
+	size_t n_strings;
+	/* Open-addressing tables, capacity a power of two. */
+	const struct extres_node **by_ino;
+	const struct extres_node **by_name;
+	size_t mask;
+	struct timespec mtime;
+};
+
+static uint64_t fnv_bytes(uint64_t h, const void *p, size_t len)
+{
+	const unsigned char *s = p;
+
+	while (len--) {
+		h ^= *s++;
+		h *= FNV_PRIME;
+	}
+	return h;
+}
+
+/* Finaliser from splitmix64: spreads FNV's weak low bits for the tables. */
+static uint64_t mix(uint64_t x)
+{
+	x ^= x >> 30;
+	x *= 0xbf58476d1ce4e5b9ULL;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebULL;
+	x ^= x >> 31;
+	return x;
+}
+
+static uint64_t name_hash(uint64_t parent, const char *name)
+{
+	return mix(fnv_bytes(parent ^ FNV_OFFSET, name, strlen(name)));
+}
+
+int extres_tree_builder_new(struct extres_tree_builder **ret)
+{
+	struct extres_tree_builder *b = calloc(1, sizeof(*b));
+
+	if (!b)
+		return -ENOMEM;
+	b->cap = 16;
+	b->nodes = calloc(b->cap, sizeof(*b->nodes));
+	if (!b->nodes) {
+		free(b);
+		return -ENOMEM;
+	}
+	b->n = 1;
+	b->nodes[0].is_dir = 1;
+	*ret = b;
+	return 0;
+}
+
+void extres_tree_builder_free(struct extres_tree_builder *b)
+{
+	size_t i;
+
+	if (!b)
+		return;
+	for (i = 0; i < b->n; i++) {
+		free(b->nodes[i].name);
+		free(b->nodes[i].data);
+		free(b->nodes[i].children);
+	}
+	free(b->nodes);
+	free(b);
+}
+
+static int add_node(struct extres_tree_builder *b, size_t parent,
+		    const char *name, int is_dir, const char *data, size_t size,
+		    size_t *ret_id, struct extres_err *err)
+{
+	struct bnode *p, *n;
+	size_t i, id;
+
+	if (parent >= b->n || !b->nodes[parent].is_dir)
+		return extres_err_set(err, EINVAL, "no directory with id %zu",
+				      parent);
+	if (name[0] == '\0' || strchr(name, '/') || strcmp(name, ".") == 0 ||
+	    strcmp(name, "..") == 0 || strlen(name) > 255)
+		return extres_err_set(err, EINVAL, "invalid file name '%s'",
+				      name);
+	p = &b->nodes[parent];
+	for (i = 0; i < p->n_children; i++)
+		if (strcmp(b->nodes[p->children[i]].name, name) == 0)
+			return extres_err_set(err, EEXIST,
+					      "'%s' exists twice in one directory",
+					      name);
+	if (b->n == b->cap) {
+		struct bnode *nodes =
+			realloc(b->nodes, 2 * b->cap * sizeof(*nodes));
+
+		if (!nodes)
+			return extres_err_set(err, ENOMEM, "out of memory");
+		b->nodes = nodes;
+		b->cap *= 2;
+		p = &b->nodes[parent];
+	}
+	if (p->n_children == p->cap_children) {
+		size_t cap = p->cap_children ? 2 * p->cap_children : 4;
+		size_t *c = realloc(p->children, cap * sizeof(*c));
+
+		if (!c)
+			return extres_err_set(err, ENOMEM, "out of memory");
+		p->children = c;
+		p->cap_children = cap;
+	}
+	id = b->n;
+	n = &b->nodes[id];
+	memset(n, 0, sizeof(*n));
+	n->parent = parent;
+	n->is_dir = is_dir;
+	n->name = strdup(name);
+	if (!is_dir) {
+		/* malloc(0) may return NULL: always keep one byte. */
+		n->data = malloc(size ? size : 1);
+		if (n->data)
+			memcpy(n->data, data, size);
+		n->size = size;
+	}
+	if (!n->name || (!is_dir && !n->data)) {
+		free(n->name);
+		free(n->data);
+		return extres_err_set(err, ENOMEM, "out of memory");
+	}
+	p->children[p->n_children++] = id;
+	b->n++;
+	if (ret_id)
+		*ret_id = id;
+	return 0;
+}
+
+int extres_tree_add_dir(struct extres_tree_builder *b, size_t parent,
+			const char *name, size_t *ret_id,
+			struct extres_err *err)
+{
+	return add_node(b, parent, name, 1, NULL, 0, ret_id, err);
+}
+
+int extres_tree_add_file(struct extres_tree_builder *b, size_t parent,
+			 const char *name, const char *data, size_t size,
+			 size_t *ret_id, struct extres_err *err)
+{
+	return add_node(b, parent, name, 0, data, size, ret_id, err);
+}
+
+void extres_tree_free(struct extres_tree *t)
+{
+	size_t i;
+
+	if (!t)
+		return;
+	for (i = 0; i < t->n_strings; i++)
+		free(t->strings[i]);
+	free(t->strings);
+	free(t->nodes);
+	free(t->child_ptrs);
+	free(t->by_ino);
+	free(t->by_name);
+	free(t);
+}
+
+static int ino_taken(const struct extres_tree *t, uint64_t ino)
+{
+	size_t i;
+
+	for (i = mix(ino) & t->mask; t->by_ino[i]; i = (i + 1) & t->mask)
+		if (t->by_ino[i]->ino == ino)
+			return 1;
+	return 0;
+}
+
+static void insert_ino(struct extres_tree *t, const struct extres_node *n)
+{
+	size_t i = mix(n->ino) & t->mask;
+
+	while (t->by_ino[i])
+		i = (i + 1) & t->mask;
+	t->by_ino[i] = n;
+}
+
+static void insert_name(struct extres_tree *t, const struct extres_node *n)
+{
+	size_t i = name_hash(n->parent, n->name) & t->mask;
+
+	while (t->by_name[i])
+		i = (i + 1) & t->mask;
+	t->by_name[i] = n;
+}
+
+int extres_tree_seal(struct extres_tree_builder *b, struct timespec mtime,
+		     struct extres_tree **ret, struct extres_err *err)
+{
+	struct extres_tree *t = NULL;
+	uint64_t *path_hash = NULL;
+	size_t cap = 16, i, n_children = 0, next_child = 0;
+	int r = -ENOMEM;
+
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		goto fail;
+	t->n = b->n;
+	t->mtime = mtime;
+	while (cap < 2 * b->n)
+		cap *= 2;
+	t->mask = cap - 1;
+	for (i = 0; i < b->n; i++)
+		n_children += b->nodes[i].n_children;
+	t->nodes = calloc(b->n, sizeof(*t->nodes));
+	t->child_ptrs = calloc(n_children ? n_children : 1,
+			       sizeof(*t->child_ptrs));
+	t->strings = calloc(2 * b->n, sizeof(*t->strings));
+	t->by_ino = calloc(cap, sizeof(*t->by_ino));
+	t->by_name = calloc(cap, sizeof(*t->by_name));
+	path_hash = calloc(b->n, sizeof(*path_hash));
+	if (!t->nodes || !t->child_ptrs || !t->strings || !t->by_ino ||
+	    !t->by_name || !path_hash)
+		goto fail;
+
+	/* Parents always precede their children (ids grow), so one pass
+	 * sees every parent's inode number before its children need it. */
+	for (i = 0; i < b->n; i++) {
+		struct bnode *bn = &b->nodes[i];
+		struct extres_node *n = &t->nodes[i];
+		size_t c;
+
+		if (i == 0) {
+			n->ino = EXTRES_ROOT_INO;
+			n->parent = EXTRES_ROOT_INO;
+			n->name = "";
+			path_hash[0] = FNV_OFFSET;
+		} else {
+			uint64_t ino;
+
+			path_hash[i] = fnv_bytes(
+				fnv_bytes(path_hash[bn->parent], "/", 1),
+				bn->name, strlen(bn->name));
+			/* Collisions are astronomically rare; resolve them
+			 * deterministically so rebuilds agree. */
+			for (ino = mix(path_hash[i]);
+			     ino <= EXTRES_ROOT_INO || ino_taken(t, ino);
+			     ino = mix(ino + 1))
+				;
+			n->ino = ino;
+			n->parent = t->nodes[bn->parent].ino;
+			n->name = bn->name;
+			t->strings[t->n_strings++] = bn->name;
+			bn->name = NULL;
+		}
+		if (bn->is_dir) {
+			n->mode = S_IFDIR | 0555;
+			n->children = &t->child_ptrs[next_child];
+			n->n_children = bn->n_children;
+			for (c = 0; c < bn->n_children; c++) {
+				t->child_ptrs[next_child++] =
+					&t->nodes[bn->children[c]];
+				if (b->nodes[bn->children[c]].is_dir)
+					n->n_subdirs++;
+			}
+		} else {
+			n->mode = S_IFREG | 0444;
+			n->data = bn->data;
+			n->size = bn->size;
+			t->strings[t->n_strings++] = bn->data;
+			bn->data = NULL;
+		}
+		insert_ino(t, n);
+		if (i > 0)
+			insert_name(t, n);
+	}
+	free(path_hash);
+	extres_tree_builder_free(b);
+	*ret = t;
+	return 0;
+fail:
+	free(path_hash);
+	extres_tree_free(t);
+	extres_tree_builder_free(b);
+	return extres_err_set(err, -r, "out of memory building the tree");
+}
+
+const struct extres_node *extres_tree_get(const struct extres_tree *t,
+					  uint64_t ino)
+{
+	size_t i;
+
+	for (i = mix(ino) & t->mask; t->by_ino[i]; i = (i + 1) & t->mask)
+		if (t->by_ino[i]->ino == ino)
+			return t->by_ino[i];
+	return NULL;
+}
+
+const struct extres_node *extres_tree_lookup(const struct extres_tree *t,
+					     uint64_t parent, const char *name)
+{
+	size_t i;
+
+	for (i = name_hash(parent, name) & t->mask; t->by_name[i];
+	     i = (i + 1) & t->mask) {
+		const struct extres_node *n = t->by_name[i];
+
+		if (n->parent == parent && strcmp(n->name, name) == 0)
+			return n;
+	}
+	return NULL;
+}
+
+void extres_tree_stat(const struct extres_tree *t, const struct extres_node *n,
+		      struct stat *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->st_ino = n->ino;
+	st->st_mode = n->mode;
+	st->st_nlink = S_ISDIR(n->mode) ? 2 + n->n_subdirs : 1;
+	st->st_size = S_ISDIR(n->mode) ? 0 : (off_t)n->size;
+	st->st_blksize = 4096;
+	st->st_blocks = ((off_t)n->size + 511) / 512;
+	st->st_atim = t->mtime;
+	st->st_mtim = t->mtime;
+	st->st_ctim = t->mtime;
+}
+
+size_t extres_tree_size(const struct extres_tree *t)
+{
+	return t->n;
+}

@@ -1,1 +1,247 @@
-int main(void) { return 77; } /* placeholder */
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "snapshot.h"
+#include "tree.h"
+
+static const struct timespec T0 = { 1700000000, 5 };
+
+static struct extres_tree *small_tree(void)
+{
+	struct extres_tree_builder *b;
+	struct extres_tree *t;
+	struct extres_err err;
+	size_t gpu, zero, one;
+
+	assert_int_equal(extres_tree_builder_new(&b), 0);
+	assert_int_equal(extres_tree_add_dir(b, 0, "gpu", &gpu, &err), 0);
+	assert_int_equal(extres_tree_add_dir(b, gpu, "0", &zero, &err), 0);
+	assert_int_equal(extres_tree_add_dir(b, gpu, "1", &one, &err), 0);
+	assert_int_equal(extres_tree_add_file(b, zero, "index", "0\n", 2, NULL, &err), 0);
+	assert_int_equal(extres_tree_add_file(b, zero, "uuid", "GPU-abc\n", 8, NULL, &err), 0);
+	assert_int_equal(extres_tree_add_file(b, one, "index", "1\n", 2, NULL, &err), 0);
+	assert_int_equal(extres_tree_seal(b, T0, &t, &err), 0);
+	return t;
+}
+
+static const struct extres_node *walk(const struct extres_tree *t, const char *a,
+				      const char *b, const char *c)
+{
+	const struct extres_node *n = extres_tree_get(t, EXTRES_ROOT_INO);
+
+	if (a && n)
+		n = extres_tree_lookup(t, n->ino, a);
+	if (b && n)
+		n = extres_tree_lookup(t, n->ino, b);
+	if (c && n)
+		n = extres_tree_lookup(t, n->ino, c);
+	return n;
+}
+
+static void test_lookup_and_content(void **state)
+{
+	struct extres_tree *t = small_tree();
+	const struct extres_node *n;
+
+	n = walk(t, "gpu", "0", "uuid");
+	assert_non_null(n);
+	assert_int_equal(n->size, 8);
+	assert_memory_equal(n->data, "GPU-abc\n", 8);
+	assert_int_equal(n->mode, S_IFREG | 0444);
+	assert_null(walk(t, "gpu", "2", NULL));
+	assert_null(walk(t, "gpu", "0", "name"));
+	assert_null(walk(t, "fpga", NULL, NULL));
+	/* A file is not a directory: nothing below it. */
+	assert_null(walk(t, "gpu", "0", "index") ?
+			    extres_tree_lookup(t, walk(t, "gpu", "0", "index")->ino, "x") :
+			    NULL);
+	assert_int_equal(extres_tree_size(t), 7);
+	extres_tree_free(t);
+}
+
+static void test_stat(void **state)
+{
+	struct extres_tree *t = small_tree();
+	const struct extres_node *n;
+	struct stat st;
+
+	n = extres_tree_get(t, EXTRES_ROOT_INO);
+	extres_tree_stat(t, n, &st);
+	assert_int_equal(st.st_ino, EXTRES_ROOT_INO);
+	assert_int_equal(st.st_mode, S_IFDIR | 0555);
+	assert_int_equal(st.st_nlink, 3); /* ., .. and gpu/.. */
+	n = walk(t, "gpu", NULL, NULL);
+	extres_tree_stat(t, n, &st);
+	assert_int_equal(st.st_nlink, 4);
+	assert_int_equal(n->n_children, 2);
+	assert_string_equal(n->children[0]->name, "0");
+	assert_string_equal(n->children[1]->name, "1");
+	assert_int_equal(n->parent, EXTRES_ROOT_INO);
+	n = walk(t, "gpu", "0", "index");
+	extres_tree_stat(t, n, &st);
+	assert_int_equal(st.st_size, 2);
+	assert_int_equal(st.st_nlink, 1);
+	assert_int_equal(st.st_mtim.tv_sec, T0.tv_sec);
+	assert_int_equal(st.st_mtim.tv_nsec, T0.tv_nsec);
+	assert_int_equal(st.st_uid, 0);
+	extres_tree_free(t);
+}
+
+static void test_inode_stability(void **state)
+{
+	struct extres_tree *a = small_tree(), *b;
+	struct extres_tree_builder *bb;
+	struct extres_err err;
+	size_t fpga, gpu, zero;
+
+	/* Another tree with an extra resource in front and different
+	 * values: the same paths keep their numbers. */
+	assert_int_equal(extres_tree_builder_new(&bb), 0);
+	assert_int_equal(extres_tree_add_dir(bb, 0, "fpga", &fpga, &err), 0);
+	assert_int_equal(extres_tree_add_dir(bb, 0, "gpu", &gpu, &err), 0);
+	assert_int_equal(extres_tree_add_dir(bb, gpu, "0", &zero, &err), 0);
+	assert_int_equal(extres_tree_add_file(bb, zero, "uuid", "GPU-other-value\n", 16, NULL, &err), 0);
+	assert_int_equal(extres_tree_seal(bb, T0, &b, &err), 0);
+	assert_int_equal(walk(a, "gpu", NULL, NULL)->ino, walk(b, "gpu", NULL, NULL)->ino);
+	assert_int_equal(walk(a, "gpu", "0", NULL)->ino, walk(b, "gpu", "0", NULL)->ino);
+	assert_int_equal(walk(a, "gpu", "0", "uuid")->ino, walk(b, "gpu", "0", "uuid")->ino);
+	assert_int_not_equal(walk(a, "gpu", "0", "uuid")->ino, walk(a, "gpu", "0", "index")->ino);
+	/* The same name in different directories is a different inode. */
+	assert_int_not_equal(walk(a, "gpu", "0", "index")->ino, walk(a, "gpu", "1", "index")->ino);
+	extres_tree_free(a);
+	extres_tree_free(b);
+}
+
+static void test_bad_names(void **state)
+{
+	struct extres_tree_builder *b;
+	struct extres_err err;
+	size_t d;
+
+	assert_int_equal(extres_tree_builder_new(&b), 0);
+	assert_int_equal(extres_tree_add_dir(b, 0, "gpu", &d, &err), 0);
+	assert_int_equal(extres_tree_add_dir(b, 0, "gpu", NULL, &err), -EEXIST);
+	assert_string_equal(err.msg, "'gpu' exists twice in one directory");
+	assert_int_equal(extres_tree_add_file(b, d, "a/b", "x", 1, NULL, &err), -EINVAL);
+	assert_string_equal(err.msg, "invalid file name 'a/b'");
+	assert_int_equal(extres_tree_add_file(b, d, "", "x", 1, NULL, &err), -EINVAL);
+	assert_int_equal(extres_tree_add_file(b, d, "..", "x", 1, NULL, &err), -EINVAL);
+	assert_int_equal(extres_tree_add_file(b, d, "f", "x", 1, &d, &err), 0);
+	/* A file cannot hold children. */
+	assert_int_equal(extres_tree_add_file(b, d, "g", "x", 1, NULL, &err), -EINVAL);
+	assert_int_equal(extres_tree_add_dir(b, 99, "g", NULL, &err), -EINVAL);
+	extres_tree_builder_free(b);
+	extres_tree_builder_free(NULL);
+	extres_tree_free(NULL);
+}
+
+static void test_empty_file(void **state)
+{
+	struct extres_tree_builder *b;
+	struct extres_tree *t;
+	struct extres_err err;
+
+	assert_int_equal(extres_tree_builder_new(&b), 0);
+	assert_int_equal(extres_tree_add_file(b, 0, "empty", "", 0, NULL, &err), 0);
+	assert_int_equal(extres_tree_seal(b, T0, &t, &err), 0);
+	assert_int_equal(walk(t, "empty", NULL, NULL)->size, 0);
+	extres_tree_free(t);
+}
+
+static void test_snapshot_layout(void **state)
+{
+	struct extres_property p0[] = { { "index", "0", 1 }, { "name", "Demo GPU", 8 } };
+	struct extres_property p1[] = { { "index", "1", 1 }, { "name", "Demo GPU", 8 } };
+	struct extres_info infos[] = { { 2, p0 }, { 2, p1 } };
+	struct extres_property f0[] = { { "index", "7", 1 } };
+	struct extres_info finfos[] = { { 1, f0 } };
+	struct extres_snapshot_resource res[] = {
+		{ "gpu", infos, 2 },
+		{ "fpga", finfos, 1 },
+	};
+	struct extres_tree *t;
+	struct extres_err err;
+	const struct extres_node *root, *n;
+
+	assert_int_equal(extres_snapshot_build(res, 2, T0, &t, &err), 0);
+	root = extres_tree_get(t, EXTRES_ROOT_INO);
+	assert_int_equal(root->n_children, 2);
+	assert_string_equal(root->children[0]->name, "gpu");
+	assert_string_equal(root->children[1]->name, "fpga");
+	n = walk(t, "gpu", "1", "name");
+	assert_int_equal(n->size, 9);
+	assert_memory_equal(n->data, "Demo GPU\n", 9);
+	n = walk(t, "fpga", "0", "index");
+	assert_memory_equal(n->data, "7\n", 2);
+	assert_int_equal(n->size, 2);
+	extres_tree_free(t);
+}
+
+static void test_snapshot_duplicate_resource(void **state)
+{
+	struct extres_snapshot_resource res[] = { { "gpu", NULL, 0 }, { "gpu", NULL, 0 } };
+	struct extres_tree *t = NULL;
+	struct extres_err err;
+
+	assert_int_equal(extres_snapshot_build(res, 2, T0, &t, &err), -EEXIST);
+	assert_null(t);
+}
+
+static void test_many_infos(void **state)
+{
+	enum { N = 1000 };
+	struct extres_property *props = calloc(N, sizeof(*props));
+	struct extres_info *infos = calloc(N, sizeof(*infos));
+	char (*vals)[16] = calloc(N, sizeof(*vals));
+	struct extres_snapshot_resource res = { "many", infos, N };
+	struct extres_tree *t;
+	struct extres_err err;
+	char name[16];
+	size_t i;
+
+	for (i = 0; i < N; i++) {
+		snprintf(vals[i], sizeof(vals[i]), "%zu", i);
+		props[i] = (struct extres_property){ "index", vals[i], strlen(vals[i]) };
+		infos[i] = (struct extres_info){ 1, &props[i] };
+	}
+	assert_int_equal(extres_snapshot_build(&res, 1, T0, &t, &err), 0);
+	assert_int_equal(extres_tree_size(t), 2 + 2 * N);
+	for (i = 0; i < N; i++) {
+		const struct extres_node *n;
+
+		snprintf(name, sizeof(name), "%zu", i);
+		n = walk(t, "many", name, "index");
+		assert_non_null(n);
+		assert_int_equal(n->size, strlen(vals[i]) + 1);
+		assert_memory_equal(n->data, vals[i], strlen(vals[i]));
+		assert_ptr_equal(extres_tree_get(t, n->ino), n);
+	}
+	extres_tree_free(t);
+	free(props);
+	free(infos);
+	free(vals);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_lookup_and_content),
+		cmocka_unit_test(test_stat),
+		cmocka_unit_test(test_inode_stability),
+		cmocka_unit_test(test_bad_names),
+		cmocka_unit_test(test_empty_file),
+		cmocka_unit_test(test_snapshot_layout),
+		cmocka_unit_test(test_snapshot_duplicate_resource),
+		cmocka_unit_test(test_many_infos),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

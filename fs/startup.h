@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Start-up work shared by extresd and extresctl: run every resource's driver,
+ * take its amount, and release it all again. No FUSE, no logging of errors
+ * (they come back in struct extres_err); driver warnings go to extres_log().
+ */
+#ifndef EXTRES_STARTUP_H
+#define EXTRES_STARTUP_H
+
+#include <stddef.h>
+#include <sys/types.h>
+#include <time.h>
+
+#include "alloc.h"
+#include "config.h"
+#include "err.h"
+#include "infos.h"
+#include "tree.h"
+
+struct extres_allocations {
+	size_t n;
+	struct extres_allocation **items; /* one per resource, config order */
+};
+
+/* Open the resource's driver, discover, close it. On success *ret_infos is
+ * the candidate list (free with extres_infos_free()). */
+int extres_discover_resource(const struct extres_config *config,
+			     const struct extres_resource_config *res,
+			     struct extres_infos **ret_infos,
+			     struct extres_err *err);
+
+/*
+ * Discover and allocate every resource of `config` for `owner`, in order.
+ * All or nothing: if any resource fails, everything taken so far is released
+ * before returning the error (which names the resource).
+ */
+int extres_allocate_all(const struct extres_config *config, pid_t owner,
+			struct extres_allocations **ret,
+			struct extres_err *err);
+
+/*
+ * Release every allocation (remove our coordination-file lines). Carries on
+ * past failures; returns the first error, with its message in `err`.
+ */
+int extres_release_all(struct extres_allocations *a, struct extres_err *err);
+
+/* Accepts NULL. Does not release. */
+void extres_allocations_free(struct extres_allocations *a);
+
+/* The file tree for these allocations. */
+int extres_allocations_tree(const struct extres_allocations *a,
+			    struct timespec mtime, struct extres_tree **ret,
+			    struct extres_err *err);
+
+#endif

@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The immutable in-memory tree served by the mount: directories and read-only
+ * files, each with a stable inode number.
+ *
+ * A builder collects nodes; extres_tree_seal() turns it into a tree that is
+ * never modified again, so any number of threads may read it without locks.
+ * A change (a reload) builds a new tree and swaps it in.
+ *
+ * Inode numbers are a hash of the node's path (root: EXTRES_ROOT_INO), so the
+ * same path keeps its number across rebuilds and the kernel's cached entries
+ * stay right. The tree knows nothing of resources or FUSE.
+ */
+#ifndef EXTRES_TREE_H
+#define EXTRES_TREE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "err.h"
+
+#define EXTRES_ROOT_INO 1
+
+struct extres_node {
+	uint64_t ino;
+	uint64_t parent; /* the parent's inode number; root: itself */
+	const char *name; /* "" for the root */
+	mode_t mode;      /* S_IFDIR | 0555 or S_IFREG | 0444 */
+	/* Files: the content (not NUL-terminated for readers; len is size). */
+	const char *data;
+	size_t size;
+	/* Directories: children in insertion order (readdir order). */
+	const struct extres_node **children;
+	size_t n_children;
+	size_t n_subdirs;
+};
+
+struct extres_tree;
+struct extres_tree_builder;
+
+/* 0 or -ENOMEM. The builder starts with the root, id 0. */
+int extres_tree_builder_new(struct extres_tree_builder **ret);
+/* Accepts NULL. */
+void extres_tree_builder_free(struct extres_tree_builder *b);
+
+/*
+ * Add a directory or a file (content copied) under the node with id `parent`
+ * and return the new node's id in *ret_id (may be NULL). Names must be valid
+ * file names (non-empty, no '/', not "." or "..") and unique in the directory:
+ * -EINVAL / -EEXIST with a message naming the name otherwise.
+ */
+int extres_tree_add_dir(struct extres_tree_builder *b, size_t parent,
+			const char *name, size_t *ret_id,
+			struct extres_err *err);
+int extres_tree_add_file(struct extres_tree_builder *b, size_t parent,
+			 const char *name, const char *data, size_t size,
+			 size_t *ret_id, struct extres_err *err);
+
+/*
+ * Freeze the builder into a tree; the builder is consumed (freed) whether or
+ * not this succeeds. `mtime` becomes every node's time stamp.
+ */
+int extres_tree_seal(struct extres_tree_builder *b, struct timespec mtime,
+		     struct extres_tree **ret, struct extres_err *err);
+
+/* Accepts NULL. */
+void extres_tree_free(struct extres_tree *t);
+
+/* The node with this inode number, or NULL. O(1). */
+const struct extres_node *extres_tree_get(const struct extres_tree *t,
+					  uint64_t ino);
+
+/* The child `name` of directory `parent`, or NULL. O(1). */
+const struct extres_node *extres_tree_lookup(const struct extres_tree *t,
+					     uint64_t parent, const char *name);
+
+/* Fill *st for `n` (ino, mode, nlink, size, blocks, times, uid/gid 0). */
+void extres_tree_stat(const struct extres_tree *t, const struct extres_node *n,
+		      struct stat *st);
+
+/* Number of nodes, root included. */
+size_t extres_tree_size(const struct extres_tree *t);
+
+#endif
