@@ -34,10 +34,11 @@ int extres_driver_open(const struct extres_config *config,
 
 /*
  * Run the driver's discover() into a new candidate list. Every property is
- * checked (see extres_infos_add()); a driver that breaks the rules, fails or
- * returns zero infos is not an error here (the
- * allocator reports "wanted N, found 0"). On failure, nothing is returned and
- * `err` names the resource and the driver.
+ * checked (see extres_infos_add()): a driver that breaks the rules or fails
+ * fails the whole discovery, even if it ignored the sink's refusal and
+ * returned 0. Zero infos is not an error here (the allocator reports
+ * "wanted N, found 0"). On failure, nothing is returned and `err` names the
+ * resource and the driver.
  */
 int extres_driver_discover(struct extres_driver *drv,
 			   struct extres_infos **ret_infos,

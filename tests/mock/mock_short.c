@@ -1,1 +1,35 @@
-/* placeholder */
+/* SPDX-License-Identifier: MIT */
+/* A driver whose ops table says it ends after struct_size (8 bytes): the
+ * core must not read open/discover/close from it. */
+#include <extres/driver.h>
+
+static int32_t mock_open(const struct extres_host *host,
+			 const struct extres_param *params, void **ret_handle)
+{
+	*ret_handle = NULL;
+	return 0;
+}
+
+static int32_t mock_discover(void *handle, struct extres_sink *sink)
+{
+	return 0;
+}
+
+static void mock_close(void *handle)
+{
+}
+
+static const struct extres_driver_ops ops = {
+	.abi_version = EXTRES_DRIVER_ABI_VERSION,
+	.struct_size = 8,
+	.name = "mock_short",
+	.open = mock_open,
+	.discover = mock_discover,
+	.close = mock_close,
+};
+
+EXTRES_DRIVER_EXPORT const struct extres_driver_ops *extres_driver_entry(void);
+const struct extres_driver_ops *extres_driver_entry(void)
+{
+	return &ops;
+}

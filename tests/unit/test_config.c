@@ -1,1 +1,1014 @@
-int main(void) { return 77; } /* placeholder */
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <ftw.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "config.h"
+
+/* Buffers are loaded as if read from here, so messages are predictable. */
+#define BUF_PATH "/etc/extres/extres.yaml"
+#define FIXTURE(name) EXTRES_FIXTURES "/config/" name
+
+/* A minimal valid resource, for tests about something else. */
+#define GPU_OK                                                                 \
+	"external-resources: gpu\n"                                            \
+	"external-resource.gpu.amount: 1\n"                                    \
+	"external-resource.gpu.driver: script\n"
+
+static struct extres_config *load_ok(const char *yaml)
+{
+	struct extres_config *c = NULL;
+	struct extres_err err = { "" };
+	int r;
+
+	r = extres_config_load_buffer(BUF_PATH, yaml, strlen(yaml), &c, &err);
+	if (r != 0)
+		print_error("unexpected failure: %s\n", err.msg);
+	assert_int_equal(r, 0);
+	assert_non_null(c);
+	return c;
+}
+
+static struct extres_config *load_file_ok(const char *path)
+{
+	struct extres_config *c = NULL;
+	struct extres_err err = { "" };
+	int r;
+
+	r = extres_config_load(path, &c, &err);
+	if (r != 0)
+		print_error("unexpected failure: %s\n", err.msg);
+	assert_int_equal(r, 0);
+	assert_non_null(c);
+	return c;
+}
+
+/* The load fails with exactly -errnum and `msg`, and leaves *ret alone. */
+static void expect_error(const char *yaml, int errnum, const char *msg)
+{
+	struct extres_config sentinel, *c = &sentinel;
+	struct extres_err err = { "" };
+	int r;
+
+	r = extres_config_load_buffer(BUF_PATH, yaml, strlen(yaml), &c, &err);
+	assert_int_equal(r, -errnum);
+	assert_string_equal(err.msg, msg);
+	assert_ptr_equal(c, &sentinel);
+}
+
+static void expect_file_error(const char *path, int errnum, const char *msg)
+{
+	struct extres_config sentinel, *c = &sentinel;
+	struct extres_err err = { "" };
+	int r;
+
+	r = extres_config_load(path, &c, &err);
+	assert_int_equal(r, -errnum);
+	assert_string_equal(err.msg, msg);
+	assert_ptr_equal(c, &sentinel);
+}
+
+/* The config's warnings are exactly the NULL-terminated list given. */
+static void expect_warnings(const struct extres_config *c, ...)
+{
+	const char *want;
+	size_t n = 0;
+	va_list ap;
+
+	va_start(ap, c);
+	while ((want = va_arg(ap, const char *))) {
+		if (n >= c->n_warnings) {
+			print_error("missing warning: %s\n", want);
+			fail();
+		}
+		assert_string_equal(c->warnings[n], want);
+		n++;
+	}
+	va_end(ap);
+	for (size_t i = n; i < c->n_warnings; i++)
+		print_error("unexpected warning: %s\n", c->warnings[i]);
+	assert_int_equal(c->n_warnings, n);
+}
+
+static void expect_scalar(const struct extres_param *p, const char *key,
+			  const char *value, uint32_t line, uint32_t column)
+{
+	assert_int_equal(p->kind, EXTRES_PARAM_SCALAR);
+	if (key)
+		assert_string_equal(p->key, key);
+	else
+		assert_null(p->key);
+	assert_string_equal(p->value, value);
+	assert_int_equal(p->count, 0);
+	assert_int_equal(p->line, line);
+	assert_int_equal(p->column, column);
+}
+
+static char *real(const char *path)
+{
+	char *r = realpath(path, NULL);
+
+	assert_non_null(r);
+	return r;
+}
+
+/* ---- whole files ---- */
+
+static void test_flink_conf_flat(void **state)
+{
+	struct extres_config *c = load_file_ok(FIXTURE("flink-conf.yaml"));
+	const struct extres_resource_config *gpu;
+	char *path = real(FIXTURE("flink-conf.yaml"));
+	char *dir = real(EXTRES_FIXTURES "/config");
+
+	assert_string_equal(c->path, path);
+	assert_string_equal(c->dir, dir);
+	assert_null(c->mountpoint);
+	assert_int_equal(c->n_resources, 1);
+	gpu = &c->resources[0];
+	assert_string_equal(gpu->name, "gpu");
+	assert_int_equal(gpu->amount, 2);
+	assert_string_equal(gpu->driver, "script");
+	assert_string_equal(gpu->yarn_key, "yarn.io/gpu");
+	assert_string_equal(gpu->kubernetes_key, "nvidia.com/gpu");
+	assert_null(gpu->coordination_file);
+	assert_string_equal(gpu->coordination_key, "index");
+	assert_int_equal(gpu->line, 12);
+	assert_int_equal(gpu->column, 21);
+	assert_int_equal(gpu->params->kind, EXTRES_PARAM_MAPPING);
+	assert_int_equal(gpu->params->count, 2);
+	expect_scalar(&gpu->params->items[0], "discovery-script.path",
+		      "plugins/external-resource-gpu/nvidia-gpu-discovery.sh",
+		      15, 52);
+	expect_scalar(&gpu->params->items[1], "discovery-script.args",
+		      "--enable-coordination", 16, 52);
+	assert_string_equal(extres_param_scalar(gpu->params,
+						"discovery-script.args"),
+			    "--enable-coordination");
+	/* taskmanager.*, jobmanager.*, rest.port: Flink's, ignored silently */
+	expect_warnings(c, NULL);
+	free(path);
+	free(dir);
+	extres_config_free(c);
+}
+
+static void test_flink_config_nested(void **state)
+{
+	struct extres_config *c = load_file_ok(FIXTURE("config.yaml"));
+	const struct extres_resource_config *gpu = &c->resources[0];
+
+	assert_int_equal(c->n_resources, 1);
+	assert_string_equal(gpu->name, "gpu");
+	assert_int_equal(gpu->amount, 2);
+	assert_string_equal(gpu->driver, "script");
+	assert_string_equal(gpu->yarn_key, "yarn.io/gpu");
+	assert_string_equal(gpu->kubernetes_key, "nvidia.com/gpu");
+	assert_int_equal(gpu->line, 11);
+	assert_int_equal(gpu->column, 21);
+	assert_int_equal(gpu->params->count, 2);
+	/* Nested param mappings flatten like every other key. */
+	expect_scalar(&gpu->params->items[0], "discovery-script.path",
+		      "plugins/external-resource-gpu/nvidia-gpu-discovery.sh",
+		      19, 15);
+	expect_scalar(&gpu->params->items[1], "discovery-script.args",
+		      "--enable-coordination", 20, 15);
+	expect_warnings(c, NULL);
+	extres_config_free(c);
+}
+
+static void test_extres_own_file(void **state)
+{
+	struct extres_config *c = load_file_ok(FIXTURE("extres.yaml"));
+	const struct extres_resource_config *fpga = &c->resources[0];
+	const struct extres_param *devices, *dev;
+	char *dir = real(EXTRES_FIXTURES "/config");
+	char want[PATH_MAX + 64];
+
+	snprintf(want, sizeof(want), "%s/mnt/extres", dir);
+	assert_string_equal(c->mountpoint, want);
+	assert_int_equal(c->n_resources, 1);
+	assert_string_equal(fpga->name, "fpga");
+	assert_int_equal(fpga->line, 4);
+	assert_int_equal(fpga->column, 22);
+	assert_string_equal(fpga->driver, "static");
+	assert_int_equal(fpga->amount, 1);
+	snprintf(want, sizeof(want), "%s/run/fpga.coord", dir);
+	assert_string_equal(fpga->coordination_file, want);
+	assert_string_equal(fpga->coordination_key, "serial");
+	assert_null(fpga->kubernetes_key);
+	assert_null(fpga->yarn_key);
+
+	assert_int_equal(fpga->params->count, 1);
+	devices = extres_param_get(fpga->params, "devices");
+	assert_ptr_equal(devices, &fpga->params->items[0]);
+	assert_int_equal(devices->kind, EXTRES_PARAM_SEQUENCE);
+	assert_int_equal(devices->count, 2);
+	assert_int_equal(devices->line, 13);
+	assert_int_equal(devices->column, 9);
+	/* Mappings inside a sequence stay as written: "pci.bus_id" is one
+	 * key, not a flattened path. */
+	dev = &devices->items[1];
+	assert_int_equal(dev->kind, EXTRES_PARAM_MAPPING);
+	assert_null(dev->key);
+	assert_int_equal(dev->count, 2);
+	assert_int_equal(dev->line, 15);
+	assert_int_equal(dev->column, 11);
+	expect_scalar(&dev->items[0], "serial", "XFL1B", 15, 19);
+	expect_scalar(&dev->items[1], "pci.bus_id", "0000:d8:00.0", 16, 23);
+	assert_string_equal(extres_param_scalar(&devices->items[0], "serial"),
+			    "XFL1A");
+	expect_warnings(c, NULL);
+	free(dir);
+	extres_config_free(c);
+}
+
+static void test_legacy_names(void **state)
+{
+	struct extres_config *c = load_file_ok(FIXTURE("legacy.yaml"));
+
+	assert_int_equal(c->n_resources, 2);
+	assert_string_equal(c->resources[0].name, "gpu");
+	assert_int_equal(c->resources[0].line, 2);
+	assert_int_equal(c->resources[0].column, 25);
+	assert_string_equal(c->resources[0].driver, "script");
+	assert_int_equal(c->resources[0].amount, 1);
+	assert_string_equal(c->resources[0].kubernetes_key, "amd.com/gpu");
+	assert_string_equal(c->resources[0].yarn_key, "yarn.io/gpu");
+	assert_int_equal(c->resources[0].params->kind, EXTRES_PARAM_MAPPING);
+	assert_int_equal(c->resources[0].params->count, 0);
+	assert_string_equal(c->resources[1].name, "fpga");
+	assert_int_equal(c->resources[1].line, 2);
+	assert_int_equal(c->resources[1].column, 30);
+	assert_string_equal(c->resources[1].driver, "sysfs");
+	assert_int_equal(c->resources[1].amount, 4);
+	expect_warnings(c, NULL);
+	extres_config_free(c);
+}
+
+/* ---- the resource list ---- */
+
+static void test_both_lists_warn(void **state)
+{
+	struct extres_config *c = load_ok(
+		"external-resource.list: fpga\n"
+		"external-resources: gpu\n"
+		"external-resource.gpu.amount: 1\n"
+		"external-resource.gpu.driver: script\n");
+
+	assert_int_equal(c->n_resources, 1);
+	assert_string_equal(c->resources[0].name, "gpu");
+	expect_warnings(c,
+			BUF_PATH ":1:1: external-resource.list is ignored because external-resources is set",
+			NULL);
+	extres_config_free(c);
+}
+
+static void test_list_items_trimmed(void **state)
+{
+	struct extres_config *c = load_ok(
+		"external-resources: gpu; ;fpga ;;nic\n"
+		"external-resource.gpu.amount: 1\n"
+		"external-resource.gpu.driver: script\n"
+		"external-resource.fpga.amount: 1\n"
+		"external-resource.fpga.driver: static\n"
+		"external-resource.nic.amount: 1\n"
+		"external-resource.nic.driver: sysfs\n");
+
+	assert_int_equal(c->n_resources, 3);
+	assert_string_equal(c->resources[0].name, "gpu");
+	assert_int_equal(c->resources[0].column, 21);
+	assert_string_equal(c->resources[1].name, "fpga");
+	assert_int_equal(c->resources[1].column, 27);
+	assert_string_equal(c->resources[2].name, "nic");
+	assert_int_equal(c->resources[2].column, 34);
+	assert_int_equal(c->resources[2].line, 1);
+	expect_warnings(c, NULL);
+	extres_config_free(c);
+}
+
+static void test_list_quoted_and_sequence(void **state)
+{
+	struct extres_config *c = load_ok(
+		"external-resources: \"gpu;fpga\"\n"
+		"external-resource.gpu.amount: 1\n"
+		"external-resource.gpu.driver: script\n"
+		"external-resource.fpga.amount: 1\n"
+		"external-resource.fpga.driver: static\n");
+
+	/* A quoted scalar may hold escapes: names point at its start. */
+	assert_int_equal(c->resources[1].column, 21);
+	extres_config_free(c);
+
+	c = load_ok("external-resource:\n"
+		    "  list:\n"
+		    "    - gpu\n"
+		    "    - fpga\n"
+		    "external-resource.gpu.amount: 1\n"
+		    "external-resource.gpu.driver: script\n"
+		    "external-resource.fpga.amount: 1\n"
+		    "external-resource.fpga.driver: static\n");
+	assert_int_equal(c->n_resources, 2);
+	assert_string_equal(c->resources[1].name, "fpga");
+	assert_int_equal(c->resources[1].line, 4);
+	assert_int_equal(c->resources[1].column, 7);
+	expect_warnings(c, NULL);
+	extres_config_free(c);
+}
+
+static void test_list_errors(void **state)
+{
+	expect_error("external-resources: gpu;fpga;gpu\n", EINVAL,
+		     BUF_PATH ":1:30: resource 'gpu' is listed twice in external-resources (first at line 1, column 21)");
+	expect_error("external-resource.list: [gpu, gpu]\n", EINVAL,
+		     BUF_PATH ":1:31: resource 'gpu' is listed twice in external-resource.list (first at line 1, column 26)");
+	expect_error("external-resources: ' ; ;'\n", EINVAL,
+		     BUF_PATH ":1:21: external-resources lists no resources");
+	expect_error("external-resources:\n  - gpu\n  - {a: b}\n", EINVAL,
+		     BUF_PATH ":3:5: external-resources: an item must be a resource name, not a mapping");
+	expect_error("taskmanager.numberOfTaskSlots: 2\n", EINVAL,
+		     BUF_PATH ": no resources listed (set external-resources)");
+	/* Null: everything under it commented out. */
+	expect_error("external-resources:\n", EINVAL,
+		     BUF_PATH ": no resources listed (set external-resources)");
+}
+
+static void test_bad_resource_names(void **state)
+{
+	static const struct {
+		const char *yaml, *msg;
+	} cases[] = {
+		{ "external-resources: ['']\n",
+		  BUF_PATH ":1:22: resource name '' in external-resources is empty" },
+		{ "external-resources: gpu;.\n",
+		  BUF_PATH ":1:25: resource name '.' in external-resources starts with '.'" },
+		{ "external-resources: ..\n",
+		  BUF_PATH ":1:21: resource name '..' in external-resources starts with '.'" },
+		{ "external-resources: .hidden\n",
+		  BUF_PATH ":1:21: resource name '.hidden' in external-resources starts with '.'" },
+		{ "external-resource.list: gpu,a/b\n",
+		  BUF_PATH ":1:29: resource name 'a/b' in external-resource.list contains '/'" },
+		{ "external-resources: [\"a\\tb\"]\n",
+		  BUF_PATH ":1:22: resource name 'a\tb' in external-resources contains a control character" },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		expect_error(cases[i].yaml, EINVAL, cases[i].msg);
+}
+
+static void test_too_many_resources(void **state)
+{
+	char yaml[8192], msg[256];
+	size_t len = 0, column = 0;
+	int i;
+
+	len += (size_t)snprintf(yaml + len, sizeof(yaml) - len,
+				"external-resources: ");
+	for (i = 0; i <= EXTRES_MAX_RESOURCES; i++) {
+		if (i == EXTRES_MAX_RESOURCES)
+			column = len + 1;
+		len += (size_t)snprintf(yaml + len, sizeof(yaml) - len, "r%d;", i);
+	}
+	snprintf(msg, sizeof(msg),
+		 BUF_PATH ":1:%zu: external-resources lists more than 256 resources",
+		 column);
+	expect_error(yaml, E2BIG, msg);
+}
+
+static void test_check_name(void **state)
+{
+	char name[300];
+
+	assert_int_equal(extres_check_name("gpu"), 0);
+	assert_int_equal(extres_check_name("gpu-0.a_b"), 0);
+	memset(name, 'x', 255);
+	name[255] = '\0';
+	assert_int_equal(extres_check_name(name), 0);
+	name[255] = 'x';
+	name[256] = '\0';
+	assert_int_equal(extres_check_name(name), -EINVAL);
+	assert_int_equal(extres_check_name(""), -EINVAL);
+	assert_int_equal(extres_check_name("."), -EINVAL);
+	assert_int_equal(extres_check_name(".."), -EINVAL);
+	assert_int_equal(extres_check_name(".gpu"), -EINVAL);
+	assert_int_equal(extres_check_name("a/b"), -EINVAL);
+	assert_int_equal(extres_check_name("a\nb"), -EINVAL);
+	assert_int_equal(extres_check_name("a\x7f"), -EINVAL);
+}
+
+/* ---- amount ---- */
+
+static void test_amount_missing(void **state)
+{
+	expect_error("external-resources: fpga;gpu\n"
+		     "external-resource.fpga.amount: 1\n"
+		     "external-resource.fpga.driver: static\n"
+		     "external-resource.gpu.driver: script\n",
+		     EINVAL,
+		     BUF_PATH ":1:26: resource 'gpu': external-resource.gpu.amount is not set");
+}
+
+static void test_amount_bad_values(void **state)
+{
+	static const struct {
+		const char *value, *msg;
+	} cases[] = {
+		{ "0", BUF_PATH ":3:31: external-resource.gpu.amount is '0'; it must be at least 1" },
+		{ "-1", BUF_PATH ":3:31: external-resource.gpu.amount is '-1'; it must be at least 1" },
+		{ "abc", BUF_PATH ":3:31: external-resource.gpu.amount is 'abc', not a whole number" },
+		{ "99999", BUF_PATH ":3:31: external-resource.gpu.amount is '99999'; it must be at most 4096" },
+		{ "4097", BUF_PATH ":3:31: external-resource.gpu.amount is '4097'; it must be at most 4096" },
+		{ "18446744073709551617", BUF_PATH ":3:31: external-resource.gpu.amount is '18446744073709551617'; it must be at most 4096" },
+		{ "1.5", BUF_PATH ":3:31: external-resource.gpu.amount is '1.5', not a whole number" },
+		{ "0x2", BUF_PATH ":3:31: external-resource.gpu.amount is '0x2', not a whole number" },
+		{ "+2", BUF_PATH ":3:31: external-resource.gpu.amount is '+2', not a whole number" },
+		{ "' 2'", BUF_PATH ":3:31: external-resource.gpu.amount is ' 2', not a whole number" },
+		{ "[2]", BUF_PATH ":3:31: external-resource.gpu.amount must be a single value, not a sequence" },
+	};
+	char yaml[256];
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		snprintf(yaml, sizeof(yaml),
+			 "external-resources: gpu\n"
+			 "external-resource.gpu.driver: script\n"
+			 "external-resource.gpu.amount: %s\n",
+			 cases[i].value);
+		expect_error(yaml, EINVAL, cases[i].msg);
+	}
+}
+
+static void test_amount_good_values(void **state)
+{
+	struct extres_config *c;
+
+	c = load_ok("external-resources: gpu\n"
+		    "external-resource.gpu.driver: script\n"
+		    "external-resource.gpu.amount: \"3\"\n");
+	assert_int_equal(c->resources[0].amount, 3);
+	extres_config_free(c);
+	c = load_ok("external-resources: gpu\n"
+		    "external-resource.gpu.driver: script\n"
+		    "external-resource.gpu.amount: 4096\n");
+	assert_int_equal(c->resources[0].amount, EXTRES_MAX_AMOUNT);
+	extres_config_free(c);
+}
+
+/* ---- driver ---- */
+
+static void test_driver_missing(void **state)
+{
+	expect_error("external-resources: gpu\n"
+		     "external-resource.gpu.amount: 1\n",
+		     EINVAL,
+		     BUF_PATH ":1:21: resource 'gpu' has no driver; set external-resource.gpu.driver (or external-resource.gpu.driver-factory.class)");
+}
+
+static void test_driver_unsupported_class(void **state)
+{
+	expect_error("external-resources: gpu;fpga\n"
+		     "external-resource.gpu.amount: 1\n"
+		     "external-resource.gpu.driver: script\n"
+		     "external-resource.fpga.amount: 1\n"
+		     "external-resource.fpga.driver-factory.class: org.apache.flink.externalresource.fpga.FPGADriverFactory\n",
+		     EINVAL,
+		     BUF_PATH ":5:46: unsupported driver factory class 'org.apache.flink.externalresource.fpga.FPGADriverFactory' for resource 'fpga'; set external-resource.fpga.driver to an extres driver");
+}
+
+static void test_driver_bad_name(void **state)
+{
+	expect_error("external-resources: gpu\n"
+		     "external-resource.gpu.amount: 1\n"
+		     "external-resource.gpu.driver: ../evil\n",
+		     EINVAL,
+		     BUF_PATH ":3:31: external-resource.gpu.driver is '../evil'; expected a driver name ([A-Za-z0-9_-]+) or an absolute path");
+	expect_error("external-resources: gpu\n"
+		     "external-resource.gpu.amount: 1\n"
+		     "external-resource.gpu.driver: [script]\n",
+		     EINVAL,
+		     BUF_PATH ":3:31: external-resource.gpu.driver must be a single value, not a sequence");
+}
+
+static void test_driver_wins_over_class(void **state)
+{
+	struct extres_config *c = load_ok(
+		"external-resources: gpu\n"
+		"external-resource.gpu.amount: 1\n"
+		"external-resource.gpu.driver-factory.class: org.apache.flink.externalresource.gpu.GPUDriverFactory\n"
+		"external-resource.gpu.driver: /opt/extres/drivers/my_nvml.so\n");
+
+	assert_string_equal(c->resources[0].driver,
+			    "/opt/extres/drivers/my_nvml.so");
+	expect_warnings(c,
+			BUF_PATH ":3:1: external-resource.gpu.driver-factory.class is ignored because external-resource.gpu.driver is set",
+			NULL);
+	extres_config_free(c);
+}
+
+static void test_driver_class_gpu_driver(void **state)
+{
+	struct extres_config *c = load_ok(
+		"external-resources: gpu\n"
+		"external-resource.gpu.amount: 1\n"
+		"external-resource.gpu.driver.class: org.apache.flink.externalresource.gpu.GPUDriver\n"
+		"external-resource.gpu.driver-factory.class: org.apache.flink.externalresource.gpu.GPUDriverFactory\n");
+
+	assert_string_equal(c->resources[0].driver, "script");
+	expect_warnings(c,
+			BUF_PATH ":3:1: external-resource.gpu.driver.class is ignored because external-resource.gpu.driver-factory.class is set",
+			NULL);
+	extres_config_free(c);
+}
+
+/* ---- other keys ---- */
+
+static void test_kubernetes_yarn_keys(void **state)
+{
+	struct extres_config *c = load_ok(
+		GPU_OK
+		"external-resource.gpu.kubernetes.key: amd.com/gpu\n"
+		"external-resource.gpu.kubernetes.config-key: nvidia.com/gpu\n"
+		"external-resource.gpu.yarn.config-key: ''\n");
+
+	assert_string_equal(c->resources[0].kubernetes_key, "nvidia.com/gpu");
+	/* Empty is not set. */
+	assert_null(c->resources[0].yarn_key);
+	expect_warnings(c,
+			BUF_PATH ":4:1: external-resource.gpu.kubernetes.key is ignored because external-resource.gpu.kubernetes.config-key is set",
+			NULL);
+	extres_config_free(c);
+}
+
+static void test_relative_paths(void **state)
+{
+	struct extres_config *c = load_ok(
+		"extres.mountpoint: run/extres\n"
+		"external-resources: gpu;fpga\n"
+		"external-resource.gpu.amount: 1\n"
+		"external-resource.gpu.driver: script\n"
+		"external-resource.gpu.coordination-file: ../../var/tmp/gpu.coord\n"
+		"external-resource.fpga.amount: 1\n"
+		"external-resource.fpga.driver: static\n"
+		"external-resource.fpga.coordination-file: /var/tmp/fpga.coord\n");
+
+	assert_string_equal(c->path, BUF_PATH);
+	assert_string_equal(c->dir, "/etc/extres");
+	assert_string_equal(c->mountpoint, "/etc/extres/run/extres");
+	assert_string_equal(c->resources[0].coordination_file,
+			    "/etc/extres/../../var/tmp/gpu.coord");
+	assert_string_equal(c->resources[1].coordination_file,
+			    "/var/tmp/fpga.coord");
+	expect_warnings(c, NULL);
+	extres_config_free(c);
+
+	c = load_ok("extres: {mountpoint: /run/extres}\n" GPU_OK);
+	assert_string_equal(c->mountpoint, "/run/extres");
+	assert_null(c->resources[0].coordination_file);
+	extres_config_free(c);
+}
+
+static void test_buffer_relative_path(void **state)
+{
+	struct extres_config *c = NULL;
+	struct extres_err err = { "" };
+	char *cwd = get_current_dir_name();
+	char want[PATH_MAX + 32];
+
+	assert_non_null(cwd);
+	assert_int_equal(extres_config_load_buffer("x.yaml", GPU_OK,
+						   strlen(GPU_OK), &c, &err),
+			 0);
+	snprintf(want, sizeof(want), "%s/x.yaml", strcmp(cwd, "/") ? cwd : "");
+	assert_string_equal(c->path, want);
+	assert_string_equal(c->dir, cwd);
+	free(cwd);
+	extres_config_free(c);
+}
+
+static void test_mountpoint_empty(void **state)
+{
+	expect_error(GPU_OK "extres:\n  mountpoint: ''\n", EINVAL,
+		     BUF_PATH ":5:3: extres.mountpoint is empty");
+}
+
+static void test_coordination_key(void **state)
+{
+	struct extres_config *c;
+
+	c = load_ok(GPU_OK "external-resource.gpu.coordination-key: uuid\n");
+	assert_string_equal(c->resources[0].coordination_key, "uuid");
+	extres_config_free(c);
+	expect_error(GPU_OK "external-resource.gpu.coordination-key: pci/bus\n",
+		     EINVAL,
+		     BUF_PATH ":4:41: external-resource.gpu.coordination-key 'pci/bus' contains '/'");
+}
+
+/* ---- warnings ---- */
+
+static void test_unlisted_resource_warns_once(void **state)
+{
+	struct extres_config *c = load_ok(
+		GPU_OK
+		"external-resource.fpga.amount: 1\n"
+		"external-resource.fpga.driver: static\n"
+		"external-resource:\n"
+		"  nic:\n"
+		"    amount: 2\n"
+		"  empty:\n");
+
+	assert_int_equal(c->n_resources, 1);
+	expect_warnings(c,
+			BUF_PATH ":4:1: resource 'fpga' is configured but not listed in external-resources (ignored)",
+			BUF_PATH ":8:5: resource 'nic' is configured but not listed in external-resources (ignored)",
+			NULL);
+	extres_config_free(c);
+
+	c = load_ok("external-resource.list: gpu\n"
+		    "external-resource.gpu.amount: 1\n"
+		    "external-resource.gpu.driver: script\n"
+		    "external-resource.fpga.amount: 1\n");
+	expect_warnings(c,
+			BUF_PATH ":4:1: resource 'fpga' is configured but not listed in external-resource.list (ignored)",
+			NULL);
+	extres_config_free(c);
+}
+
+static void test_misspelt_keys_warn(void **state)
+{
+	struct extres_config *c = load_ok(
+		GPU_OK
+		"external-resource.gpu.amout: 2\n"
+		"external-resource:\n"
+		"  gpu:\n"
+		"    kubernetes:\n"
+		"      configkey: nvidia.com/gpu\n"
+		"extres.mountpiont: /run/extres\n"
+		"extres: {coordination: x}\n"
+		"external-resources.gpu: 1\n"
+		"taskmanager.bogus: 1\n");
+
+	expect_warnings(c,
+			BUF_PATH ":4:1: unknown key 'external-resource.gpu.amout' (ignored)",
+			BUF_PATH ":8:7: unknown key 'external-resource.gpu.kubernetes.configkey' (ignored)",
+			BUF_PATH ":9:1: unknown key 'extres.mountpiont' (ignored)",
+			BUF_PATH ":10:10: unknown key 'extres.coordination' (ignored)",
+			BUF_PATH ":11:1: unknown key 'external-resources.gpu' (ignored)",
+			NULL);
+	assert_null(c->mountpoint);
+	extres_config_free(c);
+}
+
+static void test_empty_sections_silent(void **state)
+{
+	/* A nested file with members commented out leaves null sections. */
+	struct extres_config *c = load_ok(
+		"extres:\n"
+		"external-resources: gpu\n"
+		"external-resource:\n"
+		"  gpu:\n"
+		"    amount: 1\n"
+		"    driver: script\n"
+		"    param:\n"
+		"    kubernetes:\n"
+		"    yarn:\n"
+		"  fpga:\n");
+
+	assert_int_equal(c->resources[0].params->count, 0);
+	assert_null(c->resources[0].kubernetes_key);
+	expect_warnings(c, NULL);
+	extres_config_free(c);
+}
+
+static void test_repeated_key_last_wins(void **state)
+{
+	struct extres_config *c = load_ok(
+		GPU_OK
+		"taskmanager.numberOfTaskSlots: 1\n"
+		"taskmanager.numberOfTaskSlots: 2\n"
+		"external-resource:\n"
+		"  gpu:\n"
+		"    amount: 3\n");
+
+	assert_int_equal(c->resources[0].amount, 3);
+	/* Only our keys: Flink's are not ours to judge. */
+	expect_warnings(c,
+			BUF_PATH ":8:5: key 'external-resource.gpu.amount' is set again (previously at line 2, column 1); the last value wins",
+			NULL);
+	extres_config_free(c);
+}
+
+/* ---- params ---- */
+
+static void test_params_order_and_positions(void **state)
+{
+	struct extres_config *c = load_ok(
+		GPU_OK
+		"external-resource.gpu.param.b: 2\n"
+		"external-resource.gpu.param.a: 1\n"
+		"external-resource:\n"
+		"  gpu:\n"
+		"    param:\n"
+		"      c.d: x\n"
+		"      e: [1, \"two\"]\n"
+		"external-resource.gpu.param.z: 'quoted'\n");
+	const struct extres_param *p = c->resources[0].params, *e;
+
+	assert_int_equal(p->kind, EXTRES_PARAM_MAPPING);
+	assert_null(p->key);
+	assert_int_equal(p->line, 1);
+	assert_int_equal(p->column, 21);
+	assert_int_equal(p->count, 5);
+	expect_scalar(&p->items[0], "b", "2", 4, 32);
+	expect_scalar(&p->items[1], "a", "1", 5, 32);
+	expect_scalar(&p->items[2], "c.d", "x", 9, 12);
+	e = &p->items[3];
+	assert_string_equal(e->key, "e");
+	assert_int_equal(e->kind, EXTRES_PARAM_SEQUENCE);
+	assert_null(e->value);
+	assert_int_equal(e->count, 2);
+	assert_int_equal(e->line, 10);
+	assert_int_equal(e->column, 10);
+	expect_scalar(&e->items[0], NULL, "1", 10, 11);
+	expect_scalar(&e->items[1], NULL, "two", 10, 14);
+	expect_scalar(&p->items[4], "z", "quoted", 11, 32);
+	assert_null(extres_param_get(p, "missing"));
+	assert_null(extres_param_scalar(p, "e"));
+	expect_warnings(c, NULL);
+	extres_config_free(c);
+}
+
+static void test_params_null_values(void **state)
+{
+	struct extres_config *c = load_ok(
+		GPU_OK
+		"external-resource.gpu.param.tilde: ~\n"
+		"external-resource.gpu.param.empty:\n"
+		"external-resource.gpu.param.quoted: '~'\n"
+		"external-resource.gpu.param.list: [null, '']\n");
+	const struct extres_param *p = c->resources[0].params;
+
+	assert_int_equal(p->count, 4);
+	expect_scalar(&p->items[0], "tilde", "", 4, 36);
+	assert_string_equal(extres_param_scalar(p, "empty"), "");
+	assert_string_equal(extres_param_scalar(p, "quoted"), "~");
+	expect_scalar(&p->items[3].items[0], NULL, "", 7, 36);
+	expect_scalar(&p->items[3].items[1], NULL, "", 7, 42);
+	extres_config_free(c);
+}
+
+static void test_params_nesting_limit(void **state)
+{
+	char yaml[512], msg[256];
+	size_t len, prefix;
+	int depth;
+
+	for (depth = 64; depth <= 65; depth++) {
+		len = (size_t)snprintf(yaml, sizeof(yaml),
+				       GPU_OK "external-resource.gpu.param.deep: ");
+		prefix = len - strlen(GPU_OK);
+		memset(yaml + len, '[', (size_t)depth);
+		memset(yaml + len + depth, ']', (size_t)depth);
+		strcpy(yaml + len + 2 * depth, "\n");
+		if (depth == 64) {
+			extres_config_free(load_ok(yaml));
+			continue;
+		}
+		snprintf(msg, sizeof(msg),
+			 BUF_PATH ":4:%zu: nested deeper than 64 levels",
+			 prefix + 65);
+		expect_error(yaml, EINVAL, msg);
+	}
+}
+
+static void test_alias_expansion_bounded(void **state)
+{
+	static const char tail[] =
+		": the document is too large once aliases are expanded (more than 1048576 values or 64 MiB)";
+	char yaml[4096], *p = yaml;
+	struct extres_config *c = NULL;
+	struct extres_err err = { "" };
+	int i, r;
+
+	p += sprintf(p, GPU_OK "l0: &l0 [x, x, x, x, x, x, x, x, x, x]\n");
+	for (i = 1; i < 8; i++)
+		p += sprintf(p, "l%d: &l%d [*l%d, *l%d, *l%d, *l%d, *l%d, *l%d, *l%d, *l%d, *l%d, *l%d]\n",
+			     i, i, i - 1, i - 1, i - 1, i - 1, i - 1, i - 1,
+			     i - 1, i - 1, i - 1, i - 1);
+	sprintf(p, "external-resource.gpu.param.bomb: *l7\n");
+	r = extres_config_load_buffer(BUF_PATH, yaml, strlen(yaml), &c, &err);
+	assert_int_equal(r, -E2BIG);
+	assert_null(c);
+	assert_true(strncmp(err.msg, BUF_PATH ":", strlen(BUF_PATH ":")) == 0);
+	assert_string_equal(err.msg + strlen(err.msg) - strlen(tail), tail);
+
+	/* An alias loop in a param ends at the nesting limit. */
+	expect_error(GPU_OK "external-resource.gpu.param.loop: &x [*x]\n",
+		     EINVAL, BUF_PATH ":4:35: nested deeper than 64 levels");
+}
+
+/* ---- YAML and files ---- */
+
+static void test_yaml_syntax_error(void **state)
+{
+	expect_error("external-resources: [gpu\nexternal-resource.gpu.amount: 1\n",
+		     EINVAL,
+		     BUF_PATH ":2:29: did not find expected ',' or ']' (while parsing a flow sequence at line 1, column 21)");
+	expect_file_error(FIXTURE("syntax-error.yaml"), EINVAL,
+			  FIXTURE("syntax-error.yaml") ":4:2: did not find expected key (while parsing a block mapping at line 1, column 1)");
+	expect_error("a: 1\nb: \x01\n", EINVAL,
+		     BUF_PATH ": control characters are not allowed (#1 at byte 8)");
+}
+
+static void test_yaml_shape_errors(void **state)
+{
+	expect_error("- gpu\n- fpga\n", EINVAL,
+		     BUF_PATH ":1:1: the top level is a sequence, not a mapping of keys");
+	expect_error("gpu\n", EINVAL,
+		     BUF_PATH ":1:1: the top level is a scalar, not a mapping of keys");
+	expect_error(GPU_OK "---\nexternal-resources: fpga\n", EINVAL,
+		     BUF_PATH ":5:1: a second YAML document starts here; a config file holds one");
+	expect_error(GPU_OK "? [a, b]\n: c\n", EINVAL,
+		     BUF_PATH ":4:3: a key must be a scalar, not a sequence");
+	expect_error(GPU_OK "external-resource.gpu.param.x: \"a\\0b\"\n", EINVAL,
+		     BUF_PATH ":4:32: a value holds a NUL character");
+}
+
+static void test_empty_file(void **state)
+{
+	struct extres_config sentinel, *c = &sentinel;
+	struct extres_err err = { "" };
+
+	expect_file_error(FIXTURE("empty.yaml"), EINVAL,
+			  FIXTURE("empty.yaml") ": no resources listed (set external-resources)");
+	expect_error("# nothing but a comment\n", EINVAL,
+		     BUF_PATH ": no resources listed (set external-resources)");
+	expect_error("---\n", EINVAL,
+		     BUF_PATH ": no resources listed (set external-resources)");
+	assert_int_equal(extres_config_load_buffer(BUF_PATH, NULL, 0, &c, &err),
+			 -EINVAL);
+	assert_string_equal(err.msg,
+			    BUF_PATH ": no resources listed (set external-resources)");
+	assert_ptr_equal(c, &sentinel);
+}
+
+static int remove_entry(const char *path, const struct stat *st, int flag,
+			struct FTW *ftw)
+{
+	return remove(path);
+}
+
+static int make_scratch(void **state)
+{
+	char *dir = strdup("/tmp/extres-test-config-XXXXXX");
+
+	if (!dir || !mkdtemp(dir)) {
+		free(dir);
+		return -1;
+	}
+	*state = dir;
+	return 0;
+}
+
+/* Runs even when a test fails half-way. */
+static int remove_scratch(void **state)
+{
+	char *dir = *state;
+	int r = nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+
+	free(dir);
+	return r;
+}
+
+/* A scratch directory with a config, a symlink to it and a subdirectory. */
+static void test_files(void **state)
+{
+	const char *dir = *state;
+	char file[PATH_MAX], link[PATH_MAX], sub[PATH_MAX], missing[PATH_MAX];
+	char big[PATH_MAX], fifo[PATH_MAX];
+	char msg[PATH_MAX + 64], *real_dir;
+	struct extres_config *c;
+	FILE *f;
+
+	real_dir = real(dir);
+	snprintf(file, sizeof(file), "%s/extres.yaml", dir);
+	snprintf(link, sizeof(link), "%s/sub/link.yaml", dir);
+	snprintf(sub, sizeof(sub), "%s/sub", dir);
+	snprintf(missing, sizeof(missing), "%s/missing.yaml", dir);
+	snprintf(big, sizeof(big), "%s/big.yaml", dir);
+	snprintf(fifo, sizeof(fifo), "%s/fifo.yaml", dir);
+	f = fopen(file, "we");
+	assert_non_null(f);
+	fputs(GPU_OK "external-resource.gpu.coordination-file: gpu.coord\n", f);
+	assert_int_equal(fclose(f), 0);
+	assert_int_equal(mkdir(sub, 0700), 0);
+	assert_int_equal(symlink("../extres.yaml", link), 0);
+
+	/* Through the link: the path and relative paths are the target's. */
+	c = load_file_ok(link);
+	snprintf(msg, sizeof(msg), "%s/extres.yaml", real_dir);
+	assert_string_equal(c->path, msg);
+	assert_string_equal(c->dir, real_dir);
+	snprintf(msg, sizeof(msg), "%s/gpu.coord", real_dir);
+	assert_string_equal(c->resources[0].coordination_file, msg);
+	extres_config_free(c);
+
+	snprintf(msg, sizeof(msg), "%s: No such file or directory", missing);
+	expect_file_error(missing, ENOENT, msg);
+	snprintf(msg, sizeof(msg), "%s: Is a directory", sub);
+	expect_file_error(sub, EISDIR, msg);
+
+	/* Sparse, so cheap to make; read until the limit, then refused. */
+	f = fopen(big, "we");
+	assert_non_null(f);
+	assert_int_equal(ftruncate(fileno(f), (16 << 20) + 1), 0);
+	assert_int_equal(fclose(f), 0);
+	snprintf(msg, sizeof(msg), "%s: larger than 16 MiB", big);
+	expect_file_error(big, EFBIG, msg);
+	/* Opening a FIFO with no writer must not hang. */
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	snprintf(msg, sizeof(msg), "%s: not a regular file", fifo);
+	expect_file_error(fifo, EINVAL, msg);
+	free(real_dir);
+}
+
+static void test_dotted_names(void **state)
+{
+	/* The longest listed name owns a key. */
+	struct extres_config *c = load_ok(
+		"external-resources: a;a.b\n"
+		"external-resource.a.amount: 1\n"
+		"external-resource.a.driver: script\n"
+		"external-resource.a.b.amount: 2\n"
+		"external-resource.a.b.driver: static\n");
+
+	assert_int_equal(c->resources[0].amount, 1);
+	assert_string_equal(c->resources[0].driver, "script");
+	assert_int_equal(c->resources[1].amount, 2);
+	assert_string_equal(c->resources[1].driver, "static");
+	expect_warnings(c, NULL);
+	extres_config_free(c);
+}
+
+static void test_free_null(void **state)
+{
+	extres_config_free(NULL);
+	extres_param_free(NULL);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_flink_conf_flat),
+		cmocka_unit_test(test_flink_config_nested),
+		cmocka_unit_test(test_extres_own_file),
+		cmocka_unit_test(test_legacy_names),
+		cmocka_unit_test(test_both_lists_warn),
+		cmocka_unit_test(test_list_items_trimmed),
+		cmocka_unit_test(test_list_quoted_and_sequence),
+		cmocka_unit_test(test_list_errors),
+		cmocka_unit_test(test_bad_resource_names),
+		cmocka_unit_test(test_too_many_resources),
+		cmocka_unit_test(test_check_name),
+		cmocka_unit_test(test_amount_missing),
+		cmocka_unit_test(test_amount_bad_values),
+		cmocka_unit_test(test_amount_good_values),
+		cmocka_unit_test(test_driver_missing),
+		cmocka_unit_test(test_driver_unsupported_class),
+		cmocka_unit_test(test_driver_bad_name),
+		cmocka_unit_test(test_driver_wins_over_class),
+		cmocka_unit_test(test_driver_class_gpu_driver),
+		cmocka_unit_test(test_kubernetes_yarn_keys),
+		cmocka_unit_test(test_relative_paths),
+		cmocka_unit_test(test_buffer_relative_path),
+		cmocka_unit_test(test_mountpoint_empty),
+		cmocka_unit_test(test_coordination_key),
+		cmocka_unit_test(test_unlisted_resource_warns_once),
+		cmocka_unit_test(test_misspelt_keys_warn),
+		cmocka_unit_test(test_empty_sections_silent),
+		cmocka_unit_test(test_repeated_key_last_wins),
+		cmocka_unit_test(test_params_order_and_positions),
+		cmocka_unit_test(test_params_null_values),
+		cmocka_unit_test(test_params_nesting_limit),
+		cmocka_unit_test(test_alias_expansion_bounded),
+		cmocka_unit_test(test_yaml_syntax_error),
+		cmocka_unit_test(test_yaml_shape_errors),
+		cmocka_unit_test(test_empty_file),
+		cmocka_unit_test_setup_teardown(test_files, make_scratch,
+						remove_scratch),
+		cmocka_unit_test(test_dotted_names),
+		cmocka_unit_test(test_free_null),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
