@@ -231,7 +231,9 @@ static int run_session(struct extresd *d, struct fuse_args *args)
 	}
 	fuse_loop_cfg_set_clone_fd(loop, d->cmd.clone_fd);
 	fuse_loop_cfg_set_max_threads(loop, d->cmd.max_threads);
-	fuse_loop_cfg_set_idle_threads(loop, d->cmd.max_idle_threads);
+	/* libfuse 3.14 parses "unset" as UINT_MAX and warns if handed it. */
+	if (d->cmd.max_idle_threads != UINT_MAX)
+		fuse_loop_cfg_set_idle_threads(loop, d->cmd.max_idle_threads);
 	r = d->cmd.singlethread ? fuse_session_loop(d->se)
 				: fuse_session_loop_mt(d->se, loop);
 	/* The loop returns the signal number when a signal ended it. */

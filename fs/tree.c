@@ -101,7 +101,7 @@ static int add_node(struct extres_tree_builder *b, size_t parent,
 		    size_t *ret_id, struct extres_err *err)
 {
 	struct bnode *p, *n;
-	size_t i, id;
+	size_t id;
 
 	if (parent >= b->n || !b->nodes[parent].is_dir)
 		return extres_err_set(err, EINVAL, "no directory with id %zu",
@@ -110,12 +110,8 @@ static int add_node(struct extres_tree_builder *b, size_t parent,
 	    strcmp(name, "..") == 0 || strlen(name) > 255)
 		return extres_err_set(err, EINVAL, "invalid file name '%s'",
 				      name);
+	/* Duplicate names are found by extres_tree_seal(), in O(1) each. */
 	p = &b->nodes[parent];
-	for (i = 0; i < p->n_children; i++)
-		if (strcmp(b->nodes[p->children[i]].name, name) == 0)
-			return extres_err_set(err, EEXIST,
-					      "'%s' exists twice in one directory",
-					      name);
 	if (b->n == b->cap) {
 		struct bnode *nodes =
 			realloc(b->nodes, 2 * b->cap * sizeof(*nodes));
@@ -209,13 +205,17 @@ static void insert_ino(struct extres_tree *t, const struct extres_node *n)
 	t->by_ino[i] = n;
 }
 
-static void insert_name(struct extres_tree *t, const struct extres_node *n)
+/* -EEXIST if the directory already has a child of that name. */
+static int insert_name(struct extres_tree *t, const struct extres_node *n)
 {
 	size_t i = name_hash(n->parent, n->name) & t->mask;
 
-	while (t->by_name[i])
-		i = (i + 1) & t->mask;
+	for (; t->by_name[i]; i = (i + 1) & t->mask)
+		if (t->by_name[i]->parent == n->parent &&
+		    strcmp(t->by_name[i]->name, n->name) == 0)
+			return -EEXIST;
 	t->by_name[i] = n;
+	return 0;
 }
 
 int extres_tree_seal(struct extres_tree_builder *b, struct timespec mtime,
@@ -224,7 +224,7 @@ int extres_tree_seal(struct extres_tree_builder *b, struct timespec mtime,
 	struct extres_tree *t = NULL;
 	uint64_t *path_hash = NULL;
 	size_t cap = 16, i, n_children = 0, next_child = 0;
-	int r = -ENOMEM;
+	int r;
 
 	t = calloc(1, sizeof(*t));
 	if (!t)
@@ -295,18 +295,24 @@ int extres_tree_seal(struct extres_tree_builder *b, struct timespec mtime,
 			bn->data = NULL;
 		}
 		insert_ino(t, n);
-		if (i > 0)
-			insert_name(t, n);
+		if (i > 0 && insert_name(t, n) < 0) {
+			r = extres_err_set(err, EEXIST,
+					   "'%s' exists twice in one directory",
+					   n->name);
+			goto fail_msg;
+		}
 	}
 	free(path_hash);
 	extres_tree_builder_free(b);
 	*ret = t;
 	return 0;
 fail:
+	r = extres_err_set(err, ENOMEM, "out of memory building the tree");
+fail_msg:
 	free(path_hash);
 	extres_tree_free(t);
 	extres_tree_builder_free(b);
-	return extres_err_set(err, -r, "out of memory building the tree");
+	return r;
 }
 
 const struct extres_node *extres_tree_get(const struct extres_tree *t,

@@ -48,8 +48,9 @@ void extres_tree_builder_free(struct extres_tree_builder *b);
 /*
  * Add a directory or a file (content copied) under the node with id `parent`
  * and return the new node's id in *ret_id (may be NULL). Names must be valid
- * file names (non-empty, no '/', not "." or "..") and unique in the directory:
- * -EINVAL / -EEXIST with a message naming the name otherwise.
+ * file names (non-empty, no '/', not "." or "..", at most 255 bytes): -EINVAL
+ * with a message naming the name otherwise. Names must also be unique in their
+ * directory; extres_tree_seal() checks that (-EEXIST).
  */
 int extres_tree_add_dir(struct extres_tree_builder *b, size_t parent,
 			const char *name, size_t *ret_id,
@@ -60,7 +61,8 @@ int extres_tree_add_file(struct extres_tree_builder *b, size_t parent,
 
 /*
  * Freeze the builder into a tree; the builder is consumed (freed) whether or
- * not this succeeds. `mtime` becomes every node's time stamp.
+ * not this succeeds. `mtime` becomes every node's time stamp. -EEXIST with a
+ * message naming it when a directory holds a name twice.
  */
 int extres_tree_seal(struct extres_tree_builder *b, struct timespec mtime,
 		     struct extres_tree **ret, struct extres_err *err);
