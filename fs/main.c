@@ -22,6 +22,7 @@
 #include "daemonize.h"
 #include "fuse_ops.h"
 #include "log.h"
+#include "mountpoint.h"
 #include "startup.h"
 
 #define DEFAULT_CONFIG "/etc/extres/extres.yaml"
@@ -92,27 +93,6 @@ static int opt_proc(void *data, const char *arg, int key,
 	return 0;
 }
 
-static int mkdir_p(const char *path)
-{
-	char buf[PATH_MAX];
-	char *p;
-
-	if (strlen(path) >= sizeof(buf))
-		return -ENAMETOOLONG;
-	strcpy(buf, path);
-	for (p = buf + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		if (mkdir(buf, 0755) < 0 && errno != EEXIST)
-			return -errno;
-		*p = '/';
-	}
-	if (mkdir(buf, 0755) < 0 && errno != EEXIST)
-		return -errno;
-	return 0;
-}
-
 /* Decide the mount point: argument, then the config, then the default; the
  * latter two are created when missing, an argument must exist. */
 static int resolve_mountpoint(struct extresd *d)
@@ -120,27 +100,23 @@ static int resolve_mountpoint(struct extresd *d)
 	const char *arg = d->n_positional ? d->positional[d->n_positional - 1]
 					  : NULL;
 	const char *path = arg;
-	char real[PATH_MAX];
-	int r;
+	struct extres_err err;
+	int detached, r;
 
-	if (!path) {
+	if (!path)
 		path = d->config->mountpoint ? d->config->mountpoint
 					     : DEFAULT_MOUNTPOINT;
-		r = mkdir_p(path);
-		if (r < 0) {
-			extres_log(EXTRES_LOG_ERR, "cannot create mount point %s: %s",
-				   path, strerror(-r));
-			return r;
-		}
-	}
-	if (!realpath(path, real)) {
-		r = -errno;
-		extres_log(EXTRES_LOG_ERR, "bad mount point %s: %s", path,
-			   strerror(errno));
+	r = extres_mountpoint_prepare(path, arg == NULL, &d->mountpoint,
+				      &detached, &err);
+	if (r < 0) {
+		extres_log(EXTRES_LOG_ERR, "%s", err.msg);
 		return r;
 	}
-	d->mountpoint = strdup(real);
-	return d->mountpoint ? 0 : -ENOMEM;
+	if (detached)
+		extres_log(EXTRES_LOG_NOTICE,
+			   "detached %d dead extresd mount%s at %s", detached,
+			   detached == 1 ? "" : "s", d->mountpoint);
+	return 0;
 }
 
 static int load_config(struct extresd *d)
@@ -199,17 +175,11 @@ static int add_mount_options(struct fuse_args *args)
 	return fuse_opt_insert_arg(args, 1, opts) < 0 ? -ENOMEM : 0;
 }
 
-static int run_session(struct extresd *d, struct fuse_args *args)
+static int run_session(struct extresd *d)
 {
 	struct fuse_loop_config *loop = NULL;
 	int r = -EIO;
 
-	d->se = fuse_session_new(args, extres_fuse_ops(), sizeof(struct fuse_lowlevel_ops),
-				 &d->fs);
-	if (!d->se) {
-		extres_log(EXTRES_LOG_ERR, "cannot create the FUSE session (bad -o option?)");
-		goto out;
-	}
 	if (fuse_set_signal_handlers(d->se) != 0) {
 		extres_log(EXTRES_LOG_ERR, "cannot set signal handlers");
 		goto out;
@@ -230,8 +200,9 @@ static int run_session(struct extresd *d, struct fuse_args *args)
 		goto out_unmount;
 	}
 	fuse_loop_cfg_set_clone_fd(loop, d->cmd.clone_fd);
-	fuse_loop_cfg_set_max_threads(loop, d->cmd.max_threads);
 	/* libfuse 3.14 parses "unset" as UINT_MAX and warns if handed it. */
+	if (d->cmd.max_threads != UINT_MAX)
+		fuse_loop_cfg_set_max_threads(loop, d->cmd.max_threads);
 	if (d->cmd.max_idle_threads != UINT_MAX)
 		fuse_loop_cfg_set_idle_threads(loop, d->cmd.max_idle_threads);
 	r = d->cmd.singlethread ? fuse_session_loop(d->se)
@@ -278,6 +249,15 @@ int main(int argc, char *argv[])
 		status = 2;
 		goto out;
 	}
+	/* Two positionals mean CONFIG MOUNTPOINT (as mount(8) passes them);
+	 * with -c as well, the second one is one too many. */
+	if (d.config_path && d.n_positional == 2) {
+		extres_log(EXTRES_LOG_ERR, "unexpected argument '%s'",
+			   d.positional[1]);
+		fprintf(stderr, "Try '%s --help'.\n", argv[0]);
+		status = 2;
+		goto out;
+	}
 	if (d.cmd.show_help) {
 		usage(argv[0]);
 		fuse_lowlevel_help();
@@ -290,8 +270,18 @@ int main(int argc, char *argv[])
 		status = 0;
 		goto out;
 	}
-	if (load_config(&d) < 0 || resolve_mountpoint(&d) < 0 ||
-	    add_mount_options(&args) < 0)
+	/* The session checks the -o options: a typo is a usage error, found
+	 * before any device is discovered or taken. Nothing is mounted yet. */
+	if (add_mount_options(&args) < 0)
+		goto out;
+	d.se = fuse_session_new(&args, extres_fuse_ops(),
+				sizeof(struct fuse_lowlevel_ops), &d.fs);
+	if (!d.se) {
+		fprintf(stderr, "Try '%s --help'.\n", argv[0]);
+		status = 2;
+		goto out;
+	}
+	if (load_config(&d) < 0 || resolve_mountpoint(&d) < 0)
 		goto out;
 	if (!d.cmd.foreground) {
 		r = extres_daemonize_start(&d.daemon);
@@ -303,7 +293,7 @@ int main(int argc, char *argv[])
 	/* From here on this is the process that stays: it owns the devices. */
 	if (build_tree(&d) < 0)
 		goto out;
-	if (run_session(&d, &args) == 0)
+	if (run_session(&d) == 0)
 		status = 0;
 out:
 	cleanup(&d);

@@ -1,0 +1,263 @@
+/* SPDX-License-Identifier: MIT */
+#include "mountpoint.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+
+#define OUR_FSTYPE "fuse.extresd"
+
+/* Decode mountinfo's octal escapes in place. */
+static void unescape(char *s)
+{
+	char *w = s;
+
+	for (; *s; s++) {
+		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' &&
+		    s[2] <= '7' && s[3] >= '0' && s[3] <= '7') {
+			*w++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 +
+				      (s[3] - '0'));
+			s += 3;
+		} else {
+			*w++ = *s;
+		}
+	}
+	*w = '\0';
+}
+
+/* Fields: id parent dev root MOUNTPOINT opts [optional...] - FSTYPE src super */
+static int parse_line(char *line, char **mnt, char **fstype)
+{
+	char *save = NULL, *tok;
+	int field = 0;
+
+	*mnt = *fstype = NULL;
+	for (tok = strtok_r(line, " ", &save); tok;
+	     tok = strtok_r(NULL, " ", &save), field++) {
+		if (field == 4)
+			*mnt = tok;
+		if (field >= 6 && strcmp(tok, "-") == 0) {
+			*fstype = strtok_r(NULL, " ", &save);
+			break;
+		}
+	}
+	return *mnt && *fstype ? 0 : -EINVAL;
+}
+
+int extres_mountinfo_lookup(const char *mountinfo, const char *path,
+			    char **ret_fstype)
+{
+	char *copy = strdup(mountinfo), *line, *save = NULL, *found = NULL;
+
+	if (!copy)
+		return -ENOMEM;
+	/* Later lines are mounted on top of earlier ones: keep the last. */
+	for (line = strtok_r(copy, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		char *mnt, *fstype;
+
+		if (parse_line(line, &mnt, &fstype) < 0)
+			continue;
+		unescape(mnt);
+		if (strcmp(mnt, path) == 0)
+			found = fstype;
+	}
+	if (found) {
+		*ret_fstype = strdup(found);
+		free(copy);
+		return *ret_fstype ? 1 : -ENOMEM;
+	}
+	free(copy);
+	return 0;
+}
+
+static int read_mountinfo(char **ret, struct extres_err *err)
+{
+	size_t len = 0, cap = 0;
+	char *buf = NULL;
+	int fd, r = 0;
+
+	fd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return extres_err_set(err, errno, "/proc/self/mountinfo: %s",
+				      strerror(errno));
+	for (;;) {
+		ssize_t n;
+
+		if (cap - len < 4096) {
+			char *b = realloc(buf, cap + 65536);
+
+			if (!b) {
+				r = extres_err_set(err, ENOMEM, "out of memory");
+				goto out;
+			}
+			buf = b;
+			cap += 65536;
+		}
+		n = read(fd, buf + len, cap - len - 1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			r = extres_err_set(err, errno, "/proc/self/mountinfo: %s",
+					   strerror(errno));
+			goto out;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	buf[len] = '\0';
+	*ret = buf;
+	buf = NULL;
+out:
+	free(buf);
+	close(fd);
+	return r;
+}
+
+static int mkdir_p(const char *path)
+{
+	char buf[PATH_MAX];
+	char *p;
+
+	if (strlen(path) >= sizeof(buf))
+		return -ENAMETOOLONG;
+	strcpy(buf, path);
+	for (p = buf + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(buf, 0755) < 0 && errno != EEXIST)
+			return -errno;
+		*p = '/';
+	}
+	if (mkdir(buf, 0755) < 0 && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+/* realpath() of the parent plus the last component: a dead mount point
+ * itself cannot be resolved (ENOTCONN), its parent can. */
+static int absolute(const char *path, char **ret, struct extres_err *err)
+{
+	char real[PATH_MAX], *dcopy = NULL, *bcopy = NULL, *out = NULL;
+	const char *base;
+	int r = 0;
+
+	if (realpath(path, real)) {
+		out = strdup(real);
+		goto done;
+	}
+	if (errno != ENOTCONN)
+		return extres_err_set(err, errno, "mount point %s: %s", path,
+				      strerror(errno));
+	dcopy = strdup(path);
+	bcopy = strdup(path);
+	if (!dcopy || !bcopy) {
+		r = extres_err_set(err, ENOMEM, "out of memory");
+		goto done;
+	}
+	base = basename(bcopy);
+	if (!realpath(dirname(dcopy), real)) {
+		r = extres_err_set(err, errno, "mount point %s: %s", path,
+				   strerror(errno));
+		goto done;
+	}
+	if (asprintf(&out, "%s/%s", strcmp(real, "/") == 0 ? "" : real,
+		     base) < 0)
+		out = NULL;
+done:
+	free(dcopy);
+	free(bcopy);
+	if (r < 0)
+		return r;
+	if (!out)
+		return extres_err_set(err, ENOMEM, "out of memory");
+	*ret = out;
+	return 0;
+}
+
+int extres_mountpoint_prepare(const char *path, int create, char **ret_path,
+			      int *ret_detached, struct extres_err *err)
+{
+	char *abs = NULL, *info = NULL, *fstype = NULL;
+	int detached = 0, r;
+	struct statfs sfs;
+	struct stat st;
+
+	if (create) {
+		r = mkdir_p(path);
+		if (r < 0)
+			return extres_err_set(err, -r,
+					      "cannot create mount point %s: %s",
+					      path, strerror(-r));
+	}
+	r = absolute(path, &abs, err);
+	if (r < 0)
+		return r;
+	/* Several dead mounts may be stacked after repeated crashes. */
+	for (;;) {
+		free(info);
+		free(fstype);
+		info = fstype = NULL;
+		r = read_mountinfo(&info, err);
+		if (r < 0)
+			goto fail;
+		r = extres_mountinfo_lookup(info, abs, &fstype);
+		if (r < 0) {
+			r = extres_err_set(err, ENOMEM, "out of memory");
+			goto fail;
+		}
+		if (r == 0)
+			break;
+		if (strcmp(fstype, OUR_FSTYPE) != 0) {
+			r = extres_err_set(err, EBUSY,
+					   "%s is already a mount point (%s); refusing to mount over it",
+					   abs, fstype);
+			goto fail;
+		}
+		/* statfs always reaches the daemon (stat may be answered
+		 * from the kernel's cache even when the daemon is dead). */
+		if (statfs(abs, &sfs) == 0 || errno != ENOTCONN) {
+			r = extres_err_set(err, EBUSY,
+					   "%s is already served by a running extresd",
+					   abs);
+			goto fail;
+		}
+		if (umount2(abs, MNT_DETACH) < 0) {
+			r = extres_err_set(err, errno,
+					   "cannot detach the dead extresd mount at %s: %s",
+					   abs, strerror(errno));
+			goto fail;
+		}
+		detached++;
+	}
+	if (stat(abs, &st) < 0) {
+		r = extres_err_set(err, errno, "mount point %s: %s", abs,
+				   strerror(errno));
+		goto fail;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		r = extres_err_set(err, ENOTDIR, "mount point %s is not a directory",
+				   abs);
+		goto fail;
+	}
+	free(info);
+	free(fstype);
+	*ret_path = abs;
+	*ret_detached = detached;
+	return 0;
+fail:
+	free(info);
+	free(fstype);
+	free(abs);
+	return r;
+}

@@ -1,0 +1,300 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * probe: perform one file-system operation and print what happened, so that
+ * the integration cases can assert exact errnos and bytes from bash.
+ *
+ * Prints "OK" (or the operation's result) on success, or the errno's name
+ * (e.g. "EROFS") on failure, and exits 0 either way: the output is the
+ * result. Exits 2 on a usage error and 1 when a readloop sees bad bytes.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* Large enough for any property file the cases create. */
+#define PROBE_BUF_MAX (256 * 1024)
+
+static int print_errno(int errnum)
+{
+	const char *name = strerrorname_np(errnum);
+
+	if (name)
+		printf("%s\n", name);
+	else
+		printf("errno %d\n", errnum);
+	return 0;
+}
+
+/* Print OK, or the errno's name when the call (returning rc) failed. */
+static int report(int rc)
+{
+	if (rc < 0)
+		return print_errno(errno);
+	printf("OK\n");
+	return 0;
+}
+
+static int parse_ll(const char *s, long long min, long long max,
+		    long long *ret)
+{
+	char *end;
+	long long v;
+
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (errno || end == s || *end != '\0' || v < min || v > max) {
+		fprintf(stderr, "probe: bad number '%s'\n", s);
+		return -EINVAL;
+	}
+	*ret = v;
+	return 0;
+}
+
+/* Bytes as C-escaped text, so that bash can compare them exactly. */
+static void print_escaped(const char *buf, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)buf[i];
+
+		if (c == '\n')
+			fputs("\\n", stdout);
+		else if (c == '\\')
+			fputs("\\\\", stdout);
+		else if (c < 0x20 || c >= 0x7f)
+			printf("\\x%02x", c);
+		else
+			putchar(c);
+	}
+}
+
+/* Read the whole file through one open descriptor. -errno on failure. */
+static ssize_t read_all(const char *path, char *buf, size_t size)
+{
+	size_t got = 0;
+	ssize_t n;
+	int fd, saved;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	for (;;) {
+		if (got == size) {
+			close(fd);
+			return -EFBIG;
+		}
+		n = read(fd, buf + got, size - got);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			saved = errno;
+			close(fd);
+			return -saved;
+		}
+		if (n == 0)
+			break;
+		got += (size_t)n;
+	}
+	if (close(fd) < 0)
+		return -errno;
+	return (ssize_t)got;
+}
+
+static int do_stat(const char *path)
+{
+	struct stat st;
+	const char *type;
+
+	if (lstat(path, &st) < 0)
+		return print_errno(errno);
+	if (S_ISREG(st.st_mode))
+		type = "reg";
+	else if (S_ISDIR(st.st_mode))
+		type = "dir";
+	else if (S_ISLNK(st.st_mode))
+		type = "lnk";
+	else
+		type = "other";
+	printf("%s %04o %lld\n", type, (unsigned)(st.st_mode & 07777),
+	       (long long)st.st_size);
+	return 0;
+}
+
+static int do_pread(const char *path, const char *off_s, const char *len_s)
+{
+	long long off, len;
+	char *buf;
+	ssize_t n;
+	int fd, saved;
+
+	if (parse_ll(off_s, 0, LLONG_MAX, &off) < 0 ||
+	    parse_ll(len_s, 0, PROBE_BUF_MAX, &len) < 0)
+		return 2;
+	buf = malloc((size_t)len + 1);
+	if (!buf)
+		return print_errno(ENOMEM);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		saved = errno;
+		free(buf);
+		return print_errno(saved);
+	}
+	n = pread(fd, buf, (size_t)len, (off_t)off);
+	saved = errno;
+	close(fd);
+	if (n < 0) {
+		free(buf);
+		return print_errno(saved);
+	}
+	printf("%zd:", n);
+	print_escaped(buf, (size_t)n);
+	putchar('\n');
+	free(buf);
+	return 0;
+}
+
+/*
+ * open+read+close `count` times; every read must return the same bytes as
+ * the first one (and `expected`, when given). Prints OK or what differed.
+ */
+static int do_readloop(const char *path, const char *count_s,
+		       const char *expected)
+{
+	char *first = NULL, *cur = NULL;
+	long long count, i;
+	ssize_t first_len = -1, n;
+	int rc = 0;
+
+	if (parse_ll(count_s, 1, 100000000, &count) < 0)
+		return 2;
+	first = malloc(PROBE_BUF_MAX);
+	cur = malloc(PROBE_BUF_MAX);
+	if (!first || !cur) {
+		rc = print_errno(ENOMEM);
+		goto out;
+	}
+	for (i = 0; i < count; i++) {
+		n = read_all(path, i == 0 ? first : cur, PROBE_BUF_MAX);
+		if (n < 0) {
+			rc = print_errno((int)-n);
+			goto out;
+		}
+		if (i == 0) {
+			first_len = n;
+			if (expected && (strlen(expected) != (size_t)n ||
+					 memcmp(expected, first, (size_t)n)))
+				goto differ;
+			continue;
+		}
+		if (n != first_len || memcmp(first, cur, (size_t)n))
+			goto differ;
+	}
+	printf("OK\n");
+	goto out;
+differ:
+	printf("read %lld got ", i);
+	print_escaped(i == 0 ? first : cur, (size_t)n);
+	putchar('\n');
+	rc = 1;
+out:
+	free(first);
+	free(cur);
+	return rc;
+}
+
+static int do_write(const char *path)
+{
+	int fd, rc;
+
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return print_errno(errno);
+	rc = (int)write(fd, "x", 1);
+	if (rc < 0) {
+		rc = errno;
+		close(fd);
+		return print_errno(rc);
+	}
+	close(fd);
+	printf("OK\n");
+	return 0;
+}
+
+static int do_open_fd(const char *path, int flags)
+{
+	int fd = open(path, flags | O_CLOEXEC, 0644);
+
+	if (fd < 0)
+		return print_errno(errno);
+	close(fd);
+	printf("OK\n");
+	return 0;
+}
+
+static int usage(void)
+{
+	fprintf(stderr,
+		"usage: probe OP ARGS...\n"
+		"  stat PATH                 prints TYPE MODE SIZE (reg 0444 2)\n"
+		"  pread FILE OFFSET LEN     prints N:BYTES (C-escaped)\n"
+		"  readloop FILE N [EXPECT]  open+read+close N times; prints OK\n"
+		"  write FILE | open-wr FILE | create PATH | mkdir PATH\n"
+		"  rmdir PATH | unlink PATH | rename FROM TO | truncate FILE\n"
+		"  chmod PATH | symlink TARGET PATH | link FROM TO | utime PATH\n");
+	return 2;
+}
+
+int main(int argc, char **argv)
+{
+	const char *op;
+
+	if (argc < 3)
+		return usage();
+	op = argv[1];
+	if (argc == 3) {
+		const char *p = argv[2];
+
+		if (!strcmp(op, "stat"))
+			return do_stat(p);
+		if (!strcmp(op, "write"))
+			return do_write(p);
+		if (!strcmp(op, "open-wr"))
+			return do_open_fd(p, O_RDWR);
+		if (!strcmp(op, "create"))
+			return do_open_fd(p, O_WRONLY | O_CREAT | O_EXCL);
+		if (!strcmp(op, "mkdir"))
+			return report(mkdir(p, 0755));
+		if (!strcmp(op, "rmdir"))
+			return report(rmdir(p));
+		if (!strcmp(op, "unlink"))
+			return report(unlink(p));
+		if (!strcmp(op, "truncate"))
+			return report(truncate(p, 0));
+		if (!strcmp(op, "chmod"))
+			return report(chmod(p, 0644));
+		if (!strcmp(op, "utime"))
+			return report(utimensat(AT_FDCWD, p, NULL, 0));
+	}
+	if (argc == 4 || argc == 5) {
+		if (!strcmp(op, "readloop"))
+			return do_readloop(argv[2], argv[3],
+					   argc == 5 ? argv[4] : NULL);
+	}
+	if (argc == 4) {
+		if (!strcmp(op, "rename"))
+			return report(rename(argv[2], argv[3]));
+		if (!strcmp(op, "symlink"))
+			return report(symlink(argv[2], argv[3]));
+		if (!strcmp(op, "link"))
+			return report(link(argv[2], argv[3]));
+	}
+	if (argc == 5 && !strcmp(op, "pread"))
+		return do_pread(argv[2], argv[3], argv[4]);
+	return usage();
+}
