@@ -23,6 +23,7 @@
 #include "fuse_ops.h"
 #include "log.h"
 #include "mountpoint.h"
+#include "owner.h"
 #include "startup.h"
 
 #define DEFAULT_CONFIG "/etc/extres/extres.yaml"
@@ -32,6 +33,7 @@
 struct extresd {
 	/* Command line. */
 	char *config_path;
+	char *owner_arg;
 	char *positional[2];
 	int n_positional;
 	struct fuse_cmdline_opts cmd;
@@ -42,6 +44,8 @@ struct extresd {
 	struct extres_fs fs;
 	struct fuse_session *se;
 	struct extres_daemonize daemon;
+	pid_t owner; /* recorded in coordination files */
+	struct extres_owner_watch owner_watch;
 };
 
 enum { KEY_CONFIG };
@@ -49,6 +53,8 @@ enum { KEY_CONFIG };
 static const struct fuse_opt extresd_opts[] = {
 	{ "-c %s", offsetof(struct extresd, config_path), 0 },
 	{ "--config=%s", offsetof(struct extresd, config_path), 0 },
+	{ "--owner-pid %s", offsetof(struct extresd, owner_arg), 0 },
+	{ "--owner-pid=%s", offsetof(struct extresd, owner_arg), 0 },
 	FUSE_OPT_END
 };
 
@@ -62,6 +68,8 @@ static void usage(const char *prog)
 	       "    -c, --config=FILE      configuration (default " DEFAULT_CONFIG ")\n"
 	       "    MOUNTPOINT             default: extres.mountpoint from the\n"
 	       "                           configuration, else " DEFAULT_MOUNTPOINT "\n"
+	       "    --owner-pid=PID        record PID as the devices' owner, and\n"
+	       "                           unmount and exit when PID exits\n"
 	       "    -f                     stay in the foreground\n"
 	       "    -d                     debug: log every request (implies -f)\n"
 	       "    -o OPT[,OPT...]        mount options\n"
@@ -119,6 +127,19 @@ static int resolve_mountpoint(struct extresd *d)
 	return 0;
 }
 
+static int setup_owner(struct extresd *d)
+{
+	struct extres_err err;
+	int r;
+
+	r = extres_owner_parse(d->owner_arg, &d->owner, &err);
+	if (r == 0)
+		r = extres_owner_open(&d->owner_watch, d->owner, &err);
+	if (r < 0)
+		extres_log(EXTRES_LOG_ERR, "%s", err.msg);
+	return r;
+}
+
 static int load_config(struct extresd *d)
 {
 	const char *path = d->config_path;
@@ -147,7 +168,7 @@ static int build_tree(struct extresd *d)
 	struct timespec now;
 	int r;
 
-	r = extres_allocate_all(d->config, getpid(), &d->allocs, &err);
+	r = extres_allocate_all(d->config, d->owner, &d->allocs, &err);
 	if (r < 0) {
 		extres_log(EXTRES_LOG_ERR, "%s", err.msg);
 		return r;
@@ -178,6 +199,7 @@ static int add_mount_options(struct fuse_args *args)
 static int run_session(struct extresd *d)
 {
 	struct fuse_loop_config *loop = NULL;
+	struct extres_err err;
 	int r = -EIO;
 
 	if (fuse_set_signal_handlers(d->se) != 0) {
@@ -192,6 +214,11 @@ static int run_session(struct extresd *d)
 		   d->config->path);
 	if (d->daemon.fd >= 0)
 		extres_log_use_syslog();
+	if (d->owner_watch.pidfd >= 0 &&
+	    extres_owner_start(&d->owner_watch, &err) < 0) {
+		extres_log(EXTRES_LOG_ERR, "%s", err.msg);
+		goto out_unmount;
+	}
 	extres_daemonize_finish(&d->daemon, 1);
 
 	loop = fuse_loop_cfg_create();
@@ -222,6 +249,7 @@ static void cleanup(struct extresd *d)
 {
 	struct extres_err err;
 
+	extres_owner_close(&d->owner_watch);
 	if (d->allocs && extres_release_all(d->allocs, &err) < 0)
 		extres_log(EXTRES_LOG_ERR, "%s", err.msg);
 	extres_allocations_free(d->allocs);
@@ -231,6 +259,7 @@ static void cleanup(struct extresd *d)
 	extres_config_free(d->config);
 	free(d->mountpoint);
 	free(d->config_path);
+	free(d->owner_arg);
 	free(d->positional[0]);
 	free(d->positional[1]);
 	free(d->cmd.mountpoint);
@@ -239,7 +268,10 @@ static void cleanup(struct extresd *d)
 int main(int argc, char *argv[])
 {
 	struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
-	struct extresd d = { .daemon = { .fd = -1 } };
+	struct extresd d = {
+		.daemon = { .fd = -1 },
+		.owner_watch = { .pidfd = -1, .stopfd = -1 },
+	};
 	int r, status = 1;
 
 	extres_log_init("extresd");
@@ -281,6 +313,8 @@ int main(int argc, char *argv[])
 		status = 2;
 		goto out;
 	}
+	if (d.owner_arg && setup_owner(&d) < 0)
+		goto out;
 	if (load_config(&d) < 0 || resolve_mountpoint(&d) < 0)
 		goto out;
 	if (!d.cmd.foreground) {
@@ -290,7 +324,10 @@ int main(int argc, char *argv[])
 			goto out;
 		}
 	}
-	/* From here on this is the process that stays: it owns the devices. */
+	/* From here on this is the process that stays: unless another owner
+	 * was named, it owns the devices. */
+	if (!d.owner_arg)
+		d.owner = getpid();
 	if (build_tree(&d) < 0)
 		goto out;
 	if (run_session(&d) == 0)
