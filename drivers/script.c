@@ -1,1 +1,795 @@
-/* placeholder: being written */
+/* SPDX-License-Identifier: MIT */
+/*
+ * The script driver: Flink's GPU discovery-script contract.
+ *
+ * Params:
+ *   discovery-script.path     required; a relative path resolves against
+ *                             $FLINK_HOME when set and non-empty, else the
+ *                             config file's directory.
+ *   discovery-script.args     optional; a string split into words on
+ *                             whitespace (no shell quoting, as Flink), or a
+ *                             sequence of scalars, one argument each.
+ *   discovery-script.timeout  optional; a duration from 1 ms to 86400 s:
+ *                             seconds ("10", "0.5", at most 3 decimals,
+ *                             "10s") or milliseconds ("500ms"). Default 10 s,
+ *                             Flink's fixed discovery timeout.
+ *
+ * discover() runs the script without a shell as `path amount args...`, stdin
+ * from /dev/null, in its own process group, and parses its standard output
+ * with script_output.c: Flink's comma list or Spark's JSON object. Each item
+ * becomes one info with the single property "index", in output order.
+ */
+#include <extres/driver.h>
+
+#include "script_output.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define PARAM_PATH "discovery-script.path"
+#define PARAM_ARGS "discovery-script.args"
+#define PARAM_TIMEOUT "discovery-script.timeout"
+
+#define DEFAULT_TIMEOUT_MS 10000u
+#define MAX_TIMEOUT_MS (86400u * 1000u)
+#define OUTPUT_MAX (64u * 1024u)
+/* How much of the script's stderr a message quotes: its end, where scripts
+ * (and shells, and Python) put the reason they failed. */
+#define STDERR_QUOTE_MAX 1000u
+/* After the script exits, how long a background child of it may keep the
+ * pipes open before we stop reading and kill its process group. */
+#define EXIT_GRACE_MS 100
+/* Without pidfd_open (Linux < 5.3), how often we look for the exit. */
+#define POLL_SLICE_MS 10
+
+struct script {
+	const struct extres_host *host;
+	char *path;
+	char **argv; /* path, amount, args..., NULL */
+	size_t argc;
+	uint64_t timeout_ms;
+};
+
+enum { OUT, ERR };
+
+/* One run of the script, from spawn to reap. */
+struct run {
+	pid_t pid;
+	int pidfd;    /* -1 when the kernel has no pidfd_open */
+	int fd[2];    /* read ends of stdout and stderr; -1 once at EOF */
+	char *buf[2]; /* OUTPUT_MAX bytes each */
+	size_t len[2];
+	int exited;    /* the script is a zombie: waited for, not reaped */
+	int timed_out;
+	int overflow;  /* stdout went past OUTPUT_MAX */
+	int lingering; /* a pipe was still open after the grace period */
+	int exit_code;   /* once exited: its exit status, */
+	int exit_signal; /* or the signal that killed it */
+};
+
+static void free_argv(char **argv, size_t argc)
+{
+	size_t i;
+
+	if (!argv)
+		return;
+	for (i = 0; i < argc; i++)
+		free(argv[i]);
+	free(argv);
+}
+
+static void script_free(struct script *s)
+{
+	if (!s)
+		return;
+	free_argv(s->argv, s->argc);
+	free(s->path);
+	free(s);
+}
+
+/* Append a copy of `len` bytes of `str`, keeping argv NULL-terminated. */
+static int argv_push(struct script *s, const char *str, size_t len)
+{
+	char **argv = reallocarray(s->argv, s->argc + 2, sizeof(*argv));
+	char *copy;
+
+	if (!argv)
+		return -ENOMEM;
+	s->argv = argv;
+	copy = strndup(str, len);
+	if (!copy)
+		return -ENOMEM;
+	argv[s->argc++] = copy;
+	argv[s->argc] = NULL;
+	return 0;
+}
+
+static int is_space(char c)
+{
+	return c == ' ' || (c >= '\t' && c <= '\r');
+}
+
+static int parse_args(struct script *s, const struct extres_param *p)
+{
+	const struct extres_host *host = s->host;
+	const char *w, *e;
+	uint32_t i;
+	int r;
+
+	if (!p)
+		return 0;
+	if (p->kind == EXTRES_PARAM_SEQUENCE) {
+		for (i = 0; i < p->count; i++) {
+			const struct extres_param *item = &p->items[i];
+
+			if (item->kind != EXTRES_PARAM_SCALAR || !item->value) {
+				host->error(host,
+					    "param " PARAM_ARGS ": item %" PRIu32
+					    " is not a string",
+					    i + 1);
+				return -EINVAL;
+			}
+			r = argv_push(s, item->value, strlen(item->value));
+			if (r < 0)
+				goto oom;
+		}
+		return 0;
+	}
+	if (p->kind != EXTRES_PARAM_SCALAR || !p->value) {
+		host->error(host, "param " PARAM_ARGS
+			    " must be a string or a sequence of strings");
+		return -EINVAL;
+	}
+	/* Flink splits on whitespace with no quoting; so do we. */
+	for (w = p->value; *w;) {
+		while (*w && is_space(*w))
+			w++;
+		for (e = w; *e && !is_space(*e); e++)
+			;
+		if (e > w) {
+			r = argv_push(s, w, (size_t)(e - w));
+			if (r < 0)
+				goto oom;
+		}
+		w = e;
+	}
+	return 0;
+oom:
+	host->error(host, "out of memory");
+	return r;
+}
+
+/* "10", "0.5", "10s", "1.25s", "500ms" -> milliseconds, 1 ms .. 1 day. */
+static int parse_timeout(const char *text, uint64_t *ret_ms)
+{
+	unsigned long long whole;
+	uint64_t frac = 0, scale = 1000, ms;
+	int has_frac = 0;
+	char *end;
+
+	/* strtoull would take a sign or leading blanks; a duration has none. */
+	if (!(*text >= '0' && *text <= '9'))
+		return -EINVAL;
+	errno = 0;
+	whole = strtoull(text, &end, 10);
+	if (errno != 0 || whole > MAX_TIMEOUT_MS)
+		return -ERANGE;
+	if (*end == '.') {
+		has_frac = 1;
+		end++;
+		if (!(*end >= '0' && *end <= '9'))
+			return -EINVAL;
+		while (*end >= '0' && *end <= '9') {
+			if (scale == 1)
+				return -EINVAL; /* finer than 1 ms */
+			scale /= 10;
+			frac += (uint64_t)(*end - '0') * scale;
+			end++;
+		}
+	}
+	if (strcmp(end, "ms") == 0) {
+		if (has_frac)
+			return -EINVAL;
+		ms = whole;
+	} else if (*end == '\0' || strcmp(end, "s") == 0) {
+		ms = (uint64_t)whole * 1000 + frac;
+	} else {
+		return -EINVAL;
+	}
+	if (ms == 0)
+		return -EINVAL;
+	if (ms > MAX_TIMEOUT_MS)
+		return -ERANGE;
+	*ret_ms = ms;
+	return 0;
+}
+
+/* The timeout as an operator wrote it, in seconds: "10 s", "0.5 s". */
+static void format_timeout(char *dst, size_t len, uint64_t ms)
+{
+	char frac[4];
+	int n;
+
+	if (ms % 1000 == 0) {
+		snprintf(dst, len, "%" PRIu64 " s", ms / 1000);
+		return;
+	}
+	snprintf(frac, sizeof(frac), "%03" PRIu64, ms % 1000);
+	for (n = 3; n > 0 && frac[n - 1] == '0'; n--)
+		frac[n - 1] = '\0';
+	snprintf(dst, len, "%" PRIu64 ".%s s", ms / 1000, frac);
+}
+
+static int resolve_path(const struct extres_host *host, const char *path,
+			char **ret_path)
+{
+	const char *base = getenv("FLINK_HOME");
+	char *full;
+	size_t n;
+
+	if (path[0] == '/')
+		base = NULL;
+	else if (!base || !*base)
+		base = host->config_dir;
+
+	if (!base || !*base) {
+		full = strdup(path);
+	} else {
+		n = strlen(base);
+		if (asprintf(&full, "%s%s%s", base,
+			     base[n - 1] == '/' ? "" : "/", path) < 0)
+			full = NULL;
+	}
+	if (!full)
+		return -ENOMEM;
+	*ret_path = full;
+	return 0;
+}
+
+/* Fail at open(), where the operator looks, not at the first discovery. */
+static int check_script(const struct extres_host *host, const char *path)
+{
+	struct stat st;
+	int r;
+
+	if (stat(path, &st) < 0) {
+		r = -errno;
+		host->error(host, "discovery script %s: %s", path, strerror(-r));
+		return r;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		host->error(host, "discovery script %s is not a regular file",
+			    path);
+		return -EINVAL;
+	}
+	if (access(path, X_OK) < 0) {
+		r = -errno;
+		host->error(host, "discovery script %s is not executable: %s",
+			    path, strerror(-r));
+		return r;
+	}
+	return 0;
+}
+
+static int32_t script_open(const struct extres_host *host,
+			   const struct extres_param *params, void **ret_handle)
+{
+	const struct extres_param *p;
+	const char *path, *timeout;
+	struct script *s;
+	char amount[24];
+	uint32_t i;
+	int r;
+
+	s = calloc(1, sizeof(*s));
+	if (!s) {
+		host->error(host, "out of memory");
+		return -ENOMEM;
+	}
+	s->host = host;
+	s->timeout_ms = DEFAULT_TIMEOUT_MS;
+
+	for (i = 0; params && params->kind == EXTRES_PARAM_MAPPING &&
+		    i < params->count; i++) {
+		const char *key = params->items[i].key;
+
+		if (key && strcmp(key, PARAM_PATH) != 0 &&
+		    strcmp(key, PARAM_ARGS) != 0 &&
+		    strcmp(key, PARAM_TIMEOUT) != 0)
+			host->log(host, EXTRES_LOG_WARNING,
+				  "unknown param %s, ignored", key);
+	}
+
+	p = extres_param_get(params, PARAM_PATH);
+	if (!p) {
+		r = host->error(host, "param " PARAM_PATH " is not set");
+		goto fail;
+	}
+	path = extres_param_scalar(params, PARAM_PATH);
+	if (!path || !*path) {
+		r = host->error(host, "param " PARAM_PATH
+				" must be a non-empty string");
+		goto fail;
+	}
+
+	p = extres_param_get(params, PARAM_TIMEOUT);
+	if (p) {
+		timeout = extres_param_scalar(params, PARAM_TIMEOUT);
+		if (!timeout || parse_timeout(timeout, &s->timeout_ms) < 0) {
+			r = host->error(host,
+					"param " PARAM_TIMEOUT
+					": invalid value \"%s\" (expected a duration from 1 ms to 86400 s: 10, 0.5, 10s or 500ms)",
+					timeout ? timeout : "(not a string)");
+			goto fail;
+		}
+	}
+
+	r = resolve_path(host, path, &s->path);
+	if (r < 0) {
+		host->error(host, "out of memory");
+		goto fail;
+	}
+	r = check_script(host, s->path);
+	if (r < 0)
+		goto fail;
+
+	snprintf(amount, sizeof(amount), "%" PRIu64, host->amount);
+	r = argv_push(s, s->path, strlen(s->path));
+	if (r == 0)
+		r = argv_push(s, amount, strlen(amount));
+	if (r < 0) {
+		host->error(host, "out of memory");
+		goto fail;
+	}
+	r = parse_args(s, extres_param_get(params, PARAM_ARGS));
+	if (r < 0)
+		goto fail;
+
+	*ret_handle = s;
+	return 0;
+fail:
+	script_free(s);
+	return r;
+}
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void close_fd(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+}
+
+/* Keep the child's ends clear of 0-2, so that setting up its stdin, stdout
+ * and stderr cannot overwrite one with another when the daemon runs with
+ * its own standard fds closed. */
+static int move_above_stdio(int *fd)
+{
+	int n;
+
+	if (*fd > 2)
+		return 0;
+	n = fcntl(*fd, F_DUPFD_CLOEXEC, 3);
+	if (n < 0)
+		return -errno;
+	close(*fd);
+	*fd = n;
+	return 0;
+}
+
+static int make_pipe(int *ret_read, int *ret_write)
+{
+	int p[2], r;
+
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return -errno;
+	r = move_above_stdio(&p[1]);
+	/* Only our end: the script's stdout must stay blocking. */
+	if (r == 0 && fcntl(p[0], F_SETFL, O_NONBLOCK) < 0)
+		r = -errno;
+	if (r < 0) {
+		close(p[0]);
+		close(p[1]);
+		return r;
+	}
+	*ret_read = p[0];
+	*ret_write = p[1];
+	return 0;
+}
+
+/*
+ * Start the script; on success the caller must finish_run(). Returns 0 or a
+ * negative errno, with *exec_failed set when posix_spawn itself failed: glibc
+ * reports the exec's own errno (ENOENT, EACCES, ENOEXEC) there.
+ */
+static int spawn(struct script *s, struct run *run, int *exec_failed)
+{
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t attr;
+	sigset_t none, all;
+	int w[2] = { -1, -1 };
+	int r;
+
+	r = make_pipe(&run->fd[OUT], &w[OUT]);
+	if (r == 0)
+		r = make_pipe(&run->fd[ERR], &w[ERR]);
+	if (r < 0)
+		goto out;
+
+	r = posix_spawn_file_actions_init(&fa);
+	if (r != 0) {
+		r = -r;
+		goto out;
+	}
+	r = posix_spawnattr_init(&attr);
+	if (r != 0) {
+		posix_spawn_file_actions_destroy(&fa);
+		r = -r;
+		goto out;
+	}
+
+	sigemptyset(&none);
+	sigfillset(&all);
+	r = posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+	if (r == 0)
+		r = posix_spawn_file_actions_adddup2(&fa, w[OUT], 1);
+	if (r == 0)
+		r = posix_spawn_file_actions_adddup2(&fa, w[ERR], 2);
+	/* A library fd opened without O_CLOEXEC (say, /dev/fuse) must not
+	 * reach the script, or outlive the daemon in a stray child. */
+	if (r == 0)
+		r = posix_spawn_file_actions_addclosefrom_np(&fa, 3);
+	/* Its own group, so a timeout kills whatever it started too; default
+	 * signals and an empty mask, whatever the daemon's threads use. */
+	if (r == 0)
+		r = posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP |
+						    POSIX_SPAWN_SETSIGMASK |
+						    POSIX_SPAWN_SETSIGDEF);
+	if (r == 0)
+		r = posix_spawnattr_setpgroup(&attr, 0);
+	if (r == 0)
+		r = posix_spawnattr_setsigmask(&attr, &none);
+	if (r == 0)
+		r = posix_spawnattr_setsigdefault(&attr, &all);
+	if (r == 0) {
+		r = posix_spawn(&run->pid, s->argv[0], &fa, &attr, s->argv,
+				environ);
+		if (r != 0)
+			*exec_failed = 1;
+	}
+	posix_spawnattr_destroy(&attr);
+	posix_spawn_file_actions_destroy(&fa);
+	r = -r;
+	if (r == 0) {
+		run->pidfd = (int)syscall(SYS_pidfd_open, run->pid, 0);
+		if (run->pidfd < 0)
+			run->pidfd = -1;
+	}
+out:
+	close_fd(&w[OUT]);
+	close_fd(&w[ERR]);
+	if (r < 0) {
+		close_fd(&run->fd[OUT]);
+		close_fd(&run->fd[ERR]);
+	}
+	return r;
+}
+
+/* Read what one pipe has. stdout past OUTPUT_MAX is an error; stderr keeps
+ * its last OUTPUT_MAX bytes, where the reason for a failure is. */
+static int drain(struct run *run, int i)
+{
+	char scratch[4096];
+	ssize_t n;
+
+	for (;;) {
+		size_t room = OUTPUT_MAX - run->len[i];
+		char *dst = room ? run->buf[i] + run->len[i] : scratch;
+
+		n = read(run->fd[i], dst, room ? room : sizeof(scratch));
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN)
+				return 0;
+			return -errno;
+		}
+		if (n == 0) {
+			close_fd(&run->fd[i]);
+			return 0;
+		}
+		if (room) {
+			run->len[i] += (size_t)n;
+		} else if (i == OUT) {
+			run->overflow = 1;
+			return 0;
+		} else {
+			memmove(run->buf[i], run->buf[i] + n,
+				OUTPUT_MAX - (size_t)n);
+			memcpy(run->buf[i] + OUTPUT_MAX - n, scratch,
+			       (size_t)n);
+		}
+	}
+}
+
+/* Has the script exited? Leaves it a zombie, so that its pid, and so its
+ * process group id, cannot be reused before we kill the group. */
+static int check_exit(struct run *run)
+{
+	siginfo_t si;
+
+	si.si_pid = 0;
+	if (waitid(P_PID, (id_t)run->pid, &si,
+		   WEXITED | WNOHANG | WNOWAIT) < 0) {
+		if (errno == EINTR)
+			return 0;
+		return -errno;
+	}
+	if (si.si_pid != run->pid)
+		return 0;
+	run->exited = 1;
+	if (si.si_code == CLD_EXITED)
+		run->exit_code = si.si_status;
+	else
+		run->exit_signal = si.si_status;
+	return 0;
+}
+
+/*
+ * Read both pipes until both are at EOF and the script has exited, the
+ * timeout passes, stdout overflows, or the script has exited and the grace
+ * period for its pipes is over. Returns 0 or a negative errno.
+ */
+static int pump(struct run *run, uint64_t timeout_ms)
+{
+	int64_t deadline = now_ms() + (int64_t)timeout_ms, grace_end = 0;
+	int r;
+
+	for (;;) {
+		struct pollfd pfd[3];
+		int nfds = 0, i, n;
+		int64_t now, wait;
+
+		if (run->fd[OUT] < 0 && run->fd[ERR] < 0 && run->exited)
+			return 0;
+		now = now_ms();
+		if (!run->exited) {
+			if (now >= deadline) {
+				run->timed_out = 1;
+				return 0;
+			}
+			wait = deadline - now;
+			if (run->pidfd < 0 && wait > POLL_SLICE_MS)
+				wait = POLL_SLICE_MS;
+		} else {
+			if (now >= grace_end) {
+				run->lingering = 1;
+				return 0;
+			}
+			wait = grace_end - now;
+		}
+
+		for (i = OUT; i <= ERR; i++) {
+			if (run->fd[i] >= 0)
+				pfd[nfds++] = (struct pollfd){ .fd = run->fd[i],
+							      .events = POLLIN };
+		}
+		if (!run->exited && run->pidfd >= 0)
+			pfd[nfds++] = (struct pollfd){ .fd = run->pidfd,
+						      .events = POLLIN };
+
+		n = poll(pfd, (nfds_t)nfds, (int)wait);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		for (i = OUT; i <= ERR; i++) {
+			if (run->fd[i] < 0)
+				continue;
+			r = drain(run, i);
+			if (r < 0)
+				return r;
+			if (run->overflow)
+				return 0;
+		}
+		if (!run->exited) {
+			r = check_exit(run);
+			if (r < 0)
+				return r;
+			if (run->exited)
+				grace_end = now_ms() + EXIT_GRACE_MS;
+		}
+	}
+}
+
+/* Kill what is left of the group and reap the script: no zombie, no fd. */
+static void finish_run(struct run *run)
+{
+	close_fd(&run->fd[OUT]);
+	close_fd(&run->fd[ERR]);
+	close_fd(&run->pidfd);
+	/* Discovery is one-shot: anything the script leaves running in its
+	 * group would outlive it unaccounted for. The script is not reaped
+	 * yet, so the group id is still ours to signal. */
+	kill(-run->pid, SIGKILL);
+	while (waitpid(run->pid, NULL, 0) < 0 && errno == EINTR)
+		;
+}
+
+/* The end of stderr for a message: control characters blanked, at most
+ * STDERR_QUOTE_MAX bytes, cut on a UTF-8 character boundary. */
+static void quote_stderr(char *dst, size_t dst_len, const char *buf,
+			 size_t len)
+{
+	size_t start = 0, o = 0, i;
+
+	while (len > 0 && is_space(buf[len - 1]))
+		len--;
+	while (start < len && is_space(buf[start]))
+		start++;
+	if (len - start > STDERR_QUOTE_MAX) {
+		start = len - STDERR_QUOTE_MAX;
+		while (start < len && ((unsigned char)buf[start] & 0xc0) == 0x80)
+			start++;
+		o = (size_t)snprintf(dst, dst_len, "...");
+	}
+	for (i = start; i < len && o + 1 < dst_len; i++) {
+		unsigned char c = (unsigned char)buf[i];
+
+		dst[o++] = (c < 0x20 || c == 0x7f) ? ' ' : (char)c;
+	}
+	dst[o] = '\0';
+}
+
+static int report_sink(struct script *s, struct extres_sink *sink,
+		       const struct script_output *out)
+{
+	size_t i;
+	int r;
+
+	for (i = 0; i < out->n; i++) {
+		r = sink->begin_info(sink);
+		if (r == 0)
+			r = sink->add_property(sink, "index", out->items[i]);
+		if (r < 0) {
+			s->host->error(s->host, "cannot record index %s: %s",
+				       out->items[i], strerror(-r));
+			return r;
+		}
+	}
+	return 0;
+}
+
+static int32_t script_discover(void *handle, struct extres_sink *sink)
+{
+	struct script *s = handle;
+	const struct extres_host *host = s->host;
+	struct run run = { .pid = -1, .pidfd = -1, .fd = { -1, -1 } };
+	struct script_output out = { 0 };
+	char err[STDERR_QUOTE_MAX + 8], why[512], tmo[32];
+	const char *sep;
+	int exec_failed = 0, r;
+
+	run.buf[OUT] = malloc(OUTPUT_MAX);
+	run.buf[ERR] = malloc(OUTPUT_MAX);
+	if (!run.buf[OUT] || !run.buf[ERR]) {
+		host->error(host, "out of memory");
+		r = -ENOMEM;
+		goto out_free;
+	}
+
+	r = spawn(s, &run, &exec_failed);
+	if (r < 0) {
+		if (exec_failed)
+			host->error(host, "cannot run discovery script %s: %s",
+				    s->path, strerror(-r));
+		else
+			host->error(host,
+				    "cannot set up discovery script %s: %s",
+				    s->path, strerror(-r));
+		goto out_free;
+	}
+	r = pump(&run, s->timeout_ms);
+	finish_run(&run);
+
+	quote_stderr(err, sizeof(err), run.buf[ERR], run.len[ERR]);
+	sep = err[0] ? ": " : "";
+	if (r < 0) {
+		host->error(host, "discovery script %s: reading its output: %s",
+			    s->path, strerror(-r));
+		goto out_free;
+	}
+	if (run.timed_out) {
+		format_timeout(tmo, sizeof(tmo), s->timeout_ms);
+		host->error(host, "discovery script %s timed out after %s%s%s",
+			    s->path, tmo, sep, err);
+		r = -ETIMEDOUT;
+		goto out_free;
+	}
+	if (run.overflow) {
+		host->error(host, "discovery script %s: output exceeds %u KiB",
+			    s->path, OUTPUT_MAX / 1024);
+		r = -EFBIG;
+		goto out_free;
+	}
+	if (run.exit_signal != 0) {
+		const char *name = sigabbrev_np(run.exit_signal);
+		char sig[32] = "";
+
+		if (name)
+			snprintf(sig, sizeof(sig), " (SIG%s)", name);
+		host->error(host, "discovery script %s killed by signal %d%s%s%s",
+			    s->path, run.exit_signal, sig, sep, err);
+		r = -EIO;
+		goto out_free;
+	}
+	if (run.exit_code != 0) {
+		host->error(host, "discovery script %s exited with status %d%s%s",
+			    s->path, run.exit_code, sep, err);
+		r = -EIO;
+		goto out_free;
+	}
+
+	if (run.lingering)
+		host->log(host, EXTRES_LOG_WARNING,
+			  "discovery script %s exited but left a process holding its output open; killed its process group",
+			  s->path);
+	if (err[0])
+		host->log(host, EXTRES_LOG_INFO,
+			  "discovery script %s wrote to stderr: %s", s->path,
+			  err);
+
+	r = script_output_parse(run.buf[OUT], run.len[OUT], &out, why,
+				sizeof(why));
+	if (r < 0) {
+		host->error(host, "discovery script %s: %s", s->path, why);
+		goto out_free;
+	}
+	r = report_sink(s, sink, &out);
+	script_output_clear(&out);
+out_free:
+	free(run.buf[OUT]);
+	free(run.buf[ERR]);
+	return r;
+}
+
+static void script_close(void *handle)
+{
+	script_free(handle);
+}
+
+static const struct extres_driver_ops script_ops = {
+	.abi_version = EXTRES_DRIVER_ABI_VERSION,
+	.struct_size = sizeof(struct extres_driver_ops),
+	.name = "script",
+	.open = script_open,
+	.discover = script_discover,
+	.close = script_close,
+};
+
+EXTRES_DRIVER_EXPORT const struct extres_driver_ops *extres_driver_entry(void);
+
+const struct extres_driver_ops *extres_driver_entry(void)
+{
+	return &script_ops;
+}
