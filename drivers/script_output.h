@@ -9,7 +9,9 @@
  *    whole output is parsed (it may span lines); addresses may be strings or
  *    numbers; "name" is optional and not checked.
  * Output that is neither (no items, a JSON object without an addresses
- * sequence, an item with characters not allowed in a file name) is an error.
+ * sequence, an item with a control character, a duplicate item, JSON nested
+ * more than 32 deep) is an error. Items become file contents, so '/' and
+ * spaces inside them are fine.
  */
 #ifndef EXTRES_SCRIPT_OUTPUT_H
 #define EXTRES_SCRIPT_OUTPUT_H

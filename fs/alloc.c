@@ -1,1 +1,294 @@
-/* placeholder: being written */
+/* SPDX-License-Identifier: MIT */
+#include "alloc.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "coord.h"
+
+static int is_coordination_flag(const char *s, size_t len)
+{
+	static const char *const flags[] = { "--enable-coordination-mode",
+					     "--enable-coordination" };
+	size_t i;
+
+	for (i = 0; i < sizeof(flags) / sizeof(flags[0]); i++)
+		if (strlen(flags[i]) == len && memcmp(flags[i], s, len) == 0)
+			return 1;
+	return 0;
+}
+
+/* Flink hands the args string to Runtime.exec(), which splits it on
+ * whitespace; the script driver does the same. */
+static int words_have_flag(const char *s)
+{
+	const char *w;
+
+	while (*s) {
+		while (*s == ' ' || (*s >= '\t' && *s <= '\r'))
+			s++;
+		w = s;
+		while (*s && *s != ' ' && !(*s >= '\t' && *s <= '\r'))
+			s++;
+		if (s > w && is_coordination_flag(w, (size_t)(s - w)))
+			return 1;
+	}
+	return 0;
+}
+
+int extres_alloc_script_coordinates(const struct extres_resource_config *res)
+{
+	const struct extres_param *args;
+	uint32_t i;
+
+	if (!res->driver || strcmp(res->driver, "script") != 0)
+		return 0;
+	args = extres_param_get(res->params, "discovery-script.args");
+	if (!args)
+		return 0;
+	if (args->kind == EXTRES_PARAM_SCALAR)
+		return args->value && words_have_flag(args->value);
+	if (args->kind != EXTRES_PARAM_SEQUENCE)
+		return 0;
+	/* Each item is one argument, passed as it is. */
+	for (i = 0; i < args->count; i++) {
+		const struct extres_param *item = &args->items[i];
+
+		if (item->kind == EXTRES_PARAM_SCALAR && item->value &&
+		    is_coordination_flag(item->value, strlen(item->value)))
+			return 1;
+	}
+	return 0;
+}
+
+void extres_allocation_free(struct extres_allocation *a)
+{
+	size_t i;
+
+	if (!a)
+		return;
+	for (i = 0; i < a->n; i++)
+		extres_info_clear(&a->infos[i]);
+	free(a->infos);
+	free(a->resource);
+	free(a->coordination_file);
+	free(a->coordination_key);
+	free(a);
+}
+
+/* Every candidate must carry a key that fits in one field of a line. */
+static int check_keys(const struct extres_resource_config *res, const char *key,
+		      const struct extres_infos *candidates,
+		      struct extres_err *err)
+{
+	const char *v;
+	size_t i, j;
+
+	for (i = 0; i < candidates->n; i++) {
+		v = extres_info_get(&candidates->items[i], key);
+		if (!v)
+			return extres_err_set(err, EINVAL,
+					      "resource '%s': info %zu has no property '%s' (the coordination key)",
+					      res->name, i, key);
+		for (j = 0; v[j]; j++)
+			if (v[j] == ' ' || (v[j] >= '\t' && v[j] <= '\r'))
+				return extres_err_set(err, EINVAL,
+						      "resource '%s': info %zu has '%s' = '%s', which contains whitespace and cannot be recorded in the coordination file",
+						      res->name, i, key, v);
+	}
+	return 0;
+}
+
+static int new_allocation(const struct extres_resource_config *res,
+			  int coordinated, pid_t owner, uint64_t starttime,
+			  const struct extres_infos *candidates,
+			  const size_t *picked, size_t n_picked,
+			  struct extres_allocation **ret)
+{
+	struct extres_allocation *a = calloc(1, sizeof(*a));
+	size_t i;
+	int r = -ENOMEM;
+
+	if (!a)
+		return -ENOMEM;
+	a->owner = owner;
+	a->owner_starttime = starttime;
+	a->resource = strdup(res->name);
+	a->coordination_key =
+		strdup(res->coordination_key ? res->coordination_key : "index");
+	if (!a->resource || !a->coordination_key)
+		goto fail;
+	if (coordinated && !(a->coordination_file = strdup(res->coordination_file)))
+		goto fail;
+	a->infos = calloc(n_picked ? n_picked : 1, sizeof(*a->infos));
+	if (!a->infos)
+		goto fail;
+	for (i = 0; i < n_picked; i++) {
+		r = extres_info_copy(&candidates->items[picked[i]], &a->infos[i]);
+		if (r < 0)
+			goto fail;
+		a->n++;
+	}
+	*ret = a;
+	return 0;
+fail:
+	extres_allocation_free(a);
+	return r;
+}
+
+static int picked_has(const struct extres_infos *candidates,
+		      const size_t *picked, size_t n_picked, const char *key,
+		      const char *value)
+{
+	size_t i;
+
+	for (i = 0; i < n_picked; i++)
+		if (strcmp(extres_info_get(&candidates->items[picked[i]], key),
+			   value) == 0)
+			return 1;
+	return 0;
+}
+
+int extres_alloc_take(const struct extres_resource_config *res,
+		      const struct extres_infos *candidates, pid_t owner,
+		      struct extres_allocation **ret, struct extres_err *err)
+{
+	const char *key = res->coordination_key ? res->coordination_key : "index";
+	int coordinated = res->coordination_file &&
+			  !extres_alloc_script_coordinates(res);
+	struct extres_allocation *a = NULL;
+	struct extres_coord *c = NULL;
+	size_t *picked = NULL, n_picked = 0, i;
+	uint64_t starttime = 0;
+	const char *v;
+	int r;
+
+	picked = calloc(candidates->n ? candidates->n : 1, sizeof(*picked));
+	if (!picked)
+		return extres_err_set(err, ENOMEM, "out of memory");
+
+	if (coordinated) {
+		r = check_keys(res, key, candidates, err);
+		if (r < 0)
+			goto out;
+		r = extres_proc_starttime(owner, &starttime);
+		if (r < 0) {
+			r = extres_err_set(err, -r,
+					   "resource '%s': cannot read the start time of process %d: %s",
+					   res->name, (int)owner, strerror(-r));
+			goto out;
+		}
+		r = extres_coord_lock(res->coordination_file, &c, err);
+		if (r < 0) {
+			extres_err_prefix(err, -r, "resource '%s'", res->name);
+			goto out;
+		}
+		/* This is also how a crashed holder's entries go away. */
+		extres_coord_reclaim(c);
+	}
+
+	for (i = 0; i < candidates->n && n_picked < res->amount; i++) {
+		if (coordinated) {
+			v = extres_info_get(&candidates->items[i], key);
+			if (extres_coord_is_taken(c, v) ||
+			    picked_has(candidates, picked, n_picked, key, v))
+				continue;
+		}
+		picked[n_picked++] = i;
+	}
+	if (n_picked < res->amount) {
+		/* Nothing is written, not even the reclaimed lines: a failed
+		 * allocation leaves the file as it found it. */
+		if (coordinated)
+			r = extres_err_set(err, ENOSPC,
+					   "resource '%s': wanted %" PRIu64
+					   ", found %zu free of %zu (coordination file %s)",
+					   res->name, res->amount, n_picked,
+					   candidates->n, res->coordination_file);
+		else
+			r = extres_err_set(err, ENOSPC,
+					   "resource '%s': wanted %" PRIu64 ", found %zu",
+					   res->name, res->amount, n_picked);
+		goto out;
+	}
+
+	r = new_allocation(res, coordinated, owner, starttime, candidates,
+			   picked, n_picked, &a);
+	if (r < 0) {
+		r = extres_err_set(err, -r, "out of memory");
+		goto out;
+	}
+	if (coordinated) {
+		for (i = 0; i < n_picked; i++) {
+			v = extres_info_get(&candidates->items[picked[i]], key);
+			r = extres_coord_add(c, v, owner, starttime);
+			if (r < 0) {
+				r = extres_err_set(err, -r, "out of memory");
+				goto out;
+			}
+		}
+		r = extres_coord_write(c, err);
+		if (r < 0) {
+			extres_err_prefix(err, -r, "resource '%s'", res->name);
+			goto out;
+		}
+	}
+	*ret = a;
+	a = NULL;
+out:
+	extres_coord_close(c);
+	extres_allocation_free(a);
+	free(picked);
+	return r;
+}
+
+static int is_ours(const struct extres_allocation *a, const char *key)
+{
+	const char *v;
+	size_t i;
+
+	for (i = 0; i < a->n; i++) {
+		v = extres_info_get(&a->infos[i], a->coordination_key);
+		if (v && strcmp(v, key) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+int extres_alloc_release(struct extres_allocation *a, struct extres_err *err)
+{
+	struct extres_coord *c = NULL;
+	const struct extres_coord_entry *e;
+	size_t i, removed = 0;
+	int r;
+
+	if (!a || a->released || !a->coordination_file) {
+		if (a)
+			a->released = 1;
+		return 0;
+	}
+	r = extres_coord_lock(a->coordination_file, &c, err);
+	if (r < 0)
+		return extres_err_prefix(err, -r, "resource '%s'", a->resource);
+	/* Key, pid and start time must all match, so that a process that
+	 * reused our PID later keeps its lines. */
+	for (i = c->n; i-- > 0;) {
+		e = &c->entries[i];
+		if (!e->parsed || !e->has_starttime || e->pid != a->owner ||
+		     !is_ours(a, e->key))
+			continue;
+		extres_coord_remove(c, i);
+		removed++;
+	}
+	if (removed) {
+		r = extres_coord_write(c, err);
+		if (r < 0)
+			extres_err_prefix(err, -r, "resource '%s'", a->resource);
+	}
+	if (r == 0)
+		a->released = 1;
+	extres_coord_close(c);
+	return r;
+}

@@ -23,6 +23,7 @@ struct extres_allocation {
 	uint64_t owner_starttime;
 	size_t n;
 	struct extres_info *infos; /* deep copies, allocation order */
+	int released; /* set by a successful extres_alloc_release() */
 };
 
 /*

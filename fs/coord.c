@@ -1,1 +1,634 @@
-/* placeholder: being written */
+/* SPDX-License-Identifier: MIT */
+#include "coord.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* Far beyond one line per device on any host: a bigger file is not ours. */
+#define COORD_MAX_SIZE (16u << 20)
+/* How many times the file may be replaced under us before we give up. */
+#define COORD_MAX_REOPEN 64
+
+#define REFUSE "; refusing to use it as a coordination file"
+
+/* Whitespace as the C locale has it, without depending on the locale. */
+static int is_space(char ch)
+{
+	return ch == ' ' || (ch >= '\t' && ch <= '\r');
+}
+
+/* Next whitespace-separated field of [*p, end); 0 when none is left. */
+static int next_field(const char **p, const char *end, const char **ret_start,
+		      size_t *ret_len)
+{
+	const char *s = *p, *f;
+
+	while (s < end && is_space(*s))
+		s++;
+	if (s == end)
+		return 0;
+	f = s;
+	while (s < end && !is_space(*s))
+		s++;
+	*ret_start = f;
+	*ret_len = (size_t)(s - f);
+	*p = s;
+	return 1;
+}
+
+/* Digits only (no sign, no blanks, which strtoull would accept), <= max. */
+static int parse_dec(const char *s, size_t len, uint64_t max, uint64_t *ret)
+{
+	char buf[32];
+	unsigned long long v;
+	char *end;
+	size_t i;
+
+	if (len == 0 || len >= sizeof(buf))
+		return -EINVAL;
+	for (i = 0; i < len; i++)
+		if (s[i] < '0' || s[i] > '9')
+			return -EINVAL;
+	memcpy(buf, s, len);
+	buf[len] = '\0';
+	errno = 0;
+	v = strtoull(buf, &end, 10);
+	if (errno != 0 || *end != '\0' || v > max)
+		return -ERANGE;
+	*ret = v;
+	return 0;
+}
+
+void extres_coord_entry_clear(struct extres_coord_entry *e)
+{
+	if (!e)
+		return;
+	free(e->line);
+	free(e->key);
+	memset(e, 0, sizeof(*e));
+}
+
+int extres_coord_parse_line(const char *line, size_t len,
+			    struct extres_coord_entry *e)
+{
+	struct extres_coord_entry n = { 0 };
+	const char *p = line, *end = line + len, *f[3];
+	size_t flen[3];
+	uint64_t pid, starttime;
+
+	n.line = malloc(len + 1);
+	if (!n.line)
+		return -ENOMEM;
+	memcpy(n.line, line, len);
+	n.line[len] = '\0';
+	n.line_len = len;
+
+	/* A NUL cannot be part of a key; such a line is kept as it is. */
+	if (memchr(line, '\0', len) || !next_field(&p, end, &f[0], &flen[0]) ||
+	    !next_field(&p, end, &f[1], &flen[1]) ||
+	    parse_dec(f[1], flen[1], INT_MAX, &pid) < 0 || pid == 0)
+		goto out;
+	if (next_field(&p, end, &f[2], &flen[2]) &&
+	    parse_dec(f[2], flen[2], UINT64_MAX, &starttime) == 0) {
+		n.has_starttime = 1;
+		n.starttime = starttime;
+	}
+	n.key = strndup(f[0], flen[0]);
+	if (!n.key) {
+		free(n.line);
+		return -ENOMEM;
+	}
+	n.pid = (pid_t)pid;
+	n.parsed = 1;
+out:
+	*e = n;
+	return 0;
+}
+
+/* State (field 3) and start time (field 22) from /proc/PID/stat. */
+static int proc_stat(pid_t pid, char *ret_state, uint64_t *ret_starttime)
+{
+	char path[64], buf[4096];
+	const char *p, *end, *f = NULL;
+	size_t len = 0, flen = 0;
+	ssize_t n;
+	uint64_t starttime;
+	char state;
+	int fd, i;
+
+	if (pid <= 0)
+		return -ESRCH;
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT || errno == ESRCH ? -ESRCH : -EIO;
+	while (len < sizeof(buf) - 1) {
+		n = read(fd, buf + len, sizeof(buf) - 1 - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			int e = errno;
+
+			close(fd);
+			return e == ESRCH ? -ESRCH : -EIO;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	close(fd);
+
+	/* The command name (field 2) may hold spaces and parentheses; it ends
+	 * at the last ')'. */
+	p = memrchr(buf, ')', len);
+	if (!p)
+		return -EIO;
+	p++;
+	end = buf + len;
+	if (!next_field(&p, end, &f, &flen) || flen != 1)
+		return -EIO;
+	state = f[0];
+	for (i = 4; i <= 22; i++)
+		if (!next_field(&p, end, &f, &flen))
+			return -EIO;
+	if (parse_dec(f, flen, UINT64_MAX, &starttime) < 0)
+		return -EIO;
+	if (ret_state)
+		*ret_state = state;
+	if (ret_starttime)
+		*ret_starttime = starttime;
+	return 0;
+}
+
+int extres_proc_starttime(pid_t pid, uint64_t *ret)
+{
+	return proc_stat(pid, NULL, ret);
+}
+
+int extres_coord_owner_state(const struct extres_coord_entry *e)
+{
+	uint64_t starttime;
+	char state;
+	int r;
+
+	if (!e->parsed)
+		return EXTRES_OWNER_UNPARSABLE;
+	/* kill() is the authority on existence (EPERM still means "exists");
+	 * /proc only adds detail. */
+	if (kill(e->pid, 0) < 0 && errno == ESRCH)
+		return EXTRES_OWNER_DEAD;
+	r = proc_stat(e->pid, &state, &starttime);
+	if (r == -ESRCH)
+		return EXTRES_OWNER_DEAD;
+	if (r < 0)
+		return EXTRES_OWNER_LIVE;
+	if (state == 'Z')
+		return EXTRES_OWNER_ZOMBIE;
+	if (state == 'X')
+		return EXTRES_OWNER_DEAD;
+	if (e->has_starttime && e->starttime != starttime)
+		return EXTRES_OWNER_REUSED;
+	return EXTRES_OWNER_LIVE;
+}
+
+const char *extres_coord_owner_state_name(int state)
+{
+	switch (state) {
+	case EXTRES_OWNER_LIVE:
+		return "live";
+	case EXTRES_OWNER_DEAD:
+		return "dead";
+	case EXTRES_OWNER_REUSED:
+		return "reused";
+	case EXTRES_OWNER_ZOMBIE:
+		return "zombie";
+	case EXTRES_OWNER_UNPARSABLE:
+		return "unparsable";
+	default:
+		return "unknown";
+	}
+}
+
+int extres_coord_is_taken(const struct extres_coord *c, const char *key)
+{
+	size_t i;
+
+	for (i = 0; i < c->n; i++) {
+		const struct extres_coord_entry *e = &c->entries[i];
+
+		if (e->parsed && strcmp(e->key, key) == 0 &&
+		    extres_coord_owner_state(e) == EXTRES_OWNER_LIVE)
+			return 1;
+	}
+	return 0;
+}
+
+static const char *file_kind(mode_t mode)
+{
+	switch (mode & S_IFMT) {
+	case S_IFDIR:
+		return "directory";
+	case S_IFIFO:
+		return "FIFO";
+	case S_IFSOCK:
+		return "socket";
+	case S_IFCHR:
+		return "character device";
+	case S_IFBLK:
+		return "block device";
+	default:
+		return "special file";
+	}
+}
+
+static int check_stat(const char *path, const struct stat *st,
+		      struct extres_err *err)
+{
+	if (S_ISLNK(st->st_mode))
+		return extres_err_set(err, ELOOP, "%s is a symbolic link" REFUSE,
+				      path);
+	if (!S_ISREG(st->st_mode))
+		return extres_err_set(err, EINVAL, "%s is a %s" REFUSE, path,
+				      file_kind(st->st_mode));
+	if (st->st_nlink > 1)
+		return extres_err_set(err, EMLINK, "%s has %ju hard links" REFUSE,
+				      path, (uintmax_t)st->st_nlink);
+	return 0;
+}
+
+/*
+ * Open the file at `path` once. -EAGAIN means "the path changed under us,
+ * try again". Anything that is not a regular file is refused after lstat()
+ * without being opened, so a FIFO or a device is never touched; O_NOFOLLOW
+ * and O_NONBLOCK cover the race where it appears between lstat() and open().
+ */
+static int open_once(const char *path, int *ret_fd, struct extres_err *err)
+{
+	int flags = O_RDWR | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | O_NOCTTY;
+	int created = 0, fd = -1, r;
+	struct stat st;
+
+	if (lstat(path, &st) == 0) {
+		r = check_stat(path, &st, err);
+		if (r < 0)
+			return r;
+	} else if (errno == ENOENT) {
+		flags |= O_CREAT | O_EXCL;
+		created = 1;
+	} else {
+		return extres_err_set(err, errno,
+				      "cannot open coordination file %s: %s",
+				      path, strerror(errno));
+	}
+
+	fd = open(path, flags, 0644);
+	if (fd < 0) {
+		if (errno == EEXIST || (errno == ENOENT && !created))
+			return -EAGAIN;
+		if (errno == ELOOP)
+			return extres_err_set(err, ELOOP,
+					      "%s is a symbolic link" REFUSE,
+					      path);
+		return extres_err_set(err, errno,
+				      "cannot open coordination file %s: %s",
+				      path, strerror(errno));
+	}
+	if (fstat(fd, &st) < 0) {
+		r = extres_err_set(err, errno,
+				   "cannot open coordination file %s: %s", path,
+				   strerror(errno));
+		goto fail;
+	}
+	r = check_stat(path, &st, err);
+	if (r < 0)
+		goto fail;
+	if (st.st_nlink == 0) {
+		r = -EAGAIN;
+		goto fail;
+	}
+	/* Other users' processes share the file: do not let our umask decide
+	 * its mode. */
+	if (created && fchmod(fd, 0644) < 0) {
+		r = extres_err_set(err, errno, "cannot chmod coordination file %s: %s",
+				   path, strerror(errno));
+		goto fail;
+	}
+	if (fcntl(fd, F_SETFL, 0) < 0) {
+		r = extres_err_set(err, errno,
+				   "cannot open coordination file %s: %s", path,
+				   strerror(errno));
+		goto fail;
+	}
+	*ret_fd = fd;
+	return 0;
+fail:
+	close(fd);
+	return r;
+}
+
+/*
+ * Lock fd, then make sure it is still the file at `path`: Flink's scripts
+ * edit the file with `sed -i`, which renames a new file over it, so the inode
+ * we waited on may be gone. 0, -EAGAIN (try again) or an error.
+ */
+static int lock_fd(const char *path, int fd, struct extres_err *err)
+{
+	struct stat a, b;
+
+	while (flock(fd, LOCK_EX) < 0)
+		if (errno != EINTR)
+			return extres_err_set(err, errno,
+					      "cannot lock coordination file %s: %s",
+					      path, strerror(errno));
+	if (fstat(fd, &a) < 0)
+		return extres_err_set(err, errno,
+				      "cannot lock coordination file %s: %s",
+				      path, strerror(errno));
+	if (lstat(path, &b) < 0) {
+		if (errno == ENOENT)
+			return -EAGAIN;
+		return extres_err_set(err, errno,
+				      "cannot lock coordination file %s: %s",
+				      path, strerror(errno));
+	}
+	if (a.st_nlink == 0 || a.st_dev != b.st_dev || a.st_ino != b.st_ino)
+		return -EAGAIN;
+	return 0;
+}
+
+static int read_all(const char *path, int fd, char **ret_buf, size_t *ret_len,
+		    struct extres_err *err)
+{
+	size_t cap = 4096, len = 0;
+	char *buf = malloc(cap), *nbuf;
+	ssize_t n;
+
+	if (!buf)
+		return extres_err_set(err, ENOMEM, "out of memory");
+	for (;;) {
+		if (len == cap) {
+			if (cap > COORD_MAX_SIZE) {
+				free(buf);
+				return extres_err_set(err, EFBIG,
+						      "coordination file %s is larger than %u bytes; refusing to read it",
+						      path, COORD_MAX_SIZE);
+			}
+			cap = cap * 2 > COORD_MAX_SIZE ? COORD_MAX_SIZE + 1 :
+							 cap * 2;
+			nbuf = realloc(buf, cap);
+			if (!nbuf) {
+				free(buf);
+				return extres_err_set(err, ENOMEM,
+						      "out of memory");
+			}
+			buf = nbuf;
+		}
+		n = pread(fd, buf + len, cap - len, (off_t)len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			int e = errno;
+
+			free(buf);
+			return extres_err_set(err, e,
+					      "cannot read coordination file %s: %s",
+					      path, strerror(e));
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	*ret_buf = buf;
+	*ret_len = len;
+	return 0;
+}
+
+static int is_blank(const char *s, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		if (!is_space(s[i]))
+			return 0;
+	return 1;
+}
+
+static int parse_all(struct extres_coord *c, const char *buf, size_t len)
+{
+	const char *p = buf, *end = buf + len, *nl;
+	size_t lines = 0, i;
+	int r;
+
+	for (i = 0; i < len; i++)
+		if (buf[i] == '\n')
+			lines++;
+	/* A last line without '\n' counts too. */
+	c->entries = calloc(lines + 1, sizeof(*c->entries));
+	if (!c->entries)
+		return -ENOMEM;
+	while (p < end) {
+		nl = memchr(p, '\n', (size_t)(end - p));
+		if (!nl)
+			nl = end;
+		if (!is_blank(p, (size_t)(nl - p))) {
+			r = extres_coord_parse_line(p, (size_t)(nl - p),
+						    &c->entries[c->n]);
+			if (r < 0)
+				return r;
+			c->n++;
+		}
+		p = nl + 1;
+	}
+	return 0;
+}
+
+int extres_coord_lock(const char *path, struct extres_coord **ret,
+		      struct extres_err *err)
+{
+	struct extres_coord *c = NULL;
+	char *buf = NULL;
+	size_t len = 0;
+	int fd = -1, attempt, r;
+
+	for (attempt = 0;; attempt++) {
+		if (attempt == COORD_MAX_REOPEN) {
+			r = extres_err_set(err, EAGAIN,
+					   "coordination file %s kept being replaced while we waited for its lock",
+					   path);
+			goto out;
+		}
+		r = open_once(path, &fd, err);
+		if (r == -EAGAIN)
+			continue;
+		if (r < 0)
+			goto out;
+		r = lock_fd(path, fd, err);
+		if (r == 0)
+			break;
+		close(fd);
+		fd = -1;
+		if (r != -EAGAIN)
+			goto out;
+	}
+
+	r = read_all(path, fd, &buf, &len, err);
+	if (r < 0)
+		goto out;
+	c = calloc(1, sizeof(*c));
+	if (c)
+		c->fd = -1;
+	if (!c || !(c->path = strdup(path))) {
+		r = extres_err_set(err, ENOMEM, "out of memory");
+		goto out;
+	}
+	r = parse_all(c, buf, len);
+	if (r < 0) {
+		extres_err_set(err, -r, "out of memory");
+		goto out;
+	}
+	c->fd = fd;
+	fd = -1;
+	*ret = c;
+	c = NULL;
+out:
+	free(buf);
+	extres_coord_close(c);
+	if (fd >= 0)
+		close(fd); /* also drops the lock */
+	return r;
+}
+
+int extres_coord_add(struct extres_coord *c, const char *key, pid_t pid,
+		     uint64_t starttime)
+{
+	struct extres_coord_entry e = { 0 }, *entries;
+	size_t i;
+
+	if (!key[0] || pid <= 0)
+		return -EINVAL;
+	for (i = 0; key[i]; i++)
+		if (is_space(key[i]))
+			return -EINVAL;
+	if (asprintf(&e.line, "%s %d %" PRIu64, key, (int)pid, starttime) < 0)
+		return -ENOMEM;
+	e.line_len = strlen(e.line);
+	e.key = strdup(key);
+	entries = e.key ? realloc(c->entries, (c->n + 1) * sizeof(*entries)) :
+			  NULL;
+	if (!entries) {
+		extres_coord_entry_clear(&e);
+		return -ENOMEM;
+	}
+	e.parsed = 1;
+	e.pid = pid;
+	e.has_starttime = 1;
+	e.starttime = starttime;
+	entries[c->n++] = e;
+	c->entries = entries;
+	return 0;
+}
+
+void extres_coord_remove(struct extres_coord *c, size_t i)
+{
+	if (i >= c->n)
+		return;
+	extres_coord_entry_clear(&c->entries[i]);
+	memmove(&c->entries[i], &c->entries[i + 1],
+		(c->n - i - 1) * sizeof(*c->entries));
+	c->n--;
+}
+
+size_t extres_coord_reclaim(struct extres_coord *c)
+{
+	size_t i = c->n, removed = 0;
+	int state;
+
+	while (i-- > 0) {
+		state = extres_coord_owner_state(&c->entries[i]);
+		if (state == EXTRES_OWNER_DEAD || state == EXTRES_OWNER_REUSED ||
+		    state == EXTRES_OWNER_ZOMBIE) {
+			extres_coord_remove(c, i);
+			removed++;
+		}
+	}
+	return removed;
+}
+
+static int write_error(struct extres_coord *c, int e, struct extres_err *err)
+{
+	return extres_err_set(err, e, "cannot write coordination file %s: %s",
+			      c->path, strerror(e));
+}
+
+int extres_coord_write(struct extres_coord *c, struct extres_err *err)
+{
+	size_t total = 0, off = 0, i;
+	char *buf;
+	ssize_t n;
+	int r = 0;
+
+	for (i = 0; i < c->n; i++)
+		total += c->entries[i].line_len + 1;
+	buf = malloc(total ? total : 1);
+	if (!buf)
+		return extres_err_set(err, ENOMEM, "out of memory");
+	for (i = 0; i < c->n; i++) {
+		memcpy(buf + off, c->entries[i].line, c->entries[i].line_len);
+		off += c->entries[i].line_len;
+		buf[off++] = '\n';
+	}
+
+	/* Rewriting in place cannot be atomic; reserving the blocks first
+	 * makes a full disk fail here, before the old content is touched. */
+	if (total && fallocate(c->fd, 0, 0, (off_t)total) < 0 &&
+	    errno != EOPNOTSUPP && errno != ENOSYS) {
+		r = write_error(c, errno, err);
+		goto out;
+	}
+	for (off = 0; off < total; off += (size_t)n) {
+		n = pwrite(c->fd, buf + off, total - off, (off_t)off);
+		if (n < 0 && errno == EINTR) {
+			n = 0;
+			continue;
+		}
+		if (n <= 0) {
+			r = write_error(c, n < 0 ? errno : EIO, err);
+			goto out;
+		}
+	}
+	/* No fsync: the entries describe live processes, and a host crash
+	 * ends them all anyway. */
+	if (ftruncate(c->fd, (off_t)total) < 0)
+		r = write_error(c, errno, err);
+out:
+	free(buf);
+	return r;
+}
+
+void extres_coord_close(struct extres_coord *c)
+{
+	size_t i;
+
+	if (!c)
+		return;
+	if (c->fd >= 0) {
+		/* Explicitly: a forked child may share the open file
+		 * description, and closing ours would not release it. */
+		flock(c->fd, LOCK_UN);
+		close(c->fd);
+	}
+	for (i = 0; i < c->n; i++)
+		extres_coord_entry_clear(&c->entries[i]);
+	free(c->entries);
+	free(c->path);
+	free(c);
+}

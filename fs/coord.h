@@ -32,6 +32,7 @@
 
 struct extres_coord_entry {
 	char *line;   /* the line as read, without '\n' */
+	size_t line_len; /* bytes in `line` (a garbage line may hold NULs) */
 	int parsed;   /* 0 for lines kept verbatim */
 	char *key;    /* parsed: the device key */
 	pid_t pid;
@@ -50,17 +51,25 @@ struct extres_coord {
  * Open (creating 0644 if missing) and lock `path` exclusively, then read all
  * entries. Blocks until the lock is free. Refuses symlinks, non-regular files
  * and files with more than one link (-ELOOP, -EINVAL, -EMLINK) with a message
- * naming the path. On success *ret holds the lock until extres_coord_close().
+ * naming the path, without opening them. If the file was replaced (renamed
+ * over, as `sed -i` does) while we waited, locks the new one instead. A file
+ * over 16 MiB is -EFBIG. Blank lines are dropped. On success *ret holds the
+ * lock until extres_coord_close().
  */
 int extres_coord_lock(const char *path, struct extres_coord **ret,
 		      struct extres_err *err);
 
-/* Append an entry for key/pid/starttime (in memory). 0 or -ENOMEM. */
+/* Append an entry for key/pid/starttime (in memory). 0, -ENOMEM, or -EINVAL
+ * for an empty key, a key with whitespace or a pid <= 0. */
 int extres_coord_add(struct extres_coord *c, const char *key, pid_t pid,
 		     uint64_t starttime);
 
 /* Remove entry i (in memory). */
 void extres_coord_remove(struct extres_coord *c, size_t i);
+
+/* Remove (in memory) every parsed entry whose owner is not live: dead,
+ * reused PID or zombie. Unparsable lines stay. Returns how many went. */
+size_t extres_coord_reclaim(struct extres_coord *c);
 
 /* Rewrite the file in place from the in-memory entries. */
 int extres_coord_write(struct extres_coord *c, struct extres_err *err);
@@ -68,8 +77,13 @@ int extres_coord_write(struct extres_coord *c, struct extres_err *err);
 /* Unlock and free. Accepts NULL. Does not write. */
 void extres_coord_close(struct extres_coord *c);
 
-/* The owner state of an entry (EXTRES_OWNER_*). */
+/* The owner state of an entry (EXTRES_OWNER_*). A two-field line (Flink's)
+ * with a live PID is live. When the PID exists but /proc cannot tell more,
+ * the owner counts as live: a live owner's line is never dropped. */
 int extres_coord_owner_state(const struct extres_coord_entry *e);
+
+/* "live", "dead", "reused", "zombie", "unparsable" (for extresctl). */
+const char *extres_coord_owner_state_name(int state);
 
 /* 1 if `key` is held by a live owner in `c`, else 0. Exact match. */
 int extres_coord_is_taken(const struct extres_coord *c, const char *key);
@@ -78,8 +92,14 @@ int extres_coord_is_taken(const struct extres_coord *c, const char *key);
 int extres_proc_starttime(pid_t pid, uint64_t *ret);
 
 /* Parse one line into *e (line copied). 0 or -ENOMEM; unparsable lines
- * come back with parsed = 0. */
+ * come back with parsed = 0: fewer than two fields, or a PID that is not a
+ * decimal number in 1..INT_MAX. The third field is the start time only when
+ * it is a decimal number that fits in 64 bits; otherwise it, like any field
+ * after it, is ignored, as Flink reads only the first two. Free *e with
+ * extres_coord_entry_clear(). */
 int extres_coord_parse_line(const char *line, size_t len,
 			    struct extres_coord_entry *e);
+/* Accepts NULL. */
+void extres_coord_entry_clear(struct extres_coord_entry *e);
 
 #endif
