@@ -48,8 +48,6 @@ struct extresd {
 	struct extres_owner_watch owner_watch;
 };
 
-enum { KEY_CONFIG };
-
 static const struct fuse_opt extresd_opts[] = {
 	{ "-c %s", offsetof(struct extresd, config_path), 0 },
 	{ "--config=%s", offsetof(struct extresd, config_path), 0 },
