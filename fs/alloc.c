@@ -89,14 +89,16 @@ static int check_keys(const struct extres_resource_config *res, const char *key,
 	for (i = 0; i < candidates->n; i++) {
 		v = extres_info_get(&candidates->items[i], key);
 		if (!v)
-			return extres_err_set(err, EINVAL,
-					      "resource '%s': info %zu has no property '%s' (the coordination key)",
-					      res->name, i, key);
+			return extres_err_set(
+				err, EINVAL,
+				"resource '%s': info %zu has no property '%s' (the coordination key)",
+				res->name, i, key);
 		for (j = 0; v[j]; j++)
 			if (v[j] == ' ' || (v[j] >= '\t' && v[j] <= '\r'))
-				return extres_err_set(err, EINVAL,
-						      "resource '%s': info %zu has '%s' = '%s', which contains whitespace and cannot be recorded in the coordination file",
-						      res->name, i, key, v);
+				return extres_err_set(
+					err, EINVAL,
+					"resource '%s': info %zu has '%s' = '%s', which contains whitespace and cannot be recorded in the coordination file",
+					res->name, i, key, v);
 	}
 	return 0;
 }
@@ -120,13 +122,15 @@ static int new_allocation(const struct extres_resource_config *res,
 		strdup(res->coordination_key ? res->coordination_key : "index");
 	if (!a->resource || !a->coordination_key)
 		goto fail;
-	if (coordinated && !(a->coordination_file = strdup(res->coordination_file)))
+	if (coordinated &&
+	    !(a->coordination_file = strdup(res->coordination_file)))
 		goto fail;
 	a->infos = calloc(n_picked ? n_picked : 1, sizeof(*a->infos));
 	if (!a->infos)
 		goto fail;
 	for (i = 0; i < n_picked; i++) {
-		r = extres_info_copy(&candidates->items[picked[i]], &a->infos[i]);
+		r = extres_info_copy(&candidates->items[picked[i]],
+				     &a->infos[i]);
 		if (r < 0)
 			goto fail;
 		a->n++;
@@ -155,9 +159,10 @@ int extres_alloc_take(const struct extres_resource_config *res,
 		      const struct extres_infos *candidates, pid_t owner,
 		      struct extres_allocation **ret, struct extres_err *err)
 {
-	const char *key = res->coordination_key ? res->coordination_key : "index";
-	int coordinated = res->coordination_file &&
-			  !extres_alloc_script_coordinates(res);
+	const char *key =
+		res->coordination_key ? res->coordination_key : "index";
+	int coordinated =
+		res->coordination_file && !extres_alloc_script_coordinates(res);
 	struct extres_allocation *a = NULL;
 	struct extres_coord *c = NULL;
 	size_t *picked = NULL, n_picked = 0, i;
@@ -175,9 +180,10 @@ int extres_alloc_take(const struct extres_resource_config *res,
 			goto out;
 		r = extres_proc_starttime(owner, &starttime);
 		if (r < 0) {
-			r = extres_err_set(err, -r,
-					   "resource '%s': cannot read the start time of process %d: %s",
-					   res->name, (int)owner, strerror(-r));
+			r = extres_err_set(
+				err, -r,
+				"resource '%s': cannot read the start time of process %d: %s",
+				res->name, (int)owner, strerror(-r));
 			goto out;
 		}
 		r = extres_coord_lock(res->coordination_file, &c, err);
@@ -202,14 +208,16 @@ int extres_alloc_take(const struct extres_resource_config *res,
 		/* Nothing is written, not even the reclaimed lines: a failed
 		 * allocation leaves the file as it found it. */
 		if (coordinated)
-			r = extres_err_set(err, ENOSPC,
-					   "resource '%s': wanted %" PRIu64
-					   ", found %zu free of %zu (coordination file %s)",
-					   res->name, res->amount, n_picked,
-					   candidates->n, res->coordination_file);
+			r = extres_err_set(
+				err, ENOSPC,
+				"resource '%s': wanted %" PRIu64
+				", found %zu free of %zu (coordination file %s)",
+				res->name, res->amount, n_picked, candidates->n,
+				res->coordination_file);
 		else
 			r = extres_err_set(err, ENOSPC,
-					   "resource '%s': wanted %" PRIu64 ", found %zu",
+					   "resource '%s': wanted %" PRIu64
+					   ", found %zu",
 					   res->name, res->amount, n_picked);
 		goto out;
 	}
@@ -277,7 +285,7 @@ int extres_alloc_release(struct extres_allocation *a, struct extres_err *err)
 	for (i = c->n; i-- > 0;) {
 		e = &c->entries[i];
 		if (!e->parsed || !e->has_starttime || e->pid != a->owner ||
-		     !is_ours(a, e->key))
+		    e->starttime != a->owner_starttime || !is_ours(a, e->key))
 			continue;
 		extres_coord_remove(c, i);
 		removed++;
@@ -285,7 +293,8 @@ int extres_alloc_release(struct extres_allocation *a, struct extres_err *err)
 	if (removed) {
 		r = extres_coord_write(c, err);
 		if (r < 0)
-			extres_err_prefix(err, -r, "resource '%s'", a->resource);
+			extres_err_prefix(err, -r, "resource '%s'",
+					  a->resource);
 	}
 	if (r == 0)
 		a->released = 1;

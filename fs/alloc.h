@@ -30,10 +30,14 @@ struct extres_allocation {
  * Take res->amount infos from `candidates`, in order, skipping any whose
  * coordination key is held by a live owner in the coordination file, and
  * record the taken ones for `owner` (whose start time is read from /proc).
- * A candidate without the coordination key property is an error naming it.
- * Fewer free candidates than wanted: -ENOSPC, with a message naming the
- * resource, wanted and found, and nothing recorded. On success *ret is
- * freed with extres_allocation_free() after extres_alloc_release().
+ * Entries of owners that are gone (dead, reused PID, zombie) are dropped on
+ * the way. A candidate without the coordination key property, or whose key
+ * value holds whitespace, is -EINVAL naming the info; `owner` not running is
+ * -ESRCH. Fewer free candidates than wanted: -ENOSPC, with a message naming
+ * the resource, wanted and found, and the file left byte for byte as it was.
+ * Messages start "resource 'NAME': ". Blocks on the file's lock: call it
+ * from the control thread, never from a file-system request. On success
+ * *ret is freed with extres_allocation_free() after extres_alloc_release().
  */
 int extres_alloc_take(const struct extres_resource_config *res,
 		      const struct extres_infos *candidates, pid_t owner,

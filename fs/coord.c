@@ -254,14 +254,15 @@ static int check_stat(const char *path, const struct stat *st,
 		      struct extres_err *err)
 {
 	if (S_ISLNK(st->st_mode))
-		return extres_err_set(err, ELOOP, "%s is a symbolic link" REFUSE,
-				      path);
+		return extres_err_set(err, ELOOP,
+				      "%s is a symbolic link" REFUSE, path);
 	if (!S_ISREG(st->st_mode))
 		return extres_err_set(err, EINVAL, "%s is a %s" REFUSE, path,
 				      file_kind(st->st_mode));
 	if (st->st_nlink > 1)
-		return extres_err_set(err, EMLINK, "%s has %ju hard links" REFUSE,
-				      path, (uintmax_t)st->st_nlink);
+		return extres_err_set(err, EMLINK,
+				      "%s has %ju hard links" REFUSE, path,
+				      (uintmax_t)st->st_nlink);
 	return 0;
 }
 
@@ -318,7 +319,8 @@ static int open_once(const char *path, int *ret_fd, struct extres_err *err)
 	/* Other users' processes share the file: do not let our umask decide
 	 * its mode. */
 	if (created && fchmod(fd, 0644) < 0) {
-		r = extres_err_set(err, errno, "cannot chmod coordination file %s: %s",
+		r = extres_err_set(err, errno,
+				   "cannot chmod coordination file %s: %s",
 				   path, strerror(errno));
 		goto fail;
 	}
@@ -346,9 +348,10 @@ static int lock_fd(const char *path, int fd, struct extres_err *err)
 
 	while (flock(fd, LOCK_EX) < 0)
 		if (errno != EINTR)
-			return extres_err_set(err, errno,
-					      "cannot lock coordination file %s: %s",
-					      path, strerror(errno));
+			return extres_err_set(
+				err, errno,
+				"cannot lock coordination file %s: %s", path,
+				strerror(errno));
 	if (fstat(fd, &a) < 0)
 		return extres_err_set(err, errno,
 				      "cannot lock coordination file %s: %s",
@@ -378,9 +381,10 @@ static int read_all(const char *path, int fd, char **ret_buf, size_t *ret_len,
 		if (len == cap) {
 			if (cap > COORD_MAX_SIZE) {
 				free(buf);
-				return extres_err_set(err, EFBIG,
-						      "coordination file %s is larger than %u bytes; refusing to read it",
-						      path, COORD_MAX_SIZE);
+				return extres_err_set(
+					err, EFBIG,
+					"coordination file %s is larger than %u bytes; refusing to read it",
+					path, COORD_MAX_SIZE);
 			}
 			cap = cap * 2 > COORD_MAX_SIZE ? COORD_MAX_SIZE + 1 :
 							 cap * 2;
@@ -399,9 +403,9 @@ static int read_all(const char *path, int fd, char **ret_buf, size_t *ret_len,
 			int e = errno;
 
 			free(buf);
-			return extres_err_set(err, e,
-					      "cannot read coordination file %s: %s",
-					      path, strerror(e));
+			return extres_err_set(
+				err, e, "cannot read coordination file %s: %s",
+				path, strerror(e));
 		}
 		if (n == 0)
 			break;
@@ -461,9 +465,10 @@ int extres_coord_lock(const char *path, struct extres_coord **ret,
 
 	for (attempt = 0;; attempt++) {
 		if (attempt == COORD_MAX_REOPEN) {
-			r = extres_err_set(err, EAGAIN,
-					   "coordination file %s kept being replaced while we waited for its lock",
-					   path);
+			r = extres_err_set(
+				err, EAGAIN,
+				"coordination file %s kept being replaced while we waited for its lock",
+				path);
 			goto out;
 		}
 		r = open_once(path, &fd, err);
@@ -554,7 +559,8 @@ size_t extres_coord_reclaim(struct extres_coord *c)
 
 	while (i-- > 0) {
 		state = extres_coord_owner_state(&c->entries[i]);
-		if (state == EXTRES_OWNER_DEAD || state == EXTRES_OWNER_REUSED ||
+		if (state == EXTRES_OWNER_DEAD ||
+		    state == EXTRES_OWNER_REUSED ||
 		    state == EXTRES_OWNER_ZOMBIE) {
 			extres_coord_remove(c, i);
 			removed++;

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -26,8 +27,8 @@
 struct fixture {
 	char dir[64];
 	char path[128]; /* dir/coord, not created */
-	struct extres_param root;   /* the resource's params: a MAPPING */
-	struct extres_param arg;    /* its one member, when set */
+	struct extres_param root; /* the resource's params: a MAPPING */
+	struct extres_param arg; /* its one member, when set */
 	struct extres_param seq[3]; /* items of a sequence-valued arg */
 	struct extres_resource_config res;
 	struct extres_infos *cands;
@@ -156,13 +157,22 @@ static pid_t dead_pid(void)
 	return pid;
 }
 
+/* In a child: die with the test, so that a failed assertion leaves no
+ * process behind. */
+static void die_with_parent(pid_t parent)
+{
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
+		_exit(1);
+}
+
 /* A live process that holds devices until stop_holder(). */
 static pid_t start_holder(void)
 {
-	pid_t pid = fork();
+	pid_t parent = getpid(), pid = fork();
 
 	assert_true(pid >= 0);
 	if (pid == 0) {
+		die_with_parent(parent);
 		for (;;)
 			pause();
 	}
@@ -190,8 +200,8 @@ static void test_no_coordination_first_n(void **state)
 
 	f->cands = make_candidates(4);
 	f->res.amount = 2;
-	assert_int_equal(extres_alloc_take(&f->res, f->cands, getpid(), &a, &err),
-			 0);
+	assert_int_equal(
+		extres_alloc_take(&f->res, f->cands, getpid(), &a, &err), 0);
 	/* Deep copies: the candidates may go. */
 	extres_infos_free(f->cands);
 	f->cands = NULL;
@@ -218,8 +228,9 @@ static void test_no_coordination_short(void **state)
 
 	f->cands = make_candidates(4);
 	f->res.amount = 5;
-	assert_int_equal(extres_alloc_take(&f->res, f->cands, getpid(), &a, &err),
-			 -ENOSPC);
+	assert_int_equal(
+		extres_alloc_take(&f->res, f->cands, getpid(), &a, &err),
+		-ENOSPC);
 	assert_string_equal(err.msg, "resource 'gpu': wanted 5, found 4");
 	assert_ptr_equal(a, (struct extres_allocation *)0x1);
 }
@@ -312,8 +323,9 @@ static void test_coordination_short_untouched(void **state)
 	assert_int_equal(stat(f->path, &before), 0);
 	usleep(20 * 1000); /* so that a write would show in the mtime */
 
-	assert_int_equal(extres_alloc_take(&f->res, f->cands, getpid(), &a, &err),
-			 -ENOSPC);
+	assert_int_equal(
+		extres_alloc_take(&f->res, f->cands, getpid(), &a, &err),
+		-ENOSPC);
 	assert_string_equal(err.msg,
 			    fmt("resource 'gpu': wanted 2, found 1 free of 3 "
 				"(coordination file %s)",
@@ -411,8 +423,9 @@ static void test_missing_key(void **state)
 	assert_int_equal(extres_infos_add(f->cands, "index", "2", NULL), 0);
 	f->res.coordination_file = f->path;
 	f->res.coordination_key = "uuid";
-	assert_int_equal(extres_alloc_take(&f->res, f->cands, getpid(), &a, &err),
-			 -EINVAL);
+	assert_int_equal(
+		extres_alloc_take(&f->res, f->cands, getpid(), &a, &err),
+		-EINVAL);
 	assert_string_equal(err.msg,
 			    "resource 'gpu': info 2 has no property 'uuid' "
 			    "(the coordination key)");
@@ -434,8 +447,9 @@ static void test_key_with_whitespace(void **state)
 			 0);
 	f->res.coordination_file = f->path;
 	f->res.coordination_key = "name";
-	assert_int_equal(extres_alloc_take(&f->res, f->cands, getpid(), &a, &err),
-			 -EINVAL);
+	assert_int_equal(
+		extres_alloc_take(&f->res, f->cands, getpid(), &a, &err),
+		-EINVAL);
 	assert_string_equal(err.msg,
 			    "resource 'gpu': info 0 has 'name' = 'Tesla V100', "
 			    "which contains whitespace and cannot be recorded "
@@ -456,8 +470,8 @@ static void test_duplicate_keys(void **state)
 	assert_int_equal(extres_infos_new(&f->cands), 0);
 	for (i = 0; i < 3; i++) {
 		assert_int_equal(extres_infos_begin(f->cands, NULL), 0);
-		assert_int_equal(extres_infos_add(f->cands, "index", idx[i], NULL),
-				 0);
+		assert_int_equal(
+			extres_infos_add(f->cands, "index", idx[i], NULL), 0);
 	}
 	f->res.amount = 2;
 	f->res.coordination_file = f->path;
@@ -484,12 +498,13 @@ static void test_refused_file_prefixed(void **state)
 	assert_int_equal(symlink(target, f->path), 0);
 	f->cands = make_candidates(1);
 	f->res.coordination_file = f->path;
-	assert_int_equal(extres_alloc_take(&f->res, f->cands, getpid(), &a, &err),
-			 -ELOOP);
-	assert_string_equal(err.msg,
-			    fmt("resource 'gpu': %s is a symbolic link; refusing "
-				"to use it as a coordination file",
-				f->path));
+	assert_int_equal(
+		extres_alloc_take(&f->res, f->cands, getpid(), &a, &err),
+		-ELOOP);
+	assert_string_equal(
+		err.msg, fmt("resource 'gpu': %s is a symbolic link; refusing "
+			     "to use it as a coordination file",
+			     f->path));
 	assert_ptr_equal(a, (struct extres_allocation *)0x1);
 	assert_string_equal(read_file(target), "keep\n");
 }
@@ -544,9 +559,11 @@ static void test_script_coordinates(void **state)
 
 	set_scalar_args(f, "--enable-coordination-mode");
 	assert_int_equal(extres_alloc_script_coordinates(&f->res), 1);
-	set_scalar_args(f, "--coordination-file /var/tmp/x\t--enable-coordination ");
+	set_scalar_args(
+		f, "--coordination-file /var/tmp/x\t--enable-coordination ");
 	assert_int_equal(extres_alloc_script_coordinates(&f->res), 1);
-	set_scalar_args(f, "--enable-coordination-modes --enable-coordinationX");
+	set_scalar_args(f,
+			"--enable-coordination-modes --enable-coordinationX");
 	assert_int_equal(extres_alloc_script_coordinates(&f->res), 0);
 	set_scalar_args(f, "");
 	assert_int_equal(extres_alloc_script_coordinates(&f->res), 0);
@@ -576,8 +593,8 @@ static void test_script_coordinated_take(void **state)
 	f->res.driver = "script";
 	f->res.coordination_file = f->path;
 	set_scalar_args(f, "--enable-coordination");
-	assert_int_equal(extres_alloc_take(&f->res, f->cands, getpid(), &a, &err),
-			 0);
+	assert_int_equal(
+		extres_alloc_take(&f->res, f->cands, getpid(), &a, &err), 0);
 	assert_null(a->coordination_file);
 	assert_index(a, 0, "0");
 	assert_index(a, 1, "1");
@@ -620,9 +637,10 @@ static void race_child(struct fixture *f, int start_fd, int result_fd,
 	struct extres_err err = { "" };
 	char expect[512], ch;
 
-	snprintf(expect, sizeof(expect),
-		 "resource 'gpu': wanted 1, found 0 free of %d (coordination file %s)",
-		 DEVICES, f->path);
+	snprintf(
+		expect, sizeof(expect),
+		"resource 'gpu': wanted 1, found 0 free of %d (coordination file %s)",
+		DEVICES, f->path);
 	(void)!read(start_fd, &ch, 1); /* EOF: all start together */
 	res.rc = extres_alloc_take(&f->res, f->cands, getpid(), &a, &err);
 	if (res.rc == 0)
@@ -644,7 +662,7 @@ static void race_round(struct fixture *f)
 	int held[DEVICES] = { 0 };
 	char expect[DEVICES][64];
 	char *content, *line, *save = NULL;
-	pid_t pids[RACERS];
+	pid_t pids[RACERS], parent = getpid();
 
 	assert_int_equal(pipe2(start, O_CLOEXEC), 0);
 	assert_int_equal(pipe2(result, O_CLOEXEC), 0);
@@ -653,6 +671,7 @@ static void race_round(struct fixture *f)
 		pids[i] = fork();
 		assert_true(pids[i] >= 0);
 		if (pids[i] == 0) {
+			die_with_parent(parent);
 			close(start[1]);
 			close(result[0]);
 			close(hold[1]);
@@ -675,8 +694,8 @@ static void race_round(struct fixture *f)
 			assert_true(k >= 0 && k < DEVICES);
 			assert_int_equal(held[k], 0);
 			held[k] = 1;
-			snprintf(expect[k], sizeof(expect[k]),
-				 "%s %d %" PRIu64, res[i].key, (int)res[i].pid,
+			snprintf(expect[k], sizeof(expect[k]), "%s %d %" PRIu64,
+				 res[i].key, (int)res[i].pid,
 				 starttime_of(res[i].pid));
 			winners++;
 		} else {
@@ -728,8 +747,8 @@ static void test_race(void **state)
 	f->res.amount = DEVICES;
 	assert_int_equal(extres_alloc_take(&f->res, f->cands, me, &a, &err), 0);
 	assert_string_equal(read_file(f->path),
-			    fmt("0 %d %" PRIu64 "\n1 %d %" PRIu64 "\n2 %d %" PRIu64
-				"\n3 %d %" PRIu64 "\n",
+			    fmt("0 %d %" PRIu64 "\n1 %d %" PRIu64
+				"\n2 %d %" PRIu64 "\n3 %d %" PRIu64 "\n",
 				(int)me, mst, (int)me, mst, (int)me, mst,
 				(int)me, mst));
 	assert_int_equal(extres_alloc_release(a, &err), 0);

@@ -227,7 +227,8 @@ static void test_parse_nul_kept_verbatim(void **state)
 	static const char line[] = "0 1\0 2";
 	struct extres_coord_entry e;
 
-	assert_int_equal(extres_coord_parse_line(line, sizeof(line) - 1, &e), 0);
+	assert_int_equal(extres_coord_parse_line(line, sizeof(line) - 1, &e),
+			 0);
 	assert_int_equal(e.parsed, 0);
 	assert_int_equal(e.line_len, sizeof(line) - 1);
 	assert_memory_equal(e.line, line, sizeof(line) - 1);
@@ -335,8 +336,9 @@ static int state_of(const char *fmt, ...)
 
 static void test_owner_live(void **state)
 {
-	assert_int_equal(state_of("0 %d %" PRIu64, (int)getpid(), my_starttime()),
-			 EXTRES_OWNER_LIVE);
+	assert_int_equal(
+		state_of("0 %d %" PRIu64, (int)getpid(), my_starttime()),
+		EXTRES_OWNER_LIVE);
 	/* Flink's two fields: a live PID holds. */
 	assert_int_equal(state_of("0 %d", (int)getpid()), EXTRES_OWNER_LIVE);
 	assert_int_equal(state_of("0 %d not-a-time", (int)getpid()),
@@ -354,10 +356,11 @@ static void test_owner_dead(void **state)
 
 static void test_owner_reused(void **state)
 {
-	assert_int_equal(state_of("0 %d %" PRIu64, (int)getpid(),
-				  my_starttime() + 1),
+	assert_int_equal(
+		state_of("0 %d %" PRIu64, (int)getpid(), my_starttime() + 1),
+		EXTRES_OWNER_REUSED);
+	assert_int_equal(state_of("0 %d 0", (int)getpid()),
 			 EXTRES_OWNER_REUSED);
-	assert_int_equal(state_of("0 %d 0", (int)getpid()), EXTRES_OWNER_REUSED);
 }
 
 static void test_owner_zombie(void **state)
@@ -599,7 +602,8 @@ static void test_rewrite_in_place(void **state)
 	assert_int_equal(c->n, 3);
 	assert_int_equal(extres_coord_write(c, &err), 0);
 	extres_coord_close(c);
-	assert_string_equal(read_file(f->path), "garbage here\nx y z w\n1 1 99\n");
+	assert_string_equal(read_file(f->path),
+			    "garbage here\nx y z w\n1 1 99\n");
 
 	assert_int_equal(stat(f->path, &after), 0);
 	assert_int_equal(before.st_ino, after.st_ino);
@@ -687,7 +691,8 @@ static void test_lock_follows_replaced_file(void **state)
 	if (pid == 0) {
 		int fd = open(f->path, O_RDWR | O_CLOEXEC);
 
-		if (fd < 0 || flock(fd, LOCK_EX) < 0 || write(p[1], "L", 1) != 1)
+		if (fd < 0 || flock(fd, LOCK_EX) < 0 ||
+		    write(p[1], "L", 1) != 1)
 			_exit(1);
 		int nfd;
 
@@ -725,9 +730,10 @@ static void test_too_big(void **state)
 	assert_true(fd >= 0);
 	assert_int_equal(ftruncate(fd, (16 << 20) + 1), 0);
 	close(fd);
-	snprintf(msg, sizeof(msg),
-		 "coordination file %s is larger than 16777216 bytes; refusing to read it",
-		 f->path);
+	snprintf(
+		msg, sizeof(msg),
+		"coordination file %s is larger than 16777216 bytes; refusing to read it",
+		f->path);
 	assert_lock_fails(f->path, EFBIG, msg);
 }
 
