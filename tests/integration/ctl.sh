@@ -1,0 +1,373 @@
+# SPDX-License-Identifier: MIT
+# shellcheck shell=bash
+#
+# extresctl: help and usage errors, check and discover, and `coord list|gc`
+# on real coordination files with real owners (live, dead, reused, zombie,
+# Flink's two-field lines, garbage), including a running extresd's lines.
+#
+# usage: ctl.sh CASE   (run by meson with the harness environment)
+
+# shellcheck source=lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+# run_ctl ARGS...: run extresctl; keep RUN_STATUS and its exact stdout and
+# stderr (trailing newlines included) in CTL_OUT and CTL_ERR.
+run_ctl() {
+	RUN_STATUS=0
+	timeout 10 "$EXTRESCTL" "$@" >"$WORK/ctl.out" 2>"$WORK/ctl.err" </dev/null || RUN_STATUS=$?
+	[[ $RUN_STATUS != 124 ]] || fail "extresctl $* did not return within 10 s"
+	CTL_OUT=$(file_bytes "$WORK/ctl.out"; printf x)
+	CTL_OUT=${CTL_OUT%x}
+	CTL_ERR=$(file_bytes "$WORK/ctl.err"; printf x)
+	CTL_ERR=${CTL_ERR%x}
+}
+
+# expect_ctl STATUS STDOUT STDERR ARGS...: run extresctl ARGS and require
+# exactly that status, stdout and stderr.
+expect_ctl() {
+	local status=$1 out=$2 err=$3
+	shift 3
+	run_ctl "$@"
+	assert_eq "$status" "$RUN_STATUS" "exit status of extresctl $*"
+	assert_eq "$out" "$CTL_OUT" "stdout of extresctl $*"
+	assert_eq "$err" "$CTL_ERR" "stderr of extresctl $*"
+}
+
+# expect_usage ARGS...: a usage error (exit 2, nothing on stdout) whose
+# message names $NEEDLE.
+expect_usage() {
+	run_ctl "$@"
+	assert_eq 2 "$RUN_STATUS" "exit status of extresctl $*"
+	assert_eq "" "$CTL_OUT" "stdout of extresctl $*"
+	[[ $CTL_ERR == "extresctl: error: "* ]] || fail "extresctl $*: stderr does not start with 'extresctl: error: ': $CTL_ERR"
+	assert_contains "$CTL_ERR" "$NEEDLE" "stderr of extresctl $*"
+}
+
+# table ROW...: rows with tab-separated cells, laid out as extresctl prints
+# a table: each column as wide as its widest cell, two spaces between
+# columns, the last column not padded.
+table() {
+	printf '%s\n' "$@" | awk -F '\t' '
+		{
+			n[NR] = NF
+			for (i = 1; i <= NF; i++) {
+				cell[NR, i] = $i
+				if (i < NF && length($i) > w[i])
+					w[i] = length($i)
+			}
+		}
+		END {
+			for (r = 1; r <= NR; r++) {
+				line = ""
+				for (i = 1; i < n[r]; i++)
+					line = line sprintf("%-" w[i] "s  ", cell[r, i])
+				print line cell[r, n[r]]
+			}
+		}'
+}
+
+HEADER=$'KEY\tPID\tSTARTTIME\tSTATE'
+
+# A PID that existed and is gone: a child that exited and was reaped.
+dead_pid() {
+	local pid
+	sh -c 'exit 0' &
+	pid=$!
+	wait "$pid" || true
+	echo "$pid"
+}
+
+# Start a process that leaves an unreaped child behind and set ZOMBIE to the
+# child's PID once it is a zombie. The child outlives the shell's exec (a
+# shell may reap a child that exits first); `sleep` then never reaps it. The
+# parent's PID goes to a .pid file in $WORK, which the cleanup kills.
+make_zombie() {
+	local _ state
+	rm -f "$WORK/zombie"
+	# Not on the case's stdout, which meson waits on.
+	sh -c 'sleep 0.1 & echo $! >"$1/zombie"; exec sleep 60' sh "$WORK" \
+		</dev/null >/dev/null 2>&1 &
+	echo $! >"$WORK/zombie-parent.$!.pid"
+	for _ in $(seq 200); do
+		if [[ -s $WORK/zombie ]]; then
+			ZOMBIE=$(cat "$WORK/zombie")
+			state=$(awk '{ sub(/.*\) /, ""); print $1 }' "/proc/$ZOMBIE/stat" 2>/dev/null || true)
+			[[ $state != Z ]] || return 0
+		fi
+		sleep 0.05
+	done
+	fail "no zombie after 10 s"
+}
+
+# The mtime (ns), inode and bytes of a file, to show that it was not written.
+fingerprint() {
+	stat -c '%Y.%y %i %s' -- "$1"
+	od -An -c -- "$1"
+}
+
+# Back-date a file so that a write would show in its mtime.
+backdate() {
+	touch -h -d '2001-09-09 01:46:40' -- "$1"
+}
+
+case_help() {
+	it_setup_nofuse
+	local word
+	run_ctl --help
+	assert_eq 0 "$RUN_STATUS" "exit status of extresctl --help"
+	assert_eq "" "$CTL_ERR" "stderr of extresctl --help"
+	[[ $CTL_OUT == "usage: extresctl [-c CONFIG] COMMAND [ARGS]"$'\n'* ]] ||
+		fail "extresctl --help does not start with its usage line: $CTL_OUT"
+	for word in check 'discover [NAME]' 'coord list FILE [--json]' \
+		'coord gc FILE [--json] [--dry-run]' --config --help --version; do
+		assert_contains "$CTL_OUT" "$word" "extresctl --help"
+	done
+
+	run_ctl coord --help
+	assert_eq 0 "$RUN_STATUS" "exit status of extresctl coord --help"
+	assert_eq "" "$CTL_ERR" "stderr of extresctl coord --help"
+	[[ $CTL_OUT == "usage: extresctl coord list FILE [--json]"$'\n'"       extresctl coord gc FILE [--json] [--dry-run]"$'\n'* ]] ||
+		fail "extresctl coord --help does not start with its usage lines: $CTL_OUT"
+	for word in live dead reused zombie unparsable --json --dry-run '"removed"' '"kept"'; do
+		assert_contains "$CTL_OUT" "$word" "extresctl coord --help"
+	done
+	local coord_help=$CTL_OUT
+	expect_ctl 0 "$coord_help" "" coord list --help
+	expect_ctl 0 "$coord_help" "" coord gc x --help
+
+	run_ctl check --help
+	assert_eq 0 "$RUN_STATUS" "exit status of extresctl check --help"
+	[[ $CTL_OUT == "usage: extresctl [-c CONFIG] check"$'\n'* ]] ||
+		fail "extresctl check --help: $CTL_OUT"
+	run_ctl discover --help
+	assert_eq 0 "$RUN_STATUS" "exit status of extresctl discover --help"
+	[[ $CTL_OUT == "usage: extresctl [-c CONFIG] discover [NAME]"$'\n'* ]] ||
+		fail "extresctl discover --help: $CTL_OUT"
+
+	expect_ctl 0 "extresctl ${EXTRES_VERSION:?EXTRES_VERSION is not set}"$'\n' "" --version
+}
+
+# Usage errors exit 2, name the argument at fault, and touch nothing.
+case_usage() {
+	it_setup_nofuse
+	local f=$WORK/coord NEEDLE
+	NEEDLE="missing COMMAND" expect_usage
+	NEEDLE="unknown command 'frob'" expect_usage frob
+	NEEDLE="unknown option '--bogus'" expect_usage --bogus check
+	NEEDLE="unknown option '-x'" expect_usage -x check
+	NEEDLE="option '-c' needs an argument" expect_usage -c
+	NEEDLE="check: unexpected argument 'extra'" expect_usage check extra
+	NEEDLE="discover: unexpected argument 'b'" expect_usage discover a b
+	NEEDLE="coord: missing command" expect_usage coord
+	NEEDLE="coord: unknown command 'ls'" expect_usage coord ls "$f"
+	NEEDLE="coord list: missing FILE" expect_usage coord list
+	NEEDLE="coord list: missing FILE" expect_usage coord list --json
+	NEEDLE="coord list: unexpected argument '$f.2'" expect_usage coord list "$f" "$f.2"
+	NEEDLE="coord list: unknown option '--dry-run'" expect_usage coord list --dry-run "$f"
+	NEEDLE="coord gc: unknown option '--force'" expect_usage coord gc --force "$f"
+	NEEDLE="coord gc: unknown option '-n'" expect_usage coord gc -n "$f"
+	NEEDLE="coord gc: option '--json=yes' takes no argument" expect_usage coord gc --json=yes "$f"
+	NEEDLE="coord gc: FILE is an empty string" expect_usage coord gc ""
+	[[ ! -e $f && ! -e $f.2 ]] || fail "a usage error created a file"
+}
+
+# check and discover on the standard config.
+case_check_discover() {
+	it_setup_nofuse
+	local cfg=$WORK/extres.yaml
+	write_std_config "$cfg"
+	expect_ctl 0 "$cfg: 2 resources
+gpu: amount 2, driver static, coordination-file -, kubernetes -, yarn -
+nic: amount 1, driver static, coordination-file -, kubernetes -, yarn -
+" "" -c "$cfg" check
+	expect_ctl 0 "nic: driver static, 1 candidate, amount 1
+  0: index=0 name=mlx5_0 link_layer=InfiniBand
+" "" -c "$cfg" discover nic
+	expect_ctl 1 "" "extresctl: error: no resource 'tpu' in $cfg
+" -c "$cfg" discover tpu
+}
+
+# list: one row per line in file order, the state of each owner, Flink's
+# two-field line live, garbage quoted; the same as JSON; the file unchanged.
+case_coord_list() {
+	it_setup_nofuse
+	local f=$WORK/gpu.coord me=$$ st dead before
+	st=$(proc_starttime "$me")
+	dead=$(dead_pid)
+	printf '%s\n' "0 $me $st" "1 $dead $st" "2 $me" 'not a "line"	at all' >"$f"
+	backdate "$f"
+	before=$(fingerprint "$f")
+
+	expect_ctl 0 "$(table "$HEADER" \
+		$'0\t'"$me"$'\t'"$st"$'\tlive' \
+		$'1\t'"$dead"$'\t'"$st"$'\tdead' \
+		$'2\t'"$me"$'\t-\tlive' \
+		$'-\t-\t-\tunparsable "not a \\"line\\"\\tat all"')
+" "" coord list "$f"
+
+	expect_ctl 0 "[\
+{\"key\": \"0\", \"pid\": $me, \"starttime\": $st, \"state\": \"live\", \"line\": \"0 $me $st\"}, \
+{\"key\": \"1\", \"pid\": $dead, \"starttime\": $st, \"state\": \"dead\", \"line\": \"1 $dead $st\"}, \
+{\"key\": \"2\", \"pid\": $me, \"starttime\": null, \"state\": \"live\", \"line\": \"2 $me\"}, \
+{\"key\": null, \"pid\": null, \"starttime\": null, \"state\": \"unparsable\", \"line\": \"not a \\\"line\\\"\\tat all\"}]
+" "" coord list --json "$f"
+
+	assert_eq "$before" "$(fingerprint "$f")" "coordination file after list"
+
+	: >"$f"
+	expect_ctl 0 "$(table "$HEADER")
+" "" coord list "$f"
+	expect_ctl 0 $'[]\n' "" coord list "$f" --json
+}
+
+# The file gc starts from: one line for each owner state.
+write_gc_file() {
+	local f=$1 me=$$ st dead
+	st=$(proc_starttime "$me")
+	dead=$(dead_pid)
+	make_zombie
+	LIVE="0 $me $st"
+	DEAD="1 $dead $st"
+	REUSED="2 $me $((st + 1))"
+	ZOMB="3 $ZOMBIE"
+	FLINK="4 $me"
+	GARBAGE=$'# not\tan entry'
+	DEAD2="5 $dead"
+	printf '%s\n' "$LIVE" "$DEAD" "$REUSED" "$ZOMB" "$FLINK" "$GARBAGE" "$DEAD2" >"$f"
+	REMOVED_TABLE=$(table "$HEADER" \
+		$'1\t'"$dead"$'\t'"$st"$'\tdead' \
+		$'2\t'"$me"$'\t'"$((st + 1))"$'\treused' \
+		$'3\t'"$ZOMBIE"$'\t-\tzombie' \
+		$'5\t'"$dead"$'\t-\tdead')
+	REMOVED_JSON="[\
+{\"key\": \"1\", \"pid\": $dead, \"starttime\": $st, \"state\": \"dead\", \"line\": \"$DEAD\"}, \
+{\"key\": \"2\", \"pid\": $me, \"starttime\": $((st + 1)), \"state\": \"reused\", \"line\": \"$REUSED\"}, \
+{\"key\": \"3\", \"pid\": $ZOMBIE, \"starttime\": null, \"state\": \"zombie\", \"line\": \"$ZOMB\"}, \
+{\"key\": \"5\", \"pid\": $dead, \"starttime\": null, \"state\": \"dead\", \"line\": \"$DEAD2\"}]"
+}
+
+# gc drops dead, reused and zombie owners; live, Flink and garbage lines stay
+# byte for byte, in order, in the same inode.
+case_coord_gc() {
+	it_setup_nofuse
+	local f=$WORK/gpu.coord ino
+	write_gc_file "$f"
+	ino=$(stat -c %i "$f")
+	expect_ctl 0 "$REMOVED_TABLE
+$f: removed 4 entries, kept 3
+" "" coord gc "$f"
+	assert_file "$f" "$LIVE
+$FLINK
+$GARBAGE
+"
+	assert_eq "$ino" "$(stat -c %i "$f")" "inode after gc"
+	assert_eq "-rw-r--r--" "$(stat -c %A "$f")" "mode after gc"
+
+	# Nothing left to remove: nothing is written.
+	backdate "$f"
+	local before
+	before=$(fingerprint "$f")
+	expect_ctl 0 "$f: removed 0 entries, kept 3
+" "" coord gc "$f"
+	expect_ctl 0 '{"removed": [], "kept": 3}
+' "" coord gc --json "$f"
+	assert_eq "$before" "$(fingerprint "$f")" "coordination file after gc with nothing to do"
+
+	write_gc_file "$f"
+	expect_ctl 0 "{\"removed\": $REMOVED_JSON, \"kept\": 3}
+" "" coord gc "$f" --json
+	assert_file "$f" "$LIVE
+$FLINK
+$GARBAGE
+"
+}
+
+# --dry-run says the same and writes nothing.
+case_coord_gc_dry_run() {
+	it_setup_nofuse
+	local f=$WORK/gpu.coord before
+	write_gc_file "$f"
+	backdate "$f"
+	before=$(fingerprint "$f")
+	expect_ctl 0 "$REMOVED_TABLE
+$f: would remove 4 entries, keep 3 (dry run: nothing written)
+" "" coord gc --dry-run "$f"
+	expect_ctl 0 "{\"removed\": $REMOVED_JSON, \"kept\": 3}
+" "" coord gc "$f" --json --dry-run
+	assert_eq "$before" "$(fingerprint "$f")" "coordination file after gc --dry-run"
+}
+
+# A missing file is an error for list and gc alike, and is not created.
+case_coord_list_missing() {
+	it_setup_nofuse
+	local f=$WORK/gpu.coord args
+	for args in "list" "list --json" "gc" "gc --dry-run"; do
+		# shellcheck disable=SC2086 # split on purpose
+		expect_ctl 1 "" "extresctl: error: $f: No such file or directory
+" coord $args "$f"
+	done
+	[[ ! -e $f ]] || fail "$f was created"
+	expect_ctl 1 "" "extresctl: error: $WORK/no/gpu.coord: No such file or directory
+" coord list "$WORK/no/gpu.coord"
+	[[ ! -e $WORK/no ]] || fail "$WORK/no was created"
+}
+
+# A symbolic link is refused, never followed: its target keeps every line
+# (dead ones too), and a dangling link does not create its target. A FIFO
+# is refused without blocking.
+case_coord_list_symlink() {
+	it_setup_nofuse
+	local f=$WORK/gpu.coord link=$WORK/link before args
+	write_gc_file "$f"
+	ln -s "$f" "$link"
+	backdate "$f"
+	before=$(fingerprint "$f")
+	for args in "list" "list --json" "gc" "gc --dry-run"; do
+		# shellcheck disable=SC2086 # split on purpose
+		expect_ctl 1 "" "extresctl: error: $link is a symbolic link; refusing to use it as a coordination file
+" coord $args "$link"
+	done
+	assert_eq "$before" "$(fingerprint "$f")" "symlink target after list and gc"
+
+	ln -s "$WORK/nowhere" "$WORK/dangling"
+	expect_ctl 1 "" "extresctl: error: $WORK/dangling is a symbolic link; refusing to use it as a coordination file
+" coord gc "$WORK/dangling"
+	[[ ! -e $WORK/nowhere ]] || fail "gc created the target of a dangling symlink"
+
+	mkfifo "$WORK/fifo"
+	expect_ctl 1 "" "extresctl: error: $WORK/fifo is a FIFO; refusing to use it as a coordination file
+" coord list "$WORK/fifo"
+}
+
+# A running extresd's lines are live in list and survive gc, which removes
+# only the dead line beside them; the daemon still serves and then releases
+# its lines on a clean exit.
+case_coord_daemon() {
+	it_setup
+	local f=$WORK/gpu.coord dst dead garbage='garbage kept as is'
+	printf '%s\n' "$garbage" >"$f"
+	write_std_config "$WORK/extres.yaml" "$f"
+	daemon_start -c "$WORK/extres.yaml" "$MNT"
+	dst=$(proc_starttime "$DAEMON_PID")
+	dead=$(dead_pid)
+	printf '%s\n' "2 $dead" >>"$f"
+	expect_ctl 0 "$(table "$HEADER" \
+		$'-\t-\t-\tunparsable "'"$garbage"'"' \
+		$'0\t'"$DAEMON_PID"$'\t'"$dst"$'\tlive' \
+		$'1\t'"$DAEMON_PID"$'\t'"$dst"$'\tlive' \
+		$'2\t'"$dead"$'\t-\tdead')
+" "" coord list "$f"
+	expect_ctl 0 "$(table "$HEADER" $'2\t'"$dead"$'\t-\tdead')
+$f: removed 1 entry, kept 3
+" "" coord gc "$f"
+	assert_file "$f" "$garbage
+0 $DAEMON_PID $dst
+1 $DAEMON_PID $dst
+"
+	assert_file "$MNT/gpu/1/index" $'1\n'
+	daemon_stop
+	assert_file "$f" "$garbage
+"
+}
+
+it_main "$@"
