@@ -198,7 +198,8 @@ int extres_alloc_take(const struct extres_resource_config *res,
 	for (i = 0; i < candidates->n && n_picked < res->amount; i++) {
 		if (coordinated) {
 			v = extres_info_get(&candidates->items[i], key);
-			if (extres_coord_is_taken(c, v) ||
+			/* Reclaimed above: every recorded key is held. */
+			if (extres_coord_has_key(c, v) ||
 			    picked_has(candidates, picked, n_picked, key, v))
 				continue;
 		}

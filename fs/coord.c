@@ -174,30 +174,58 @@ int extres_proc_starttime(pid_t pid, uint64_t *ret)
 	return proc_stat(pid, NULL, ret);
 }
 
+/* What /proc says of one PID; probed once per PID per pass. */
+struct proc_probe {
+	pid_t pid;
+	int gone;      /* no such process */
+	int unreadable; /* exists, but /proc told us nothing */
+	char state;
+	uint64_t starttime;
+};
+
+static void probe_pid(pid_t pid, struct proc_probe *p)
+{
+	int r;
+
+	memset(p, 0, sizeof(*p));
+	p->pid = pid;
+	/* kill() is the authority on existence (EPERM still means "exists");
+	 * /proc only adds detail. */
+	if (kill(pid, 0) < 0 && errno == ESRCH) {
+		p->gone = 1;
+		return;
+	}
+	r = proc_stat(pid, &p->state, &p->starttime);
+	if (r == -ESRCH)
+		p->gone = 1;
+	else if (r < 0)
+		p->unreadable = 1;
+}
+
+static int state_of(const struct extres_coord_entry *e,
+		    const struct proc_probe *p)
+{
+	if (p->gone)
+		return EXTRES_OWNER_DEAD;
+	if (p->unreadable)
+		return EXTRES_OWNER_LIVE;
+	if (p->state == 'Z')
+		return EXTRES_OWNER_ZOMBIE;
+	if (p->state == 'X')
+		return EXTRES_OWNER_DEAD;
+	if (e->has_starttime && e->starttime != p->starttime)
+		return EXTRES_OWNER_REUSED;
+	return EXTRES_OWNER_LIVE;
+}
+
 int extres_coord_owner_state(const struct extres_coord_entry *e)
 {
-	uint64_t starttime;
-	char state;
-	int r;
+	struct proc_probe p;
 
 	if (!e->parsed)
 		return EXTRES_OWNER_UNPARSABLE;
-	/* kill() is the authority on existence (EPERM still means "exists");
-	 * /proc only adds detail. */
-	if (kill(e->pid, 0) < 0 && errno == ESRCH)
-		return EXTRES_OWNER_DEAD;
-	r = proc_stat(e->pid, &state, &starttime);
-	if (r == -ESRCH)
-		return EXTRES_OWNER_DEAD;
-	if (r < 0)
-		return EXTRES_OWNER_LIVE;
-	if (state == 'Z')
-		return EXTRES_OWNER_ZOMBIE;
-	if (state == 'X')
-		return EXTRES_OWNER_DEAD;
-	if (e->has_starttime && e->starttime != starttime)
-		return EXTRES_OWNER_REUSED;
-	return EXTRES_OWNER_LIVE;
+	probe_pid(e->pid, &p);
+	return state_of(e, &p);
 }
 
 const char *extres_coord_owner_state_name(int state)
@@ -554,11 +582,30 @@ void extres_coord_remove(struct extres_coord *c, size_t i)
 
 size_t extres_coord_reclaim(struct extres_coord *c)
 {
-	size_t i = c->n, removed = 0;
+	struct proc_probe *probes;
+	size_t i = c->n, removed = 0, n_probes = 0, k;
 	int state;
 
+	/* Many lines usually share one owner: read /proc once per PID. If
+	 * the cache cannot be had, probe every line instead. */
+	probes = calloc(c->n ? c->n : 1, sizeof(*probes));
 	while (i-- > 0) {
-		state = extres_coord_owner_state(&c->entries[i]);
+		const struct extres_coord_entry *e = &c->entries[i];
+		struct proc_probe one, *p = &one;
+
+		if (!e->parsed)
+			continue;
+		for (k = 0; probes && k < n_probes; k++)
+			if (probes[k].pid == e->pid)
+				break;
+		if (probes && k < n_probes) {
+			p = &probes[k];
+		} else {
+			probe_pid(e->pid, p);
+			if (probes)
+				probes[n_probes++] = one;
+		}
+		state = state_of(e, p);
 		if (state == EXTRES_OWNER_DEAD ||
 		    state == EXTRES_OWNER_REUSED ||
 		    state == EXTRES_OWNER_ZOMBIE) {
@@ -566,7 +613,18 @@ size_t extres_coord_reclaim(struct extres_coord *c)
 			removed++;
 		}
 	}
+	free(probes);
 	return removed;
+}
+
+int extres_coord_has_key(const struct extres_coord *c, const char *key)
+{
+	size_t i;
+
+	for (i = 0; i < c->n; i++)
+		if (c->entries[i].parsed && strcmp(c->entries[i].key, key) == 0)
+			return 1;
+	return 0;
 }
 
 static int write_error(struct extres_coord *c, int e, struct extres_err *err)
@@ -577,14 +635,24 @@ static int write_error(struct extres_coord *c, int e, struct extres_err *err)
 
 int extres_coord_write(struct extres_coord *c, struct extres_err *err)
 {
-	size_t total = 0, off = 0, i;
+	size_t total = 0, off = 0, len, i;
+	struct stat st;
 	char *buf;
 	ssize_t n;
 	int r = 0;
 
+	if (fstat(c->fd, &st) < 0)
+		return write_error(c, errno, err);
 	for (i = 0; i < c->n; i++)
 		total += c->entries[i].line_len + 1;
-	buf = malloc(total ? total : 1);
+	/* A shorter file is written padded with newlines to the old length
+	 * and only then cut, so a kill -9 between the write and the cut
+	 * leaves whole lines and blank ones (which readers skip), never a
+	 * torn line or an old line twice. */
+	len = total;
+	if (st.st_size > 0 && (size_t)st.st_size > len)
+		len = (size_t)st.st_size;
+	buf = malloc(len ? len : 1);
 	if (!buf)
 		return extres_err_set(err, ENOMEM, "out of memory");
 	for (i = 0; i < c->n; i++) {
@@ -592,6 +660,7 @@ int extres_coord_write(struct extres_coord *c, struct extres_err *err)
 		off += c->entries[i].line_len;
 		buf[off++] = '\n';
 	}
+	memset(buf + off, '\n', len - off);
 
 	/* Rewriting in place cannot be atomic; reserving the blocks first
 	 * makes a full disk fail here, before the old content is touched. */
@@ -600,8 +669,8 @@ int extres_coord_write(struct extres_coord *c, struct extres_err *err)
 		r = write_error(c, errno, err);
 		goto out;
 	}
-	for (off = 0; off < total; off += (size_t)n) {
-		n = pwrite(c->fd, buf + off, total - off, (off_t)off);
+	for (off = 0; off < len; off += (size_t)n) {
+		n = pwrite(c->fd, buf + off, len - off, (off_t)off);
 		if (n < 0 && errno == EINTR) {
 			n = 0;
 			continue;

@@ -85,6 +85,11 @@ int extres_coord_owner_state(const struct extres_coord_entry *e);
 /* "live", "dead", "reused", "zombie", "unparsable" (for extresctl). */
 const char *extres_coord_owner_state_name(int state);
 
+/* 1 if any parsed entry of `c` records `key`, else 0. Exact match. After
+ * extres_coord_reclaim() every parsed entry has a live owner, so this is
+ * the cheap form of extres_coord_is_taken(). */
+int extres_coord_has_key(const struct extres_coord *c, const char *key);
+
 /* 1 if `key` is held by a live owner in `c`, else 0. Exact match. */
 int extres_coord_is_taken(const struct extres_coord *c, const char *key);
 

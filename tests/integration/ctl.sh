@@ -370,4 +370,139 @@ $f: removed 1 entry, kept 3
 "
 }
 
+# ---------------------------------------------------------------------------
+# discover --json
+
+# gpu: two static devices whose properties need escaping (a quote, a
+# backslash, a non-ASCII name); fpga: Flink's discovery script, asked for 2
+# of --indexes 3,5,7, recording its arguments in $WORK/fpga.args. More
+# lines (another resource) may follow in "$2".
+write_discover_config() {
+	cat >"$1" <<-EOF
+	external-resources: gpu;fpga${3:-}
+	external-resource.gpu.amount: 2
+	external-resource.gpu.driver: static
+	external-resource.gpu.param.devices:
+	  - index: "0"
+	    uuid: GPU-aaaa
+	    name: 'Test "GPU" \\ 1'
+	    memory.total: 16384 MiB
+	  - index: "1"
+	    uuid: GPU-bbbb
+	    name: "Carte graphique \u00e9"
+	    memory.total: 32768 MiB
+	external-resource.fpga.amount: 2
+	external-resource.fpga.driver-factory.class: org.apache.flink.externalresource.gpu.GPUDriverFactory
+	external-resource.fpga.param.discovery-script.path: $SRCDIR/tests/integration/scripts/flink.sh
+	external-resource.fpga.param.discovery-script.args: --indexes 3,5,7 --record $WORK/fpga.args
+	EOF
+	printf '%s' "${2:-}" >>"$1"
+}
+
+GPU_JSON='"gpu": {"driver": "static", "amount": 2, "candidates": [{"index": "0", "uuid": "GPU-aaaa", "name": "Test \"GPU\" \\ 1", "memory.total": "16384 MiB"}, {"index": "1", "uuid": "GPU-bbbb", "name": "Carte graphique '$'\xc3\xa9''", "memory.total": "32768 MiB"}]}'
+FPGA_JSON='"fpga": {"driver": "script", "amount": 2, "candidates": [{"index": "3"}, {"index": "5"}]}'
+
+# Every resource in one document, in config order, properties in driver
+# order; the script got the amount first, then its args.
+case_discover_json() {
+	it_setup_nofuse
+	local cfg=$WORK/extres.yaml
+	write_discover_config "$cfg"
+	expect_ctl 0 "{$GPU_JSON, $FPGA_JSON}
+" "" -c "$cfg" discover --json
+	assert_file "$WORK/fpga.args" "2
+--indexes
+3,5,7
+--record
+$WORK/fpga.args
+"
+	# The text form of the same, unchanged.
+	expect_ctl 0 'gpu: driver static, 2 candidates, amount 2
+  0: index=0 uuid=GPU-aaaa name=Test "GPU" \ 1 memory.total=16384 MiB
+  1: index=1 uuid=GPU-bbbb name=Carte graphique '$'\xc3\xa9'' memory.total=32768 MiB
+fpga: driver script, 2 candidates, amount 2
+  0: index=3
+  1: index=5
+' "" -c "$cfg" discover
+}
+
+# NAME selects one resource, before or after --json; the other's driver
+# does not run.
+case_discover_json_select() {
+	it_setup_nofuse
+	local cfg=$WORK/extres.yaml
+	write_discover_config "$cfg"
+	expect_ctl 0 "{$GPU_JSON}
+" "" -c "$cfg" discover --json gpu
+	[[ ! -e $WORK/fpga.args ]] || fail "discover gpu ran the fpga script"
+	expect_ctl 0 "{$FPGA_JSON}
+" "" -c "$cfg" discover fpga --json
+}
+
+# A script in Spark's format names every address, whatever the amount: all
+# are candidates.
+case_discover_json_script() {
+	it_setup_nofuse
+	local cfg=$WORK/extres.yaml
+	cat >"$cfg" <<-EOF
+	external-resources: gpu
+	external-resource.gpu.amount: 1
+	external-resource.gpu.driver: script
+	external-resource.gpu.param.discovery-script.path: $SRCDIR/tests/integration/scripts/spark.sh
+	EOF
+	expect_ctl 0 '{"gpu": {"driver": "script", "amount": 1, "candidates": [{"index": "3"}, {"index": "5"}, {"index": "7"}]}}
+' "" -c "$cfg" discover --json
+}
+
+# All or nothing: one failing driver prints nothing on stdout, its error on
+# stderr, exit 1, though the other resources were found; the text form
+# still lists those.
+case_discover_json_fail() {
+	it_setup_nofuse
+	local cfg=$WORK/extres.yaml script=$SRCDIR/tests/integration/scripts/fail.sh err
+	write_discover_config "$cfg" "external-resource.bad.amount: 1
+external-resource.bad.driver: script
+external-resource.bad.param.discovery-script.path: $script
+" ";bad"
+	err="extresctl: error: resource 'bad': driver 'script': discovery script $script exited with status 1: fail.sh: no FPGA found on this host (marker 7f3a)
+"
+	expect_ctl 1 "" "$err" -c "$cfg" discover --json
+	expect_ctl 1 "" "$err" -c "$cfg" discover --json bad
+	run_ctl -c "$cfg" discover
+	assert_eq 1 "$RUN_STATUS" "exit status of extresctl discover"
+	assert_eq "$err" "$CTL_ERR" "stderr of extresctl discover"
+	assert_contains "$CTL_OUT" "fpga: driver script, 2 candidates, amount 2" "stdout of extresctl discover"
+	expect_ctl 0 "{$GPU_JSON}
+" "" -c "$cfg" discover --json gpu
+}
+
+# An unknown resource name: exit 1, the name and the config in the error,
+# nothing on stdout.
+case_discover_json_unknown() {
+	it_setup_nofuse
+	local cfg=$WORK/extres.yaml
+	write_discover_config "$cfg"
+	expect_ctl 1 "" "extresctl: error: no resource 'tpu' in $cfg
+" -c "$cfg" discover --json tpu
+	[[ ! -e $WORK/fpga.args ]] || fail "discover tpu ran the fpga script"
+}
+
+# --json in the help; its usage errors.
+case_discover_json_usage() {
+	it_setup_nofuse
+	local NEEDLE word
+	run_ctl discover --help
+	assert_eq 0 "$RUN_STATUS" "exit status of extresctl discover --help"
+	[[ $CTL_OUT == "usage: extresctl [-c CONFIG] discover [NAME]"$'\n'"       extresctl [-c CONFIG] discover --json [NAME]"$'\n'* ]] ||
+		fail "extresctl discover --help: $CTL_OUT"
+	for word in '"driver"' '"amount"' '"candidates"' 'All or nothing'; do
+		assert_contains "$CTL_OUT" "$word" "extresctl discover --help"
+	done
+	run_ctl --help
+	assert_contains "$CTL_OUT" 'discover [NAME] [--json]' "extresctl --help"
+	NEEDLE="discover: option '--json=yes' takes no argument" expect_usage discover --json=yes
+	NEEDLE="discover: unknown option '--jsn'" expect_usage discover --jsn
+	NEEDLE="discover: unexpected argument 'b'" expect_usage discover --json a b
+}
+
 it_main "$@"

@@ -1,0 +1,566 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The "nvml" driver: NVIDIA GPUs through NVML, without nvidia-smi.
+ *
+ * Params:
+ *   library   optional; the NVML library to load. Default
+ *             "libnvidia-ml.so.1", found by the dynamic loader's usual
+ *             search (LD_LIBRARY_PATH, ld.so.cache, ...), as CUDA does. A
+ *             name without '/' is searched the same way; a relative path
+ *             resolves against the config file's directory.
+ *
+ * The library is opened with dlopen() in open() and closed in close(); extres
+ * has no build-time dependency on NVIDIA headers or libraries, so the few
+ * NVML types and entry points used are declared here from NVML's nvml.h.
+ * Each discover() brackets its calls with nvmlInit and nvmlShutdown (NVML
+ * counts them), so no NVML state is held while the daemon serves files.
+ *
+ * One info per GPU, in NVML index order. Properties are named as
+ * `nvidia-smi --query-gpu` names them, with the values that
+ * `--format=csv,noheader,nounits` prints: index, uuid, name, serial,
+ * pci.bus_id, memory.total (MiB), driver_version, compute_cap; plus
+ * minor_number and device (/dev/nvidia<minor>), which nvidia-smi cannot
+ * query. A property NVML cannot give for a device (not supported, an older
+ * library without the call, any error) is absent rather than empty.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <extres/driver.h>
+
+#define PARAM_LIBRARY "library"
+#define DEFAULT_LIBRARY "libnvidia-ml.so.1"
+
+/* From nvml.h. */
+typedef int nvml_return; /* nvmlReturn_t */
+typedef struct nvml_device *nvml_device; /* nvmlDevice_t, opaque */
+
+#define NVML_SUCCESS 0
+#define NVML_ERROR_NOT_SUPPORTED 3
+#define NVML_ERROR_NO_PERMISSION 4
+#define NVML_ERROR_DRIVER_NOT_LOADED 9
+#define NVML_ERROR_LIBRARY_NOT_FOUND 12
+#define NVML_ERROR_FUNCTION_NOT_FOUND 13
+#define NVML_ERROR_GPU_IS_LOST 15
+
+/* nvmlPciInfo_t as nvmlDeviceGetPciInfo_v3 fills it. The older calls fill a
+ * shorter struct with domain, bus and device at the same offsets, which are
+ * all that is read here. */
+struct nvml_pci_info {
+	char bus_id_legacy[16];
+	unsigned int domain;
+	unsigned int bus;
+	unsigned int device;
+	unsigned int pci_device_id;
+	unsigned int pci_subsystem_id;
+	char bus_id[32];
+};
+_Static_assert(offsetof(struct nvml_pci_info, domain) == 16,
+	       "nvmlPciInfo_t.domain");
+_Static_assert(offsetof(struct nvml_pci_info, device) == 24,
+	       "nvmlPciInfo_t.device");
+_Static_assert(sizeof(struct nvml_pci_info) == 68, "sizeof(nvmlPciInfo_t)");
+
+/* nvmlMemory_t, in bytes. */
+struct nvml_memory {
+	unsigned long long total;
+	unsigned long long free;
+	unsigned long long used;
+};
+
+/* Big enough for every string call used: NVML asks for at most 96 bytes
+ * (NVML_DEVICE_NAME_V2_BUFFER_SIZE, NVML_DEVICE_UUID_V2_BUFFER_SIZE). */
+#define NVML_STRING_MAX 256
+
+typedef nvml_return (*nvml_void_fn)(void);
+typedef const char *(*nvml_error_string_fn)(nvml_return);
+typedef nvml_return (*nvml_count_fn)(unsigned int *);
+typedef nvml_return (*nvml_handle_fn)(unsigned int, nvml_device *);
+typedef nvml_return (*nvml_uint_fn)(nvml_device, unsigned int *);
+typedef nvml_return (*nvml_string_fn)(nvml_device, char *, unsigned int);
+typedef nvml_return (*nvml_pci_fn)(nvml_device, struct nvml_pci_info *);
+typedef nvml_return (*nvml_memory_fn)(nvml_device, struct nvml_memory *);
+typedef nvml_return (*nvml_system_string_fn)(char *, unsigned int);
+typedef nvml_return (*nvml_cc_fn)(nvml_device, int *, int *);
+
+/* An entry point: the names to try, newest first, and the one found. */
+struct nvml_symbol {
+	const char *names[4];
+	const char *name;
+	void *addr;
+};
+
+enum {
+	SYM_INIT,
+	SYM_SHUTDOWN,
+	SYM_COUNT,
+	SYM_HANDLE,
+	/* Optional from here on: without one, its property is absent. */
+	SYM_ERROR_STRING,
+	SYM_INDEX,
+	SYM_UUID,
+	SYM_NAME,
+	SYM_SERIAL,
+	SYM_PCI,
+	SYM_MEMORY,
+	SYM_DRIVER_VERSION,
+	SYM_CUDA_CC,
+	SYM_MINOR,
+	N_SYMBOLS,
+	N_REQUIRED = SYM_ERROR_STRING,
+};
+
+static const struct nvml_symbol symbol_names[N_SYMBOLS] = {
+	[SYM_INIT] = { { "nvmlInit_v2", "nvmlInit" } },
+	[SYM_SHUTDOWN] = { { "nvmlShutdown" } },
+	[SYM_COUNT] = { { "nvmlDeviceGetCount_v2", "nvmlDeviceGetCount" } },
+	[SYM_HANDLE] = { { "nvmlDeviceGetHandleByIndex_v2",
+			   "nvmlDeviceGetHandleByIndex" } },
+	[SYM_ERROR_STRING] = { { "nvmlErrorString" } },
+	[SYM_INDEX] = { { "nvmlDeviceGetIndex" } },
+	[SYM_UUID] = { { "nvmlDeviceGetUUID" } },
+	[SYM_NAME] = { { "nvmlDeviceGetName" } },
+	[SYM_SERIAL] = { { "nvmlDeviceGetSerial" } },
+	[SYM_PCI] = { { "nvmlDeviceGetPciInfo_v3", "nvmlDeviceGetPciInfo_v2",
+			"nvmlDeviceGetPciInfo" } },
+	[SYM_MEMORY] = { { "nvmlDeviceGetMemoryInfo" } },
+	[SYM_DRIVER_VERSION] = { { "nvmlSystemGetDriverVersion" } },
+	[SYM_CUDA_CC] = { { "nvmlDeviceGetCudaComputeCapability" } },
+	[SYM_MINOR] = { { "nvmlDeviceGetMinorNumber" } },
+};
+
+struct nvml {
+	const struct extres_host *host;
+	char *library; /* as loaded, for messages */
+	void *dl;
+	struct nvml_symbol sym[N_SYMBOLS];
+};
+
+static void nvml_free(struct nvml *n)
+{
+	if (!n)
+		return;
+	if (n->dl)
+		dlclose(n->dl);
+	free(n->library);
+	free(n);
+}
+
+static const char *nvml_strerror(const struct nvml *n, nvml_return rc,
+				 char *buf, size_t size)
+{
+	const char *s = NULL;
+
+	if (n->sym[SYM_ERROR_STRING].addr)
+		s = ((nvml_error_string_fn)n->sym[SYM_ERROR_STRING].addr)(rc);
+	if (!s || !*s) {
+		snprintf(buf, size, "NVML error %d", rc);
+		s = buf;
+	}
+	return s;
+}
+
+static int32_t nvml_errno(nvml_return rc)
+{
+	switch (rc) {
+	case NVML_ERROR_DRIVER_NOT_LOADED:
+	case NVML_ERROR_GPU_IS_LOST:
+		return -ENODEV;
+	case NVML_ERROR_NO_PERMISSION:
+		return -EACCES;
+	case NVML_ERROR_LIBRARY_NOT_FOUND:
+	case NVML_ERROR_FUNCTION_NOT_FOUND:
+		return -ELIBACC;
+	default:
+		return -EIO;
+	}
+}
+
+/* A call that the whole discovery depends on failed. */
+static int32_t nvml_failed(const struct nvml *n, int sym, nvml_return rc)
+{
+	char buf[32];
+
+	n->host->error(n->host, "%s: %s failed: %s", n->library,
+		       n->sym[sym].name,
+		       nvml_strerror(n, rc, buf, sizeof(buf)));
+	return nvml_errno(rc);
+}
+
+/* A property NVML could not give: left out. "Not supported" is what many
+ * boards answer for some fields (serial on GeForce), so it is only debug. */
+static void absent(const struct nvml *n, unsigned int gpu, const char *key,
+		   int sym, nvml_return rc)
+{
+	char buf[32];
+
+	n->host->log(n->host,
+		     rc == NVML_ERROR_NOT_SUPPORTED ? EXTRES_LOG_DEBUG :
+						      EXTRES_LOG_INFO,
+		     "GPU %u: no %s: %s: %s", gpu, key, n->sym[sym].name,
+		     nvml_strerror(n, rc, buf, sizeof(buf)));
+}
+
+/* The core refuses empty values and newlines; such a value is no value. */
+static int32_t add(const struct nvml *n, struct extres_sink *sink,
+		   unsigned int gpu, const char *key, const char *value)
+{
+	if (value[0] == '\0' || strchr(value, '\n')) {
+		n->host->log(
+			n->host, EXTRES_LOG_INFO,
+			"GPU %u: no %s: NVML gave an empty or multi-line value",
+			gpu, key);
+		return 0;
+	}
+	return sink->add_property(sink, key, value);
+}
+
+static int32_t add_string(const struct nvml *n, struct extres_sink *sink,
+			  nvml_device dev, unsigned int gpu, const char *key,
+			  int sym)
+{
+	char buf[NVML_STRING_MAX] = "";
+	nvml_return rc;
+
+	if (!n->sym[sym].addr)
+		return 0;
+	rc = ((nvml_string_fn)n->sym[sym].addr)(dev, buf, sizeof(buf));
+	if (rc != NVML_SUCCESS) {
+		absent(n, gpu, key, sym, rc);
+		return 0;
+	}
+	buf[sizeof(buf) - 1] = '\0';
+	return add(n, sink, gpu, key, buf);
+}
+
+static int32_t add_index(const struct nvml *n, struct extres_sink *sink,
+			 nvml_device dev, unsigned int gpu)
+{
+	unsigned int nvml_index = gpu;
+	char buf[32];
+	nvml_return rc;
+
+	/* NVML defines a device's index as the one that got its handle, so
+	 * `index` is never left out: the core and the coordination file
+	 * need it. */
+	if (n->sym[SYM_INDEX].addr) {
+		rc = ((nvml_uint_fn)n->sym[SYM_INDEX].addr)(dev, &nvml_index);
+		if (rc != NVML_SUCCESS) {
+			n->host->log(
+				n->host, EXTRES_LOG_INFO,
+				"GPU %u: %s: %s; index %u is the one it was enumerated at",
+				gpu, n->sym[SYM_INDEX].name,
+				nvml_strerror(n, rc, buf, sizeof(buf)), gpu);
+			nvml_index = gpu;
+		}
+	}
+	snprintf(buf, sizeof(buf), "%u", nvml_index);
+	return add(n, sink, gpu, "index", buf);
+}
+
+static int32_t add_pci(const struct nvml *n, struct extres_sink *sink,
+		       nvml_device dev, unsigned int gpu)
+{
+	struct nvml_pci_info pci = { .domain = 0 };
+	char buf[32];
+	nvml_return rc;
+
+	if (!n->sym[SYM_PCI].addr)
+		return 0;
+	rc = ((nvml_pci_fn)n->sym[SYM_PCI].addr)(dev, &pci);
+	if (rc != NVML_SUCCESS) {
+		absent(n, gpu, "pci.bus_id", SYM_PCI, rc);
+		return 0;
+	}
+	/* nvidia-smi's form; older drivers' busId field has a 4-digit
+	 * domain, so it is built from the numbers. */
+	snprintf(buf, sizeof(buf), "%08X:%02X:%02X.0", pci.domain, pci.bus,
+		 pci.device);
+	return add(n, sink, gpu, "pci.bus_id", buf);
+}
+
+static int32_t add_memory(const struct nvml *n, struct extres_sink *sink,
+			  nvml_device dev, unsigned int gpu)
+{
+	struct nvml_memory mem = { 0 };
+	char buf[32];
+	nvml_return rc;
+
+	if (!n->sym[SYM_MEMORY].addr)
+		return 0;
+	rc = ((nvml_memory_fn)n->sym[SYM_MEMORY].addr)(dev, &mem);
+	if (rc != NVML_SUCCESS) {
+		absent(n, gpu, "memory.total", SYM_MEMORY, rc);
+		return 0;
+	}
+	snprintf(buf, sizeof(buf), "%llu", mem.total / (1024ull * 1024ull));
+	return add(n, sink, gpu, "memory.total", buf);
+}
+
+static int32_t add_compute_cap(const struct nvml *n, struct extres_sink *sink,
+			       nvml_device dev, unsigned int gpu)
+{
+	int major = 0, minor = 0;
+	char buf[32];
+	nvml_return rc;
+
+	if (!n->sym[SYM_CUDA_CC].addr)
+		return 0;
+	rc = ((nvml_cc_fn)n->sym[SYM_CUDA_CC].addr)(dev, &major, &minor);
+	if (rc != NVML_SUCCESS) {
+		absent(n, gpu, "compute_cap", SYM_CUDA_CC, rc);
+		return 0;
+	}
+	snprintf(buf, sizeof(buf), "%d.%d", major, minor);
+	return add(n, sink, gpu, "compute_cap", buf);
+}
+
+static int32_t add_minor(const struct nvml *n, struct extres_sink *sink,
+			 nvml_device dev, unsigned int gpu)
+{
+	unsigned int minor = 0;
+	char buf[32];
+	nvml_return rc;
+	int32_t r;
+
+	if (!n->sym[SYM_MINOR].addr)
+		return 0;
+	rc = ((nvml_uint_fn)n->sym[SYM_MINOR].addr)(dev, &minor);
+	if (rc != NVML_SUCCESS) {
+		absent(n, gpu, "minor_number and device", SYM_MINOR, rc);
+		return 0;
+	}
+	snprintf(buf, sizeof(buf), "%u", minor);
+	r = add(n, sink, gpu, "minor_number", buf);
+	if (r < 0)
+		return r;
+	snprintf(buf, sizeof(buf), "/dev/nvidia%u", minor);
+	return add(n, sink, gpu, "device", buf);
+}
+
+/* One info for GPU `gpu`; a GPU NVML gives no handle for (no permission,
+ * fallen off the bus) is skipped with a warning, so the others stay usable. */
+static int32_t report_gpu(const struct nvml *n, struct extres_sink *sink,
+			  unsigned int gpu, const char *driver_version)
+{
+	nvml_device dev = NULL;
+	nvml_return rc;
+	int32_t r;
+	char buf[32];
+
+	rc = ((nvml_handle_fn)n->sym[SYM_HANDLE].addr)(gpu, &dev);
+	if (rc != NVML_SUCCESS) {
+		n->host->log(n->host, EXTRES_LOG_WARNING,
+			     "GPU %u skipped: %s: %s", gpu,
+			     n->sym[SYM_HANDLE].name,
+			     nvml_strerror(n, rc, buf, sizeof(buf)));
+		return 0;
+	}
+	r = sink->begin_info(sink);
+	if (r == 0)
+		r = add_index(n, sink, dev, gpu);
+	if (r == 0)
+		r = add_string(n, sink, dev, gpu, "uuid", SYM_UUID);
+	if (r == 0)
+		r = add_string(n, sink, dev, gpu, "name", SYM_NAME);
+	if (r == 0)
+		r = add_string(n, sink, dev, gpu, "serial", SYM_SERIAL);
+	if (r == 0)
+		r = add_pci(n, sink, dev, gpu);
+	if (r == 0)
+		r = add_memory(n, sink, dev, gpu);
+	if (r == 0 && driver_version[0])
+		r = add(n, sink, gpu, "driver_version", driver_version);
+	if (r == 0)
+		r = add_compute_cap(n, sink, dev, gpu);
+	if (r == 0)
+		r = add_minor(n, sink, dev, gpu);
+	return r;
+}
+
+/* The same for every GPU, so asked once; "" when NVML cannot say. */
+static void get_driver_version(const struct nvml *n, char *buf, size_t size)
+{
+	char why[32];
+	nvml_return rc;
+
+	buf[0] = '\0';
+	if (!n->sym[SYM_DRIVER_VERSION].addr)
+		return;
+	rc = ((nvml_system_string_fn)n->sym[SYM_DRIVER_VERSION].addr)(
+		buf, (unsigned int)size);
+	buf[size - 1] = '\0';
+	if (rc != NVML_SUCCESS) {
+		n->host->log(n->host,
+			     rc == NVML_ERROR_NOT_SUPPORTED ? EXTRES_LOG_DEBUG :
+							      EXTRES_LOG_INFO,
+			     "no driver_version on any GPU: %s: %s",
+			     n->sym[SYM_DRIVER_VERSION].name,
+			     nvml_strerror(n, rc, why, sizeof(why)));
+		buf[0] = '\0';
+	}
+}
+
+static int32_t nvml_discover(void *handle, struct extres_sink *sink)
+{
+	const struct nvml *n = handle;
+	char driver_version[NVML_STRING_MAX], buf[32];
+	unsigned int count = 0, gpu;
+	nvml_return rc;
+	int32_t r = 0;
+
+	rc = ((nvml_void_fn)n->sym[SYM_INIT].addr)();
+	if (rc != NVML_SUCCESS)
+		return nvml_failed(n, SYM_INIT, rc);
+
+	rc = ((nvml_count_fn)n->sym[SYM_COUNT].addr)(&count);
+	if (rc != NVML_SUCCESS) {
+		r = nvml_failed(n, SYM_COUNT, rc);
+		goto out;
+	}
+	get_driver_version(n, driver_version, sizeof(driver_version));
+	for (gpu = 0; gpu < count && r == 0; gpu++)
+		r = report_gpu(n, sink, gpu, driver_version);
+out:
+	rc = ((nvml_void_fn)n->sym[SYM_SHUTDOWN].addr)();
+	if (rc != NVML_SUCCESS)
+		n->host->log(n->host, EXTRES_LOG_WARNING, "%s: %s failed: %s",
+			     n->library, n->sym[SYM_SHUTDOWN].name,
+			     nvml_strerror(n, rc, buf, sizeof(buf)));
+	return r;
+}
+
+static int32_t resolve_symbols(const struct extres_host *host, struct nvml *n)
+{
+	size_t i, j;
+
+	for (i = 0; i < N_SYMBOLS; i++) {
+		struct nvml_symbol *s = &n->sym[i];
+
+		*s = symbol_names[i];
+		for (j = 0;
+		     !s->addr && j < sizeof(s->names) / sizeof(s->names[0]) &&
+		     s->names[j];
+		     j++) {
+			s->addr = dlsym(n->dl, s->names[j]);
+			s->name = s->names[j];
+		}
+		if (s->addr)
+			continue;
+		s->name = s->names[0];
+		if (i < N_REQUIRED)
+			return host->error(
+				host,
+				"%s: not an NVML library: it has no %s%s%s",
+				n->library, s->names[0],
+				s->names[1] ? " or " : "",
+				s->names[1] ? s->names[1] : "");
+		host->log(host, EXTRES_LOG_DEBUG,
+			  "%s has no %s; its property will be absent",
+			  n->library, s->names[0]);
+	}
+	/* Leave no failed lookup behind for the next dlerror() caller. */
+	dlerror();
+	return 0;
+}
+
+/* The configured library as dlopen() should get it: a name goes to the
+ * loader's search, a relative path is taken from the config's directory. */
+static int32_t library_path(const struct extres_host *host, const char *library,
+			    char **ret)
+{
+	if (!strchr(library, '/') || library[0] == '/') {
+		*ret = strdup(library);
+		return *ret ? 0 : -ENOMEM;
+	}
+	if (asprintf(ret, "%s/%s", host->config_dir, library) < 0) {
+		*ret = NULL;
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static int32_t nvml_open(const struct extres_host *host,
+			 const struct extres_param *params, void **ret_handle)
+{
+	const char *config = host->config_path, *library = DEFAULT_LIBRARY;
+	const struct extres_param *p;
+	struct nvml *n = NULL;
+	const char *why;
+	uint32_t i;
+	int32_t r;
+
+	for (i = 0; i < params->count; i++) {
+		p = &params->items[i];
+		if (strcmp(p->key, PARAM_LIBRARY) != 0)
+			host->log(host, EXTRES_LOG_WARNING,
+				  "%s:%u:%u: unknown key param.%s ignored",
+				  config, p->line, p->column, p->key);
+	}
+	p = extres_param_get(params, PARAM_LIBRARY);
+	if (p) {
+		if (p->kind != EXTRES_PARAM_SCALAR || p->value[0] == '\0')
+			return host->error(
+				host,
+				"%s:%u:%u: param." PARAM_LIBRARY
+				" must be a file name or path of the NVML library, like " DEFAULT_LIBRARY,
+				config, p->line, p->column);
+		library = p->value;
+	}
+
+	n = calloc(1, sizeof(*n));
+	if (!n) {
+		r = -ENOMEM;
+		goto fail;
+	}
+	n->host = host;
+	r = library_path(host, library, &n->library);
+	if (r < 0)
+		goto fail;
+
+	n->dl = dlopen(n->library, RTLD_NOW | RTLD_LOCAL);
+	if (!n->dl) {
+		why = dlerror();
+		host->error(host, "cannot load the NVML library %s: %s%s",
+			    n->library, why ? why : "unknown error",
+			    p ? "" : " (is the NVIDIA driver installed?)");
+		r = -ELIBACC;
+		goto fail;
+	}
+	r = resolve_symbols(host, n);
+	if (r < 0) {
+		r = -ELIBBAD;
+		goto fail;
+	}
+	*ret_handle = n;
+	return 0;
+fail:
+	if (r == -ENOMEM)
+		host->error(host, "out of memory");
+	nvml_free(n);
+	return r;
+}
+
+static void nvml_close(void *handle)
+{
+	nvml_free(handle);
+}
+
+static const struct extres_driver_ops nvml_ops = {
+	.abi_version = EXTRES_DRIVER_ABI_VERSION,
+	.struct_size = sizeof(struct extres_driver_ops),
+	.name = "nvml",
+	.open = nvml_open,
+	.discover = nvml_discover,
+	.close = nvml_close,
+};
+
+EXTRES_DRIVER_EXPORT const struct extres_driver_ops *extres_driver_entry(void);
+const struct extres_driver_ops *extres_driver_entry(void)
+{
+	return &nvml_ops;
+}

@@ -1,0 +1,672 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The nvml driver, loaded from the build tree and run through the host side
+ * (extres_driver_open/discover) against the stand-in NVML libraries of
+ * tests/mock: libnvidia-ml.so.1 (current API) and fake_nvml_legacy.so (only
+ * the unversioned calls). The stand-ins read FAKE_NVML_* from the
+ * environment at each first nvmlInit, so every test sets what it needs and
+ * the driver's nvmlShutdown at the end of discover() makes it read again.
+ */
+#include <dirent.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "driver.h"
+
+#define NVML_SO EXTRES_DRIVERS_BUILD_DIR "/nvml.so"
+#define FAKE EXTRES_MOCK_DIR "/libnvidia-ml.so.1"
+#define FAKE_LEGACY EXTRES_MOCK_DIR "/fake_nvml_legacy.so"
+#define CONFIG "/etc/extres/extres.yaml"
+#define PREFIX "resource 'gpu': driver 'nvml': "
+
+#define SCALAR(k, v, l, c)                                             \
+	{                                                              \
+		.kind = EXTRES_PARAM_SCALAR, .key = (k), .value = (v), \
+		.line = (l), .column = (c)                             \
+	}
+#define N(a) ((uint32_t)(sizeof(a) / sizeof((a)[0])))
+
+typedef unsigned long (*count_fn)(void);
+
+/* One stand-in library, held open by the test so that its counters outlive
+ * the driver's dlclose() and the driver's dlopen() finds the same copy. */
+struct fake {
+	void *dl;
+	count_fn inits;
+	count_fn shutdowns;
+};
+
+struct state {
+	struct fake current;
+	struct fake legacy;
+};
+
+struct fixture {
+	struct extres_config config;
+	struct extres_resource_config res;
+	struct extres_param params;
+};
+
+static const char *const fake_env[] = {
+	"FAKE_NVML_GPUS",	 "FAKE_NVML_FAIL_INIT", "FAKE_NVML_FAIL_COUNT",
+	"FAKE_NVML_UNSUPPORTED", "FAKE_NVML_LOG",
+};
+
+static void fake_load(struct fake *f, const char *path)
+{
+	f->dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	if (!f->dl)
+		fail_msg("dlopen %s: %s", path, dlerror());
+	f->inits = (count_fn)dlsym(f->dl, "fake_nvml_init_count");
+	f->shutdowns = (count_fn)dlsym(f->dl, "fake_nvml_shutdown_count");
+	assert_non_null(f->inits);
+	assert_non_null(f->shutdowns);
+}
+
+static int group_setup(void **state)
+{
+	struct state *s = calloc(1, sizeof(*s));
+
+	assert_non_null(s);
+	fake_load(&s->current, FAKE);
+	fake_load(&s->legacy, FAKE_LEGACY);
+	*state = s;
+	return 0;
+}
+
+static int group_teardown(void **state)
+{
+	struct state *s = *state;
+
+	dlclose(s->current.dl);
+	dlclose(s->legacy.dl);
+	free(s);
+	return 0;
+}
+
+/* Each test starts from the stand-in's defaults and must leave NVML as it
+ * found it: every successful init shut down again. */
+static int setup(void **state)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(fake_env) / sizeof(fake_env[0]); i++)
+		unsetenv(fake_env[i]);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct state *s = *state;
+
+	assert_int_equal(s->current.inits(), s->current.shutdowns());
+	assert_int_equal(s->legacy.inits(), s->legacy.shutdowns());
+	return setup(state);
+}
+
+static void fixture_init(struct fixture *f, const struct extres_param *items,
+			 uint32_t count)
+{
+	memset(f, 0, sizeof(*f));
+	f->config.path = CONFIG;
+	f->config.dir = "/etc/extres";
+	f->res.name = "gpu";
+	f->res.amount = 1;
+	f->res.driver = NVML_SO;
+	f->params.kind = EXTRES_PARAM_MAPPING;
+	f->params.count = count;
+	f->params.items = items;
+	f->res.params = &f->params;
+}
+
+static int count_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	int n = 0;
+
+	assert_non_null(d);
+	while ((e = readdir(d)))
+		n += e->d_name[0] != '.';
+	closedir(d);
+	return n;
+}
+
+/* Open, discover and close with config dir `dir`; the caller frees the
+ * list. */
+static struct extres_infos *
+discover_in(const char *dir, const struct extres_param *items, uint32_t count)
+{
+	struct extres_driver *drv = NULL;
+	struct extres_infos *infos = NULL;
+	struct extres_err err = { "" };
+	struct fixture f;
+
+	fixture_init(&f, items, count);
+	f.config.dir = (char *)dir;
+	if (extres_driver_open(&f.config, &f.res, &drv, &err) < 0)
+		fail_msg("open: %s", err.msg);
+	assert_string_equal(extres_driver_name(drv), "nvml");
+	if (extres_driver_discover(drv, &infos, &err) < 0)
+		fail_msg("discover: %s", err.msg);
+	extres_driver_close(drv);
+	return infos;
+}
+
+static struct extres_infos *discover_lib(const char *library)
+{
+	const struct extres_param items[] = {
+		SCALAR("library", library, 4, 14),
+	};
+
+	return discover_in("/etc/extres", items, N(items));
+}
+
+/* Open succeeds, discover fails with `errnum` and exactly `msg`. */
+static void expect_discover_error(const char *library, int errnum,
+				  const char *msg)
+{
+	const struct extres_param items[] = {
+		SCALAR("library", library, 4, 14),
+	};
+	struct extres_driver *drv = NULL;
+	struct extres_infos *infos = NULL;
+	struct extres_err err = { "" };
+	struct fixture f;
+
+	fixture_init(&f, items, N(items));
+	if (extres_driver_open(&f.config, &f.res, &drv, &err) < 0)
+		fail_msg("open: %s", err.msg);
+	assert_int_equal(extres_driver_discover(drv, &infos, &err), -errnum);
+	assert_string_equal(err.msg, msg);
+	assert_null(infos);
+	extres_driver_close(drv);
+}
+
+static void expect_open_error(const struct extres_param *items, uint32_t count,
+			      int errnum, const char *msg)
+{
+	struct extres_driver *drv = NULL;
+	struct extres_err err = { "" };
+	struct fixture f;
+
+	fixture_init(&f, items, count);
+	assert_int_equal(extres_driver_open(&f.config, &f.res, &drv, &err),
+			 -errnum);
+	assert_string_equal(err.msg, msg);
+	assert_null(drv);
+}
+
+static void expect_prop(const struct extres_info *info, size_t i,
+			const char *key, const char *value)
+{
+	assert_true(i < info->n_props);
+	assert_string_equal(info->props[i].key, key);
+	assert_string_equal(info->props[i].value, value);
+}
+
+/* Every property of stand-in GPU `gpu` (0..9), in the driver's order,
+ * leaving out `skip` (NULL: none). Returns the next position. */
+static size_t expect_gpu(const struct extres_info *info, unsigned int gpu,
+			 const char *skip)
+{
+	char index[4], uuid[64], serial[32], bus[32], minor[4], dev[32];
+	const char *keys[] = { "index",		 "uuid",	"name",
+			       "serial",	 "pci.bus_id",	"memory.total",
+			       "driver_version", "compute_cap", "minor_number",
+			       "device" };
+	const char *values[] = { index,	      uuid,  "NVIDIA H100 80GB HBM3",
+				 serial,      bus,   "81559",
+				 "550.54.15", "9.0", minor,
+				 dev };
+	size_t i, at = 0;
+
+	snprintf(index, sizeof(index), "%u", gpu);
+	snprintf(uuid, sizeof(uuid),
+		 "GPU-5b1c3f7a-92d4-4e1b-8c6a-3f0e2d1c000%u", gpu);
+	snprintf(serial, sizeof(serial), "165492200100%u", gpu);
+	snprintf(bus, sizeof(bus), "00000000:%02X:00.0", 0x3b + gpu);
+	snprintf(minor, sizeof(minor), "%u", gpu);
+	snprintf(dev, sizeof(dev), "/dev/nvidia%u", gpu);
+	for (i = 0; i < N(keys); i++) {
+		if (skip && strcmp(keys[i], skip) == 0)
+			continue;
+		expect_prop(info, at++, keys[i], values[i]);
+	}
+	assert_int_equal(info->n_props, at);
+	return at;
+}
+
+/* Run `fn` with stderr going to a file; returns what it wrote. */
+static char *capture_stderr(void (*fn)(void *), void *arg)
+{
+	char tmpl[] = "/tmp/extres-test-nvml.XXXXXX", path[PATH_MAX];
+	static char out[4096];
+	int fd, saved;
+	ssize_t n;
+
+	assert_non_null(mkdtemp(tmpl));
+	snprintf(path, sizeof(path), "%s/stderr", tmpl);
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	assert_true(fd >= 0);
+	saved = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3);
+	assert_true(saved >= 0);
+	fflush(stderr);
+	assert_int_equal(dup2(fd, STDERR_FILENO), STDERR_FILENO);
+	fn(arg);
+	assert_int_equal(dup2(saved, STDERR_FILENO), STDERR_FILENO);
+	close(saved);
+	n = pread(fd, out, sizeof(out) - 1, 0);
+	assert_true(n >= 0);
+	out[n] = '\0';
+	close(fd);
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(rmdir(tmpl), 0);
+	return out;
+}
+
+/* Three GPUs, every property exact and in NVML index order. */
+static void test_three_gpus(void **state)
+{
+	struct extres_infos *infos;
+	unsigned int i;
+
+	setenv("FAKE_NVML_GPUS", "3", 1);
+	infos = discover_lib(FAKE);
+	assert_int_equal(infos->n, 3);
+	for (i = 0; i < 3; i++)
+		expect_gpu(&infos->items[i], i, NULL);
+	extres_infos_free(infos);
+}
+
+/* No GPU is no error here: the allocator says "wanted 1, found 0". */
+static void test_no_gpus(void **state)
+{
+	struct extres_infos *infos;
+
+	setenv("FAKE_NVML_GPUS", "0", 1);
+	infos = discover_lib(FAKE);
+	assert_int_equal(infos->n, 0);
+	extres_infos_free(infos);
+}
+
+/* A field NVML does not support on one board: that file is absent there,
+ * and everything else present everywhere. */
+static void test_unsupported_field(void **state)
+{
+	struct extres_infos *infos;
+
+	setenv("FAKE_NVML_UNSUPPORTED", "serial:1", 1);
+	infos = discover_lib(FAKE);
+	assert_int_equal(infos->n, 3);
+	expect_gpu(&infos->items[0], 0, NULL);
+	expect_gpu(&infos->items[1], 1, "serial");
+	assert_null(extres_info_get(&infos->items[1], "serial"));
+	expect_gpu(&infos->items[2], 2, NULL);
+	extres_infos_free(infos);
+}
+
+static void run_with_errors(void *arg)
+{
+	struct extres_infos **ret = arg;
+
+	*ret = discover_lib(FAKE);
+}
+
+/* Any other error for a field leaves it out too, and says so at info
+ * level; "not supported" is only debug, which the default level hides. A
+ * GPU without a handle is skipped with a warning. */
+static void test_field_errors(void **state)
+{
+	struct extres_infos *infos = NULL;
+	const char *out;
+
+	setenv("FAKE_NVML_GPUS", "4", 1);
+	setenv("FAKE_NVML_UNSUPPORTED",
+	       "memory:0:999,pci:0,cuda:3,minor:3:15,handle:2:4,index:1:999",
+	       1);
+	out = capture_stderr(run_with_errors, &infos);
+	assert_string_equal(
+		out,
+		"extres: resource 'gpu': driver 'nvml': GPU 0: no memory.total: nvmlDeviceGetMemoryInfo: Unknown Error\n"
+		"extres: resource 'gpu': driver 'nvml': GPU 1: nvmlDeviceGetIndex: Unknown Error; index 1 is the one it was enumerated at\n"
+		"extres: warning: resource 'gpu': driver 'nvml': GPU 2 skipped: nvmlDeviceGetHandleByIndex_v2: Insufficient Permissions\n"
+		"extres: resource 'gpu': driver 'nvml': GPU 3: no minor_number and device: nvmlDeviceGetMinorNumber: GPU is lost\n");
+	assert_int_equal(infos->n, 3);
+
+	assert_int_equal(infos->items[0].n_props, 8);
+	expect_prop(&infos->items[0], 3, "serial", "1654922001000");
+	expect_prop(&infos->items[0], 4, "driver_version", "550.54.15");
+	expect_prop(&infos->items[0], 5, "compute_cap", "9.0");
+	assert_null(extres_info_get(&infos->items[0], "pci.bus_id"));
+	assert_null(extres_info_get(&infos->items[0], "memory.total"));
+
+	expect_gpu(&infos->items[1], 1, NULL);
+
+	/* GPU 3 keeps its own index after the skipped one. */
+	assert_int_equal(infos->items[2].n_props, 7);
+	expect_prop(&infos->items[2], 0, "index", "3");
+	expect_prop(&infos->items[2], 4, "pci.bus_id", "00000000:3E:00.0");
+	expect_prop(&infos->items[2], 5, "memory.total", "81559");
+	expect_prop(&infos->items[2], 6, "driver_version", "550.54.15");
+	assert_null(extres_info_get(&infos->items[2], "compute_cap"));
+	assert_null(extres_info_get(&infos->items[2], "device"));
+	extres_infos_free(infos);
+}
+
+/* The driver version fails for every GPU alike. */
+static void test_no_driver_version(void **state)
+{
+	struct extres_infos *infos;
+
+	setenv("FAKE_NVML_GPUS", "2", 1);
+	setenv("FAKE_NVML_UNSUPPORTED", "driver:0", 1);
+	infos = discover_lib(FAKE);
+	assert_int_equal(infos->n, 2);
+	expect_gpu(&infos->items[0], 0, "driver_version");
+	expect_gpu(&infos->items[1], 1, "driver_version");
+	extres_infos_free(infos);
+}
+
+/* NVML failing to initialise: the library and NVML's own words. No init
+ * to balance, so none is counted and no shutdown happens. */
+static void test_init_fails(void **state)
+{
+	struct state *s = *state;
+	unsigned long inits = s->current.inits();
+
+	setenv("FAKE_NVML_FAIL_INIT", "1", 1);
+	expect_discover_error(FAKE, ENODEV,
+			      PREFIX FAKE
+			      ": nvmlInit_v2 failed: Driver Not Loaded");
+	assert_int_equal(s->current.inits(), inits);
+}
+
+/* A failure after init still shuts NVML down (the teardown checks). */
+static void test_count_fails(void **state)
+{
+	struct state *s = *state;
+	unsigned long inits = s->current.inits();
+
+	setenv("FAKE_NVML_FAIL_COUNT", "15", 1);
+	expect_discover_error(FAKE, ENODEV,
+			      PREFIX FAKE
+			      ": nvmlDeviceGetCount_v2 failed: GPU is lost");
+	assert_int_equal(s->current.inits(), inits + 1);
+	setenv("FAKE_NVML_FAIL_COUNT", "4", 1);
+	expect_discover_error(
+		FAKE, EACCES,
+		PREFIX FAKE
+		": nvmlDeviceGetCount_v2 failed: Insufficient Permissions");
+	setenv("FAKE_NVML_FAIL_COUNT", "999", 1);
+	expect_discover_error(FAKE, EIO,
+			      PREFIX FAKE
+			      ": nvmlDeviceGetCount_v2 failed: Unknown Error");
+}
+
+/* Each discover() is one init and one shutdown, and the driver holds no
+ * NVML state between them; one open serves several discoveries. */
+static void test_init_shutdown_balanced(void **state)
+{
+	const struct extres_param items[] = {
+		SCALAR("library", FAKE, 4, 14),
+	};
+	struct state *s = *state;
+	unsigned long inits = s->current.inits(),
+		      shutdowns = s->current.shutdowns();
+	struct extres_driver *drv = NULL;
+	struct extres_infos *infos = NULL;
+	struct extres_err err = { "" };
+	struct fixture f;
+	int i;
+
+	fixture_init(&f, items, N(items));
+	assert_int_equal(extres_driver_open(&f.config, &f.res, &drv, &err), 0);
+	/* Opening loads the library but does not initialise NVML. */
+	assert_int_equal(s->current.inits(), inits);
+	for (i = 1; i <= 2; i++) {
+		assert_int_equal(extres_driver_discover(drv, &infos, &err), 0);
+		assert_int_equal(infos->n, 3);
+		extres_infos_free(infos);
+		assert_int_equal(s->current.inits(), inits + (unsigned long)i);
+		assert_int_equal(s->current.shutdowns(),
+				 shutdowns + (unsigned long)i);
+	}
+	extres_driver_close(drv);
+}
+
+/* No library at the configured path: the path and dlerror(). */
+static void test_missing_library(void **state)
+{
+	const struct extres_param items[] = {
+		SCALAR("library", "/nonexistent/libnvidia-ml.so.1", 4, 14),
+	};
+	const struct extres_param named[] = {
+		SCALAR("library", "libnvidia-ml-absent.so.1", 4, 14),
+	};
+
+	expect_open_error(
+		items, N(items), ELIBACC,
+		PREFIX
+		"cannot load the NVML library /nonexistent/libnvidia-ml.so.1: "
+		"/nonexistent/libnvidia-ml.so.1: cannot open shared object file: No such file or directory");
+	expect_open_error(
+		named, N(named), ELIBACC,
+		PREFIX
+		"cannot load the NVML library libnvidia-ml-absent.so.1: "
+		"libnvidia-ml-absent.so.1: cannot open shared object file: No such file or directory");
+}
+
+/* A library that is not NVML: the first entry point it lacks. */
+static void test_not_nvml(void **state)
+{
+	const struct extres_param items[] = {
+		SCALAR("library", EXTRES_MOCK_DIR "/mock_good.so", 4, 14),
+	};
+
+	expect_open_error(
+		items, N(items), ELIBBAD,
+		PREFIX EXTRES_MOCK_DIR
+		"/mock_good.so: not an NVML library: it has no nvmlInit_v2 or nvmlInit");
+}
+
+static void test_bad_param(void **state)
+{
+	static const struct extres_param seq_items[] = {
+		SCALAR(NULL, "a", 4, 16),
+	};
+	const struct extres_param empty[] = {
+		SCALAR("library", "", 4, 14),
+	};
+	const struct extres_param seq[] = {
+		{ .kind = EXTRES_PARAM_SEQUENCE,
+		  .key = "library",
+		  .items = seq_items,
+		  .count = 1,
+		  .line = 4,
+		  .column = 14 },
+	};
+
+	expect_open_error(
+		empty, N(empty), EINVAL,
+		PREFIX CONFIG
+		":4:14: param.library must be a file name or path of the NVML library, like libnvidia-ml.so.1");
+	expect_open_error(
+		seq, N(seq), EINVAL,
+		PREFIX CONFIG
+		":4:14: param.library must be a file name or path of the NVML library, like libnvidia-ml.so.1");
+}
+
+static void run_unknown_key(void *arg)
+{
+	const struct extres_param items[] = {
+		SCALAR("library", FAKE, 4, 14),
+		SCALAR("libary", "x", 5, 5),
+	};
+	struct extres_infos *infos =
+		discover_in("/etc/extres", items, N(items));
+
+	assert_int_equal(infos->n, 3);
+	extres_infos_free(infos);
+}
+
+static void test_unknown_key(void **state)
+{
+	assert_string_equal(capture_stderr(run_unknown_key, NULL),
+			    "extres: warning: " PREFIX CONFIG
+			    ":5:5: unknown key param.libary ignored\n");
+}
+
+/* Without param.library the driver asks the dynamic loader for
+ * libnvidia-ml.so.1; the stand-in the test holds open has that soname, so
+ * the loader answers with it. */
+static void test_default_library(void **state)
+{
+	struct state *s = *state;
+	unsigned long inits = s->current.inits();
+	struct extres_infos *infos;
+
+	infos = discover_in("/etc/extres", NULL, 0);
+	assert_int_equal(infos->n, 3);
+	expect_gpu(&infos->items[2], 2, NULL);
+	extres_infos_free(infos);
+	assert_int_equal(s->current.inits(), inits + 1);
+}
+
+/* A relative path is the config directory's, not the working directory's. */
+static void test_relative_library(void **state)
+{
+	const struct extres_param items[] = {
+		SCALAR("library", "./libnvidia-ml.so.1", 4, 14),
+	};
+	struct state *s = *state;
+	unsigned long inits = s->current.inits();
+	struct extres_infos *infos;
+
+	infos = discover_in(EXTRES_MOCK_DIR, items, N(items));
+	assert_int_equal(infos->n, 3);
+	extres_infos_free(infos);
+	assert_int_equal(s->current.inits(), inits + 1);
+}
+
+/* An old NVML: the unversioned calls and the short PCI struct work; the
+ * calls it lacks leave their properties out; `index` comes from the
+ * enumeration. */
+static void test_legacy_library(void **state)
+{
+	struct state *s = *state;
+	unsigned long inits = s->legacy.inits();
+	struct extres_infos *infos;
+	unsigned int i;
+
+	setenv("FAKE_NVML_GPUS", "2", 1);
+	infos = discover_lib(FAKE_LEGACY);
+	assert_int_equal(infos->n, 2);
+	for (i = 0; i < 2; i++)
+		expect_gpu(&infos->items[i], i, "compute_cap");
+	extres_infos_free(infos);
+	assert_int_equal(s->legacy.inits(), inits + 1);
+
+	setenv("FAKE_NVML_FAIL_INIT", "1", 1);
+	expect_discover_error(FAKE_LEGACY, ENODEV,
+			      PREFIX FAKE_LEGACY
+			      ": nvmlInit failed: Driver Not Loaded");
+}
+
+/* close() unloads the library: with the test's own handle dropped, the
+ * stand-in is gone once the driver is closed. */
+static void test_library_unloaded(void **state)
+{
+	struct state *s = *state;
+	struct extres_infos *infos;
+
+	assert_int_equal(dlclose(s->legacy.dl), 0);
+	s->legacy.dl = NULL;
+	assert_null(dlopen(FAKE_LEGACY, RTLD_NOW | RTLD_NOLOAD));
+	infos = discover_lib(FAKE_LEGACY);
+	assert_int_equal(infos->n, 3);
+	extres_infos_free(infos);
+	assert_null(dlopen(FAKE_LEGACY, RTLD_NOW | RTLD_NOLOAD));
+	fake_load(&s->legacy, FAKE_LEGACY);
+}
+
+/* Success and every failure path leave no fd behind. */
+static void test_no_fd_leak(void **state)
+{
+	const struct extres_param missing[] = {
+		SCALAR("library", "/nonexistent/libnvidia-ml.so.1", 4, 14),
+	};
+	struct extres_infos *infos;
+	int fds = count_fds();
+
+	infos = discover_lib(FAKE);
+	extres_infos_free(infos);
+	infos = discover_lib(FAKE_LEGACY);
+	extres_infos_free(infos);
+	setenv("FAKE_NVML_FAIL_INIT", "1", 1);
+	expect_discover_error(FAKE, ENODEV,
+			      PREFIX FAKE
+			      ": nvmlInit_v2 failed: Driver Not Loaded");
+	unsetenv("FAKE_NVML_FAIL_INIT");
+	setenv("FAKE_NVML_FAIL_COUNT", "15", 1);
+	expect_discover_error(FAKE, ENODEV,
+			      PREFIX FAKE
+			      ": nvmlDeviceGetCount_v2 failed: GPU is lost");
+	expect_open_error(
+		missing, N(missing), ELIBACC,
+		PREFIX
+		"cannot load the NVML library /nonexistent/libnvidia-ml.so.1: "
+		"/nonexistent/libnvidia-ml.so.1: cannot open shared object file: No such file or directory");
+	assert_int_equal(count_fds(), fds);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_three_gpus, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_no_gpus, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_unsupported_field, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_field_errors, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_no_driver_version, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_init_fails, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_count_fails, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_init_shutdown_balanced,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_missing_library, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_not_nvml, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_bad_param, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_unknown_key, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_default_library, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_relative_library, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_legacy_library, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_library_unloaded, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_no_fd_leak, setup,
+						teardown),
+	};
+
+	return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}
