@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Helpers shared by the drivers that read sysfs (sysfs.c, amdgpu.c): reading
+ * a small attribute file safely, and the natural order of device names.
+ * Compiled into each module; hidden like everything but the entry point.
+ */
+#ifndef EXTRES_SYSFS_UTIL_H
+#define EXTRES_SYSFS_UTIL_H
+
+#include <stddef.h>
+
+/* The most an attribute may hold: one page, which is all a sysfs attribute
+ * can show. A longer file (outside sysfs) is refused, never cut. */
+#define SYSFS_VALUE_MAX 4096
+
+struct sysfs_buf {
+	char data[SYSFS_VALUE_MAX + 1]; /* NUL-terminated */
+	size_t len;
+};
+
+/*
+ * Read the whole of the regular file `path` into `buf`. Anything else (a
+ * FIFO, a device node, a directory) is refused without being opened for
+ * reading, so that a stray match cannot block or have side effects. Returns
+ * 0, or a negative errno with a short reason for a message in *ret_why
+ * (strerror's text, or "not a regular file" (-EINVAL), "longer than 4096
+ * bytes" (-EFBIG)). `buf` is clobbered either way.
+ */
+int sysfs_read(const char *path, struct sysfs_buf *buf, const char **ret_why);
+
+/*
+ * sysfs_read() for a one-value attribute: *ret_value points into `buf` at the
+ * content trimmed of surrounding whitespace. Also refused, as nothing a file
+ * could serve: an empty value (-ENODATA, "empty"), one of several lines or
+ * with a NUL byte (-EBADMSG).
+ */
+int sysfs_read_value(const char *path, struct sysfs_buf *buf,
+		     const char **ret_value, const char **ret_why);
+
+/*
+ * Natural order: runs of digits compare as numbers, so "mlx5_2" < "mlx5_10";
+ * everything else byte by byte. Names equal as numbers ("a01", "a1") fall
+ * back to strcmp(), so the order is total. Returns <0, 0, >0 like strcmp().
+ */
+int sysfs_natcmp(const char *a, const char *b);
+
+#endif
