@@ -155,9 +155,58 @@ static int picked_has(const struct extres_infos *candidates,
 	return 0;
 }
 
+static int is_picked(const size_t *picked, size_t n_picked, size_t i)
+{
+	size_t j;
+
+	for (j = 0; j < n_picked; j++)
+		if (picked[j] == i)
+			return 1;
+	return 0;
+}
+
+/* The candidate holding `value` as its key, not picked yet, or -1. */
+static ssize_t find_candidate(const struct extres_infos *candidates,
+			      const size_t *picked, size_t n_picked,
+			      const char *key, const char *value)
+{
+	const char *v;
+	size_t i;
+
+	for (i = 0; i < candidates->n; i++) {
+		v = extres_info_get(&candidates->items[i], key);
+		if (v && strcmp(v, value) == 0 &&
+		    !picked_has(candidates, picked, n_picked, key, value))
+			return (ssize_t)i;
+	}
+	return -1;
+}
+
+/* Whether `prev` was taken the way `res` would take now, so that its
+ * devices can simply stay where they are. */
+static int can_keep(const struct extres_resource_config *res, int coordinated,
+		    const char *key, pid_t owner,
+		    const struct extres_allocation *prev)
+{
+	if (!prev || prev->owner != owner || strcmp(prev->coordination_key, key))
+		return 0;
+	if (!coordinated)
+		return prev->coordination_file == NULL;
+	return prev->coordination_file &&
+	       strcmp(prev->coordination_file, res->coordination_file) == 0;
+}
+
 int extres_alloc_take(const struct extres_resource_config *res,
 		      const struct extres_infos *candidates, pid_t owner,
 		      struct extres_allocation **ret, struct extres_err *err)
+{
+	return extres_alloc_retake(res, candidates, NULL, owner, ret, err);
+}
+
+int extres_alloc_retake(const struct extres_resource_config *res,
+			const struct extres_infos *candidates,
+			const struct extres_allocation *prev, pid_t owner,
+			struct extres_allocation **ret, struct extres_err *err)
 {
 	const char *key =
 		res->coordination_key ? res->coordination_key : "index";
@@ -167,9 +216,13 @@ int extres_alloc_take(const struct extres_resource_config *res,
 	struct extres_coord *c = NULL;
 	size_t *picked = NULL, n_picked = 0, i;
 	uint64_t starttime = 0;
+	size_t n_kept = 0;
 	const char *v;
+	ssize_t k;
 	int r;
 
+	if (!can_keep(res, coordinated, key, owner, prev))
+		prev = NULL;
 	picked = calloc(candidates->n ? candidates->n : 1, sizeof(*picked));
 	if (!picked)
 		return extres_err_set(err, ENOMEM, "out of memory");
@@ -195,7 +248,18 @@ int extres_alloc_take(const struct extres_resource_config *res,
 		extres_coord_reclaim(c);
 	}
 
+	/* What we hold and the driver still offers stays, in its old order,
+	 * so info numbers do not churn; its properties are the new ones. */
+	for (i = 0; prev && i < prev->n && n_picked < res->amount; i++) {
+		v = extres_info_get(&prev->infos[i], key);
+		k = v ? find_candidate(candidates, picked, n_picked, key, v) : -1;
+		if (k >= 0)
+			picked[n_picked++] = (size_t)k;
+	}
+	n_kept = n_picked;
 	for (i = 0; i < candidates->n && n_picked < res->amount; i++) {
+		if (is_picked(picked, n_kept, i))
+			continue;
 		if (coordinated) {
 			v = extres_info_get(&candidates->items[i], key);
 			/* Reclaimed above: every recorded key is held. */
@@ -230,7 +294,8 @@ int extres_alloc_take(const struct extres_resource_config *res,
 		goto out;
 	}
 	if (coordinated) {
-		for (i = 0; i < n_picked; i++) {
+		/* Kept devices are recorded already. */
+		for (i = n_kept; i < n_picked; i++) {
 			v = extres_info_get(&candidates->items[picked[i]], key);
 			r = extres_coord_add(c, v, owner, starttime);
 			if (r < 0) {
@@ -268,6 +333,24 @@ static int is_ours(const struct extres_allocation *a, const char *key)
 
 int extres_alloc_release(struct extres_allocation *a, struct extres_err *err)
 {
+	return extres_alloc_release_except(a, NULL, err);
+}
+
+/* Whether `keep` holds `key` through the same lines as `a`. */
+static int kept_by(const struct extres_allocation *a,
+		   const struct extres_allocation *keep, const char *key)
+{
+	return keep && keep->coordination_file && keep->owner == a->owner &&
+	       keep->owner_starttime == a->owner_starttime &&
+	       strcmp(keep->coordination_file, a->coordination_file) == 0 &&
+	       strcmp(keep->coordination_key, a->coordination_key) == 0 &&
+	       is_ours(keep, key);
+}
+
+int extres_alloc_release_except(struct extres_allocation *a,
+				const struct extres_allocation *keep,
+				struct extres_err *err)
+{
 	struct extres_coord *c = NULL;
 	const struct extres_coord_entry *e;
 	size_t i, removed = 0;
@@ -286,7 +369,8 @@ int extres_alloc_release(struct extres_allocation *a, struct extres_err *err)
 	for (i = c->n; i-- > 0;) {
 		e = &c->entries[i];
 		if (!e->parsed || !e->has_starttime || e->pid != a->owner ||
-		    e->starttime != a->owner_starttime || !is_ours(a, e->key))
+		    e->starttime != a->owner_starttime || !is_ours(a, e->key) ||
+		    kept_by(a, keep, e->key))
 			continue;
 		extres_coord_remove(c, i);
 		removed++;

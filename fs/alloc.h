@@ -44,6 +44,33 @@ int extres_alloc_take(const struct extres_resource_config *res,
 		      struct extres_allocation **ret, struct extres_err *err);
 
 /*
+ * Take for `res` again while `prev` (what this owner holds for the resource
+ * now, or NULL) stays held, for a reload: the devices of `prev` that are
+ * still among `candidates` are kept first, in prev's order and with the
+ * candidates' current properties, and already recorded; then more are taken
+ * as extres_alloc_take() does, up to res->amount. Devices of `prev` beyond
+ * that (dropped, or amount lowered) are not released here: see
+ * extres_alloc_release_except(). If `prev` was taken differently (another
+ * coordination file or key, or coordination switched), nothing is kept.
+ * On failure nothing new is recorded.
+ */
+int extres_alloc_retake(const struct extres_resource_config *res,
+			const struct extres_infos *candidates,
+			const struct extres_allocation *prev, pid_t owner,
+			struct extres_allocation **ret,
+			struct extres_err *err);
+
+/*
+ * Like extres_alloc_release(), but keep the lines of devices that `keep`
+ * (NULL: none) holds through the same coordination file and owner: after a
+ * reload, release what the old allocation had and the new one does not
+ * (commit), or what the new one took and the old did not (roll back).
+ */
+int extres_alloc_release_except(struct extres_allocation *a,
+				const struct extres_allocation *keep,
+				struct extres_err *err);
+
+/*
  * Remove exactly this allocation's lines (same key, pid and start time) from
  * its coordination file. No-op without one. Safe to call twice.
  */

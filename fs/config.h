@@ -15,12 +15,32 @@
  *   external-resource.<name>.yarn.config-key / .yarn.key
  *   external-resource.<name>.coordination-file
  *   external-resource.<name>.coordination-key   (default "index")
+ *   external-resource.<name>.env-var            (see "Environment variables")
  *   extres.mountpoint
  *
  * Everything else outside `external-resource.`/`extres.` is ignored silently;
  * an unknown key inside them is a warning that names it with file:line:col.
  * No logging happens here: errors come back in struct extres_err, warnings in
  * the config's warnings list.
+ *
+ * Environment variables (the mount's hidden .meta/env file; fs/views.h
+ * writes the values): every resource sets EXTRES_<NAME>_INDEXES, and may set
+ * one more variable that names its devices the way a runtime takes them:
+ *
+ *   env-var absent        the driver's default: CUDA_VISIBLE_DEVICES for
+ *                         nvml, ROCR_VISIBLE_DEVICES for amdgpu, none for
+ *                         every other driver
+ *   env-var: NAME         NAME, a shell identifier ([A-Za-z_][A-Za-z0-9_]*);
+ *                         anything else is an error at the value
+ *   env-var: ""           (or no value at all) no variable, not even the
+ *                         driver's default
+ *
+ * No two resources may set the same variable, whether configured or by
+ * default (two nvml resources both want CUDA_VISIBLE_DEVICES): the loader
+ * fails naming both, as a sourced file would keep only the last value. A
+ * variable may not be another resource's EXTRES_<NAME>_INDEXES either, and
+ * two resource names may not map to the same EXTRES_<NAME>_INDEXES
+ * ("gpu-a" and "gpu.a").
  */
 #ifndef EXTRES_CONFIG_H
 #define EXTRES_CONFIG_H
@@ -45,6 +65,9 @@ struct extres_resource_config {
 	char *coordination_key;  /* never NULL; "index" by default */
 	char *kubernetes_key;    /* NULL when unset */
 	char *yarn_key;          /* NULL when unset */
+	/* env-var as configured: NULL when absent (the driver's default), ""
+	 * when set empty (no variable), else a shell identifier. */
+	char *env_var;
 	uint32_t line, column;   /* where the name was listed */
 };
 
@@ -82,5 +105,24 @@ void extres_param_free(struct extres_param *param);
 /* 0 if `name` is usable as a directory name in the mount (non-empty, at most
  * 255 bytes, no '/', no leading '.', no control characters), else -EINVAL. */
 int extres_check_name(const char *name);
+
+/* 0 if `name` is a shell identifier ([A-Za-z_][A-Za-z0-9_]*), else -EINVAL. */
+int extres_check_env_var_name(const char *name);
+
+/*
+ * The variable that names a resource's devices, from its driver and its
+ * env_var as configured (see above): env_var when set and not empty, NULL
+ * when set empty, else the driver's default or NULL. Points into `env_var`
+ * or a constant.
+ */
+const char *extres_env_var(const char *driver, const char *env_var);
+
+/*
+ * "EXTRES_<NAME>_INDEXES" for resource `name`: each byte of the name
+ * upper-cased, or '_' when it is not an ASCII letter or digit ("gpu-a.0" ->
+ * EXTRES_GPU_A_0_INDEXES). *ret_var is malloc'd; 0 or -ENOMEM (then
+ * untouched).
+ */
+int extres_env_indexes_var(const char *name, char **ret_var);
 
 #endif

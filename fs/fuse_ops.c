@@ -2,7 +2,6 @@
 #include "fuse_ops.h"
 
 #include <errno.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/statvfs.h>
@@ -13,11 +12,21 @@
  */
 #define CACHE_TIMEOUT 86400.0
 
-static struct extres_tree *current_tree(fuse_req_t req)
+/*
+ * Every handler takes the tree with lock_tree() and gives it back with
+ * unlock_tree() after replying: a reply copies the bytes into the kernel, so
+ * nothing refers to the tree afterwards. (The request itself is gone after
+ * the reply: take fs from it first.)
+ */
+static const struct extres_tree *lock_tree(struct extres_fs *fs)
 {
-	struct extres_fs *fs = fuse_req_userdata(req);
+	pthread_rwlock_rdlock(&fs->lock);
+	return fs->tree;
+}
 
-	return atomic_load_explicit(&fs->tree, memory_order_acquire);
+static void unlock_tree(struct extres_fs *fs)
+{
+	pthread_rwlock_unlock(&fs->lock);
 }
 
 static void fill_entry(const struct extres_tree *t, const struct extres_node *n,
@@ -46,10 +55,9 @@ static void op_init(void *userdata, struct fuse_conn_info *conn)
 				  FUSE_CAP_POSIX_LOCKS | FUSE_CAP_FLOCK_LOCKS);
 }
 
-static int do_lookup(fuse_req_t req, fuse_ino_t parent, const char *name,
-		     struct fuse_entry_param *e)
+static int do_lookup(const struct extres_tree *t, fuse_ino_t parent,
+		     const char *name, struct fuse_entry_param *e)
 {
-	const struct extres_tree *t = current_tree(req);
 	const struct extres_node *dir = extres_tree_get(t, parent), *n;
 
 	if (!dir)
@@ -65,108 +73,105 @@ static int do_lookup(fuse_req_t req, fuse_ino_t parent, const char *name,
 
 static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
+	struct extres_fs *fs = fuse_req_userdata(req);
 	struct fuse_entry_param e;
-	int r = do_lookup(req, parent, name, &e);
+	int r = do_lookup(lock_tree(fs), parent, name, &e);
 
 	if (r < 0)
 		fuse_reply_err(req, -r);
 	else
 		fuse_reply_entry(req, &e);
+	unlock_tree(fs);
 }
 
 static void op_getattr(fuse_req_t req, fuse_ino_t ino,
 		       struct fuse_file_info *fi)
 {
-	const struct extres_tree *t = current_tree(req);
+	struct extres_fs *fs = fuse_req_userdata(req);
+	const struct extres_tree *t = lock_tree(fs);
 	const struct extres_node *n = extres_tree_get(t, ino);
 	struct stat st;
 
-	if (!n) {
+	if (n) {
+		extres_tree_stat(t, n, &st);
+		fuse_reply_attr(req, &st, CACHE_TIMEOUT);
+	} else {
 		fuse_reply_err(req, ESTALE);
-		return;
 	}
-	extres_tree_stat(t, n, &st);
-	fuse_reply_attr(req, &st, CACHE_TIMEOUT);
+	unlock_tree(fs);
+}
+
+/* 0 to open (keeping the cache), or the errno to answer. */
+static int do_open(const struct extres_fs *fs, const struct extres_node *n,
+		   int dir, struct fuse_file_info *fi)
+{
+	if (!n)
+		return ESTALE;
+	if (dir && !S_ISDIR(n->mode))
+		return ENOTDIR;
+	if (!dir && S_ISDIR(n->mode))
+		return EISDIR;
+	if (!dir && (fi->flags & O_ACCMODE) != O_RDONLY)
+		return EROFS;
+	if (dir ? fs->no_opendir : fs->no_open)
+		return ENOSYS;
+	fi->keep_cache = 1;
+	fi->cache_readdir = dir;
+	return 0;
 }
 
 static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct extres_fs *fs = fuse_req_userdata(req);
-	const struct extres_node *n = extres_tree_get(current_tree(req), ino);
+	int r = do_open(fs, extres_tree_get(lock_tree(fs), ino), 0, fi);
 
-	if (!n) {
-		fuse_reply_err(req, ESTALE);
-		return;
-	}
-	if (S_ISDIR(n->mode)) {
-		fuse_reply_err(req, EISDIR);
-		return;
-	}
-	if ((fi->flags & O_ACCMODE) != O_RDONLY) {
-		fuse_reply_err(req, EROFS);
-		return;
-	}
-	if (fs->no_open) {
-		fuse_reply_err(req, ENOSYS);
-		return;
-	}
-	fi->keep_cache = 1;
-	fuse_reply_open(req, fi);
+	if (r)
+		fuse_reply_err(req, r);
+	else
+		fuse_reply_open(req, fi);
+	unlock_tree(fs);
 }
 
 static void op_opendir(fuse_req_t req, fuse_ino_t ino,
 		       struct fuse_file_info *fi)
 {
 	struct extres_fs *fs = fuse_req_userdata(req);
-	const struct extres_node *n = extres_tree_get(current_tree(req), ino);
+	int r = do_open(fs, extres_tree_get(lock_tree(fs), ino), 1, fi);
 
-	if (!n) {
-		fuse_reply_err(req, ESTALE);
-		return;
-	}
-	if (!S_ISDIR(n->mode)) {
-		fuse_reply_err(req, ENOTDIR);
-		return;
-	}
-	if (fs->no_opendir) {
-		fuse_reply_err(req, ENOSYS);
-		return;
-	}
-	fi->keep_cache = 1;
-	fi->cache_readdir = 1;
-	fuse_reply_open(req, fi);
+	if (r)
+		fuse_reply_err(req, r);
+	else
+		fuse_reply_open(req, fi);
+	unlock_tree(fs);
 }
 
 static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		    struct fuse_file_info *fi)
 {
-	const struct extres_node *n = extres_tree_get(current_tree(req), ino);
+	struct extres_fs *fs = fuse_req_userdata(req);
+	const struct extres_node *n = extres_tree_get(lock_tree(fs), ino);
 
 	if (!n) {
 		fuse_reply_err(req, ESTALE);
-		return;
-	}
-	if (S_ISDIR(n->mode)) {
+	} else if (S_ISDIR(n->mode)) {
 		fuse_reply_err(req, EISDIR);
-		return;
-	}
-	if (off < 0 || (size_t)off >= n->size) {
+	} else if (off < 0 || (size_t)off >= n->size) {
 		fuse_reply_buf(req, NULL, 0);
-		return;
+	} else {
+		if (size > n->size - (size_t)off)
+			size = n->size - (size_t)off;
+		fuse_reply_buf(req, n->data + off, size);
 	}
-	if (size > n->size - (size_t)off)
-		size = n->size - (size_t)off;
-	fuse_reply_buf(req, n->data + off, size);
+	unlock_tree(fs);
 }
 
 /*
  * Entry i of a directory is "." (0), ".." (1) or child i - 2; it carries
  * offset i + 1, the entry to resume from.
  */
-static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
-		       int plus)
+static void do_readdir(fuse_req_t req, const struct extres_tree *t,
+		       fuse_ino_t ino, size_t size, off_t off, int plus)
 {
-	const struct extres_tree *t = current_tree(req);
 	const struct extres_node *dir = extres_tree_get(t, ino);
 	char *buf;
 	size_t used = 0;
@@ -234,24 +239,29 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 static void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		       struct fuse_file_info *fi)
 {
-	do_readdir(req, ino, size, off, 0);
+	struct extres_fs *fs = fuse_req_userdata(req);
+	do_readdir(req, lock_tree(fs), ino, size, off, 0);
+	unlock_tree(fs);
 }
 
 static void op_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size,
 			   off_t off, struct fuse_file_info *fi)
 {
-	do_readdir(req, ino, size, off, 1);
+	struct extres_fs *fs = fuse_req_userdata(req);
+	do_readdir(req, lock_tree(fs), ino, size, off, 1);
+	unlock_tree(fs);
 }
 
 static void op_statfs(fuse_req_t req, fuse_ino_t ino)
 {
-	const struct extres_tree *t = current_tree(req);
+	struct extres_fs *fs = fuse_req_userdata(req);
 	struct statvfs st;
 
 	memset(&st, 0, sizeof(st));
 	st.f_bsize = 4096;
 	st.f_frsize = 4096;
-	st.f_files = extres_tree_size(t);
+	st.f_files = extres_tree_size(lock_tree(fs));
+	unlock_tree(fs);
 	st.f_namemax = 255;
 	st.f_flag = ST_RDONLY | ST_NOSUID | ST_NODEV;
 	fuse_reply_statfs(req, &st);
@@ -351,4 +361,52 @@ static const struct fuse_lowlevel_ops ops = {
 const struct fuse_lowlevel_ops *extres_fuse_ops(void)
 {
 	return &ops;
+}
+
+int extres_fs_init(struct extres_fs *fs, struct extres_tree *tree)
+{
+	int r;
+
+	memset(fs, 0, sizeof(*fs));
+	r = pthread_rwlock_init(&fs->lock, NULL);
+	if (r != 0)
+		return -r;
+	fs->tree = tree;
+	return 0;
+}
+
+void extres_fs_destroy(struct extres_fs *fs)
+{
+	pthread_rwlock_destroy(&fs->lock);
+	extres_tree_free(fs->tree);
+	fs->tree = NULL;
+}
+
+static int notify(void *ctx, int what, const struct extres_node *n)
+{
+	struct fuse_session *se = ctx;
+
+	/* -ENOENT: the kernel never looked it up, so has nothing to drop. */
+	if (what == EXTRES_TREE_REMOVED)
+		fuse_lowlevel_notify_inval_entry(se, n->parent, n->name,
+						 strlen(n->name));
+	else
+		fuse_lowlevel_notify_inval_inode(se, n->ino, 0, 0);
+	return 0;
+}
+
+void extres_fs_swap(struct extres_fs *fs, struct fuse_session *se,
+		    struct extres_tree *tree)
+{
+	struct extres_tree *old;
+
+	pthread_rwlock_wrlock(&fs->lock);
+	old = fs->tree;
+	fs->tree = tree;
+	pthread_rwlock_unlock(&fs->lock);
+	/* The new tree is in place first, so whatever the kernel asks after
+	 * an invalidation is answered from it. */
+	if (se && old)
+		extres_tree_diff(old, tree, notify, se);
+	extres_tree_free(old);
 }

@@ -13,14 +13,21 @@
 
 #define FUSE_USE_VERSION 314
 #include <fuse_lowlevel.h>
+#include <pthread.h>
 
 #include "tree.h"
 
 /* The part of the daemon's state the file system sees (the session's
  * userdata). */
 struct extres_fs {
-	/* The tree being served; swapped whole, never modified in place. */
-	struct extres_tree *_Atomic tree;
+	/*
+	 * The tree being served; swapped whole, never modified in place.
+	 * Handlers hold `lock` for reading while they use it (microseconds,
+	 * no I/O), so a swap under the write lock knows the old tree is
+	 * unused afterwards and can be freed at once.
+	 */
+	pthread_rwlock_t lock;
+	struct extres_tree *tree;
 	/* Set in init() from the kernel's capabilities; read-only after. */
 	int no_open;
 	int no_opendir;
@@ -28,5 +35,23 @@ struct extres_fs {
 
 /* The operations table; userdata must be a struct extres_fs. */
 const struct fuse_lowlevel_ops *extres_fuse_ops(void);
+
+/* 0, or a negative errno. `tree` (may be NULL until extres_fs_swap()) is
+ * owned by fs from now on. */
+int extres_fs_init(struct extres_fs *fs, struct extres_tree *tree);
+/* Frees the tree. */
+void extres_fs_destroy(struct extres_fs *fs);
+
+/*
+ * Serve `tree` from now on, then tell the kernel what changed since the
+ * previous tree: dropped names (inval_entry) and changed files and
+ * directories (inval_inode: attributes, cached pages and listings), so that
+ * readers see each new value with its new size at once. `se` may be NULL
+ * (not mounted yet). Never call this from a request handler: the kernel
+ * waits for the daemon while it invalidates. Frees the previous tree.
+ * Only one thread may swap; that thread may read fs->tree without the lock.
+ */
+void extres_fs_swap(struct extres_fs *fs, struct fuse_session *se,
+		    struct extres_tree *tree);
 
 #endif

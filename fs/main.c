@@ -7,7 +7,6 @@
  */
 #include <errno.h>
 #include <limits.h>
-#include <stdatomic.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,35 +17,12 @@
 
 #include "extres_build.h"
 
-#include "config.h"
-#include "daemonize.h"
-#include "fuse_ops.h"
+#include "extresd.h"
 #include "log.h"
 #include "mountpoint.h"
-#include "owner.h"
-#include "startup.h"
 
 #define DEFAULT_CONFIG "/etc/extres/extres.yaml"
 #define DEFAULT_MOUNTPOINT "/run/extres"
-
-/* Everything the daemon owns, in one place. */
-struct extresd {
-	/* Command line. */
-	char *config_path;
-	char *owner_arg;
-	char *positional[2];
-	int n_positional;
-	struct fuse_cmdline_opts cmd;
-	/* Running state. */
-	struct extres_config *config;
-	char *mountpoint;
-	struct extres_allocations *allocs;
-	struct extres_fs fs;
-	struct fuse_session *se;
-	struct extres_daemonize daemon;
-	pid_t owner; /* recorded in coordination files */
-	struct extres_owner_watch owner_watch;
-};
 
 static const struct fuse_opt extresd_opts[] = {
 	{ "-c %s", offsetof(struct extresd, config_path), 0 },
@@ -161,9 +137,7 @@ static int load_config(struct extresd *d)
 
 static int build_tree(struct extresd *d)
 {
-	struct extres_tree *tree;
 	struct extres_err err;
-	struct timespec now;
 	int r;
 
 	r = extres_allocate_all(d->config, d->owner, &d->allocs, &err);
@@ -171,14 +145,7 @@ static int build_tree(struct extresd *d)
 		extres_log(EXTRES_LOG_ERR, "%s", err.msg);
 		return r;
 	}
-	clock_gettime(CLOCK_REALTIME, &now);
-	r = extres_allocations_tree(d->allocs, now, &tree, &err);
-	if (r < 0) {
-		extres_log(EXTRES_LOG_ERR, "%s", err.msg);
-		return r;
-	}
-	atomic_store(&d->fs.tree, tree);
-	return 0;
+	return extresd_publish(d);
 }
 
 /* Default mount options, in front of the user's so that theirs win. */
@@ -186,10 +153,11 @@ static int add_mount_options(struct fuse_args *args)
 {
 	/* ro: writes fail with EROFS in the kernel. default_permissions: the
 	 * kernel checks our 0444/0555 modes. allow_other: every user reads,
-	 * which needs root (or user_allow_other). */
+	 * which needs root (or user_allow_other). nosuid,nodev,noexec: the
+	 * tree holds values, never programs or devices. */
 	const char *opts = getuid() == 0 ?
-		"-oro,default_permissions,allow_other,fsname=extres,subtype=extresd" :
-		"-oro,default_permissions,fsname=extres,subtype=extresd";
+		"-oro,nosuid,nodev,noexec,default_permissions,allow_other,fsname=extres,subtype=extresd" :
+		"-oro,nosuid,nodev,noexec,default_permissions,fsname=extres,subtype=extresd";
 
 	return fuse_opt_insert_arg(args, 1, opts) < 0 ? -ENOMEM : 0;
 }
@@ -217,6 +185,10 @@ static int run_session(struct extresd *d)
 		extres_log(EXTRES_LOG_ERR, "%s", err.msg);
 		goto out_unmount;
 	}
+	if (extres_control_start(&d->control, &err) < 0) {
+		extres_log(EXTRES_LOG_ERR, "%s", err.msg);
+		goto out_unmount;
+	}
 	extres_daemonize_finish(&d->daemon, 1);
 
 	loop = fuse_loop_cfg_create();
@@ -236,6 +208,8 @@ static int run_session(struct extresd *d)
 	r = r < 0 ? r : 0;
 	fuse_loop_cfg_destroy(loop);
 out_unmount:
+	/* No reload may run while the session goes away. */
+	extres_control_close(&d->control);
 	fuse_session_unmount(d->se);
 out_signals:
 	fuse_remove_signal_handlers(d->se);
@@ -247,13 +221,14 @@ static void cleanup(struct extresd *d)
 {
 	struct extres_err err;
 
+	extres_control_close(&d->control);
 	extres_owner_close(&d->owner_watch);
 	if (d->allocs && extres_release_all(d->allocs, &err) < 0)
 		extres_log(EXTRES_LOG_ERR, "%s", err.msg);
 	extres_allocations_free(d->allocs);
 	if (d->se)
 		fuse_session_destroy(d->se);
-	extres_tree_free(atomic_load(&d->fs.tree));
+	extres_fs_destroy(&d->fs);
 	extres_config_free(d->config);
 	free(d->mountpoint);
 	free(d->config_path);
@@ -269,10 +244,22 @@ int main(int argc, char *argv[])
 	struct extresd d = {
 		.daemon = { .fd = -1 },
 		.owner_watch = { .pidfd = -1, .stopfd = -1 },
+		.control = { .sigfd = -1, .stopfd = -1 },
+		.last_reload = "-",
 	};
+	struct extres_err err;
 	int r, status = 1;
 
 	extres_log_init("extresd");
+	/* Before any thread exists, so that all of them inherit the mask and
+	 * SIGHUP reaches only the control thread's signalfd. */
+	r = extres_fs_init(&d.fs, NULL);
+	if (r == 0)
+		r = extres_control_block_signals();
+	if (r < 0) {
+		extres_log(EXTRES_LOG_ERR, "cannot initialise: %s", strerror(-r));
+		return 1;
+	}
 	if (fuse_opt_parse(&args, &d, extresd_opts, opt_proc) != 0 ||
 	    fuse_parse_cmdline(&args, &d.cmd) != 0) {
 		fprintf(stderr, "Try '%s --help'.\n", argv[0]);
@@ -326,6 +313,10 @@ int main(int argc, char *argv[])
 	 * was named, it owns the devices. */
 	if (!d.owner_arg)
 		d.owner = getpid();
+	if (extres_control_open(&d.control, extresd_reload, &d, &err) < 0) {
+		extres_log(EXTRES_LOG_ERR, "%s", err.msg);
+		goto out;
+	}
 	if (build_tree(&d) < 0)
 		goto out;
 	if (run_session(&d) == 0)

@@ -50,11 +50,21 @@ static int add_resource(struct extres_tree_builder *b,
 }
 
 int extres_snapshot_build(const struct extres_snapshot_resource *res, size_t n,
-			  struct timespec mtime, struct extres_tree **ret,
-			  struct extres_err *err)
+			  struct timespec mtime, const struct extres_tree *prev,
+			  struct extres_tree **ret, struct extres_err *err)
+{
+	return extres_snapshot_build_meta(res, n, NULL, 0, mtime, prev, ret,
+					  err);
+}
+
+int extres_snapshot_build_meta(const struct extres_snapshot_resource *res,
+			       size_t n, const char *status, size_t len,
+			       struct timespec mtime,
+			       const struct extres_tree *prev,
+			       struct extres_tree **ret, struct extres_err *err)
 {
 	struct extres_tree_builder *b;
-	size_t i;
+	size_t i, meta;
 	int r;
 
 	r = extres_tree_builder_new(&b);
@@ -62,10 +72,19 @@ int extres_snapshot_build(const struct extres_snapshot_resource *res, size_t n,
 		return extres_err_set(err, -r, "out of memory");
 	for (i = 0; i < n; i++) {
 		r = add_resource(b, &res[i], err);
-		if (r < 0) {
-			extres_tree_builder_free(b);
-			return r;
-		}
+		if (r < 0)
+			goto fail;
 	}
-	return extres_tree_seal(b, mtime, ret, err);
+	if (status) {
+		r = extres_tree_add_dir(b, 0, ".meta", &meta, err);
+		if (r == 0)
+			r = extres_tree_add_file(b, meta, "status", status, len,
+						 NULL, err);
+		if (r < 0)
+			goto fail;
+	}
+	return extres_tree_seal(b, mtime, prev, ret, err);
+fail:
+	extres_tree_builder_free(b);
+	return r;
 }

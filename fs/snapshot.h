@@ -5,6 +5,9 @@
  *   /<resource>/           one directory per configured resource, in order
  *   /<resource>/<n>/       one directory per allocated info, 0..amount-1
  *   /<resource>/<n>/<key>  one file per property: the value and "\n"
+ *   /.meta/                what the daemon shows besides: hidden, so that
+ *                          `ls` and globs see only resources
+ *   /.meta/status          the daemon's state (see extres_snapshot_build())
  */
 #ifndef EXTRES_SNAPSHOT_H
 #define EXTRES_SNAPSHOT_H
@@ -20,12 +23,22 @@ struct extres_snapshot_resource {
 	const char *name;
 	const struct extres_info *infos;
 	size_t n_infos;
+	const char *driver; /* for the views; may be NULL */
 };
 
-/* Build the tree for `n` resources. 0, or a negative errno with a message
- * (duplicate or invalid names; out of memory); nothing leaks. */
+/* Build the tree for `n` resources; `prev` (or NULL) is the tree it will
+ * replace, for time stamps (see extres_tree_seal()). 0, or a negative errno
+ * with a message (duplicate or invalid names; out of memory); nothing leaks. */
 int extres_snapshot_build(const struct extres_snapshot_resource *res, size_t n,
-			  struct timespec mtime, struct extres_tree **ret,
-			  struct extres_err *err);
+			  struct timespec mtime, const struct extres_tree *prev,
+			  struct extres_tree **ret, struct extres_err *err);
+
+/* The same with /.meta/status holding `status` (`len` bytes; NULL: no
+ * /.meta at all). */
+int extres_snapshot_build_meta(const struct extres_snapshot_resource *res,
+			       size_t n, const char *status, size_t len,
+			       struct timespec mtime,
+			       const struct extres_tree *prev,
+			       struct extres_tree **ret, struct extres_err *err);
 
 #endif

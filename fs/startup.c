@@ -3,9 +3,9 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "driver.h"
-#include "snapshot.h"
 
 int extres_discover_resource(const struct extres_config *config,
 			     const struct extres_resource_config *res,
@@ -53,9 +53,29 @@ int extres_release_all(struct extres_allocations *a, struct extres_err *err)
 	return first;
 }
 
+/* The allocation `old` holds for resource `name`, or NULL. */
+static struct extres_allocation *
+find_allocation(const struct extres_allocations *old, const char *name)
+{
+	size_t i;
+
+	for (i = 0; old && i < old->n; i++)
+		if (strcmp(old->items[i]->resource, name) == 0)
+			return old->items[i];
+	return NULL;
+}
+
 int extres_allocate_all(const struct extres_config *config, pid_t owner,
 			struct extres_allocations **ret,
 			struct extres_err *err)
+{
+	return extres_reallocate_all(config, NULL, owner, ret, err);
+}
+
+int extres_reallocate_all(const struct extres_config *config,
+			  const struct extres_allocations *old, pid_t owner,
+			  struct extres_allocations **ret,
+			  struct extres_err *err)
 {
 	struct extres_allocations *a;
 	struct extres_infos *infos = NULL;
@@ -77,7 +97,8 @@ int extres_allocate_all(const struct extres_config *config, pid_t owner,
 		r = extres_discover_resource(config, res, &infos, err);
 		if (r < 0)
 			goto fail;
-		r = extres_alloc_take(res, infos, owner, &a->items[a->n], err);
+		r = extres_alloc_retake(res, infos, find_allocation(old, res->name),
+					owner, &a->items[a->n], err);
 		extres_infos_free(infos);
 		infos = NULL;
 		if (r < 0)
@@ -87,30 +108,33 @@ int extres_allocate_all(const struct extres_config *config, pid_t owner,
 	*ret = a;
 	return 0;
 fail:
-	/* Roll back: a half-started daemon must hold nothing. The first
-	 * error is the one worth reporting, so release into a scratch. */
-	extres_release_all(a, NULL);
+	/* Roll back: hand back only what this call took; what `old` holds
+	 * stays held. The first error is the one worth reporting. */
+	for (i = a->n; i-- > 0;)
+		extres_alloc_release_except(
+			a->items[i], find_allocation(old, a->items[i]->resource),
+			NULL);
 	extres_allocations_free(a);
 	return r;
 }
 
-int extres_allocations_tree(const struct extres_allocations *a,
-			    struct timespec mtime, struct extres_tree **ret,
-			    struct extres_err *err)
+int extres_release_dropped(struct extres_allocations *old,
+			   const struct extres_allocations *now,
+			   struct extres_err *err)
 {
-	struct extres_snapshot_resource *res;
+	struct extres_err one;
+	int first = 0;
 	size_t i;
-	int r;
 
-	res = calloc(a->n ? a->n : 1, sizeof(*res));
-	if (!res)
-		return extres_err_set(err, ENOMEM, "out of memory");
-	for (i = 0; i < a->n; i++) {
-		res[i].name = a->items[i]->resource;
-		res[i].infos = a->items[i]->infos;
-		res[i].n_infos = a->items[i]->n;
+	for (i = old->n; i-- > 0;) {
+		int r = extres_alloc_release_except(
+			old->items[i], find_allocation(now, old->items[i]->resource),
+			&one);
+
+		if (r < 0 && first == 0) {
+			first = r;
+			extres_err_set(err, -r, "%s", one.msg);
+		}
 	}
-	r = extres_snapshot_build(res, a->n, mtime, ret, err);
-	free(res);
-	return r;
+	return first;
 }

@@ -9,13 +9,11 @@
 
 #include <stddef.h>
 #include <sys/types.h>
-#include <time.h>
 
 #include "alloc.h"
 #include "config.h"
 #include "err.h"
 #include "infos.h"
-#include "tree.h"
 
 struct extres_allocations {
 	size_t n;
@@ -39,6 +37,26 @@ int extres_allocate_all(const struct extres_config *config, pid_t owner,
 			struct extres_err *err);
 
 /*
+ * The same for a reload: `old` (NULL at start-up) is what this owner holds
+ * now. Devices of `old` that the drivers still offer stay held and keep their
+ * info numbers (see extres_alloc_retake()); added resources and higher
+ * amounts take more. All or nothing: on failure everything this call took is
+ * released again and `old` is exactly as it was. Nothing of `old` is released
+ * on success either: extres_release_dropped() does that once the new
+ * allocations are in use.
+ */
+int extres_reallocate_all(const struct extres_config *config,
+			  const struct extres_allocations *old, pid_t owner,
+			  struct extres_allocations **ret,
+			  struct extres_err *err);
+
+/* Release what `old` holds and `now` does not (removed resources, lowered
+ * amounts, devices gone). Carries on past failures; the first is returned. */
+int extres_release_dropped(struct extres_allocations *old,
+			   const struct extres_allocations *now,
+			   struct extres_err *err);
+
+/*
  * Release every allocation (remove our coordination-file lines). Carries on
  * past failures; returns the first error, with its message in `err`.
  */
@@ -46,10 +64,5 @@ int extres_release_all(struct extres_allocations *a, struct extres_err *err);
 
 /* Accepts NULL. Does not release. */
 void extres_allocations_free(struct extres_allocations *a);
-
-/* The file tree for these allocations. */
-int extres_allocations_tree(const struct extres_allocations *a,
-			    struct timespec mtime, struct extres_tree **ret,
-			    struct extres_err *err);
 
 #endif

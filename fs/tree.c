@@ -33,7 +33,6 @@ struct extres_tree {
 	const struct extres_node **by_ino;
 	const struct extres_node **by_name;
 	size_t mask;
-	struct timespec mtime;
 };
 
 static uint64_t fnv_bytes(uint64_t h, const void *p, size_t len)
@@ -218,8 +217,28 @@ static int insert_name(struct extres_tree *t, const struct extres_node *n)
 	return 0;
 }
 
-int extres_tree_seal(struct extres_tree_builder *b, struct timespec mtime,
-		     struct extres_tree **ret, struct extres_err *err)
+/* Whether `p`, the previous tree's node at this path, still holds what
+ * builder node `bn` holds. */
+static int same_as(const struct extres_tree_builder *b, const struct bnode *bn,
+		   const struct extres_node *p)
+{
+	size_t c;
+
+	if (!p || !!bn->is_dir != !!S_ISDIR(p->mode))
+		return 0;
+	if (!bn->is_dir)
+		return p->size == bn->size && memcmp(p->data, bn->data, bn->size) == 0;
+	if (p->n_children != bn->n_children)
+		return 0;
+	for (c = 0; c < bn->n_children; c++)
+		if (strcmp(p->children[c]->name, b->nodes[bn->children[c]].name))
+			return 0;
+	return 1;
+}
+
+int extres_tree_seal(struct extres_tree_builder *b, struct timespec now,
+		     const struct extres_tree *prev, struct extres_tree **ret,
+		     struct extres_err *err)
 {
 	struct extres_tree *t = NULL;
 	uint64_t *path_hash = NULL;
@@ -230,7 +249,6 @@ int extres_tree_seal(struct extres_tree_builder *b, struct timespec mtime,
 	if (!t)
 		goto fail;
 	t->n = b->n;
-	t->mtime = mtime;
 	while (cap < 2 * b->n)
 		cap *= 2;
 	t->mask = cap - 1;
@@ -276,6 +294,12 @@ int extres_tree_seal(struct extres_tree_builder *b, struct timespec mtime,
 			n->name = bn->name;
 			t->strings[t->n_strings++] = bn->name;
 			bn->name = NULL;
+		}
+		{
+			const struct extres_node *p =
+				prev ? extres_tree_get(prev, n->ino) : NULL;
+
+			n->mtime = same_as(b, bn, p) ? p->mtime : now;
 		}
 		if (bn->is_dir) {
 			n->mode = S_IFDIR | 0555;
@@ -351,12 +375,46 @@ void extres_tree_stat(const struct extres_tree *t, const struct extres_node *n,
 	st->st_size = S_ISDIR(n->mode) ? 0 : (off_t)n->size;
 	st->st_blksize = 4096;
 	st->st_blocks = ((off_t)n->size + 511) / 512;
-	st->st_atim = t->mtime;
-	st->st_mtim = t->mtime;
-	st->st_ctim = t->mtime;
+	st->st_atim = n->mtime;
+	st->st_mtim = n->mtime;
+	st->st_ctim = n->mtime;
 }
 
 size_t extres_tree_size(const struct extres_tree *t)
 {
 	return t->n;
+}
+
+static int diff_node(const struct extres_tree *new, const struct extres_node *o,
+		     int (*fn)(void *ctx, int what, const struct extres_node *node),
+		     void *ctx)
+{
+	const struct extres_node *n = extres_tree_get(new, o->ino);
+	size_t c;
+	int r;
+
+	if (!n || !!S_ISDIR(n->mode) != !!S_ISDIR(o->mode) ||
+	    n->parent != o->parent || strcmp(n->name, o->name) != 0)
+		return fn(ctx, EXTRES_TREE_REMOVED, o);
+	if (n->mtime.tv_sec != o->mtime.tv_sec ||
+	    n->mtime.tv_nsec != o->mtime.tv_nsec) {
+		r = fn(ctx, EXTRES_TREE_CHANGED, o);
+		if (r < 0)
+			return r;
+	}
+	for (c = 0; c < o->n_children; c++) {
+		r = diff_node(new, o->children[c], fn, ctx);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+int extres_tree_diff(const struct extres_tree *old,
+		     const struct extres_tree *new,
+		     int (*fn)(void *ctx, int what,
+			       const struct extres_node *node),
+		     void *ctx)
+{
+	return diff_node(new, extres_tree_get(old, EXTRES_ROOT_INO), fn, ctx);
 }

@@ -35,6 +35,8 @@ struct extres_node {
 	const struct extres_node **children;
 	size_t n_children;
 	size_t n_subdirs;
+	/* When this node last changed (see extres_tree_seal()). */
+	struct timespec mtime;
 };
 
 struct extres_tree;
@@ -61,11 +63,30 @@ int extres_tree_add_file(struct extres_tree_builder *b, size_t parent,
 
 /*
  * Freeze the builder into a tree; the builder is consumed (freed) whether or
- * not this succeeds. `mtime` becomes every node's time stamp. -EEXIST with a
- * message naming it when a directory holds a name twice.
+ * not this succeeds. A node that `prev` (the tree being replaced, or NULL)
+ * has unchanged at the same path keeps prev's time stamp; every other node
+ * gets `now`. Unchanged means: a file with the same bytes, or a directory with
+ * the same names in the same order. -EEXIST with a message naming it when a
+ * directory holds a name twice.
  */
-int extres_tree_seal(struct extres_tree_builder *b, struct timespec mtime,
-		     struct extres_tree **ret, struct extres_err *err);
+int extres_tree_seal(struct extres_tree_builder *b, struct timespec now,
+		     const struct extres_tree *prev, struct extres_tree **ret,
+		     struct extres_err *err);
+
+/* What changed from `old` to `new`, for telling the kernel. */
+#define EXTRES_TREE_CHANGED 1 /* same path, other content or children */
+#define EXTRES_TREE_REMOVED 2 /* gone: drop the name in `parent` */
+
+/*
+ * Call `fn` for every node of `old` that `new` changed or removed, parents
+ * before children. A removed directory is reported once, not its contents.
+ * Stops at and returns the first negative value `fn` returns, else 0.
+ */
+int extres_tree_diff(const struct extres_tree *old,
+		     const struct extres_tree *new,
+		     int (*fn)(void *ctx, int what,
+			       const struct extres_node *node),
+		     void *ctx);
 
 /* Accepts NULL. */
 void extres_tree_free(struct extres_tree *t);
@@ -78,7 +99,8 @@ const struct extres_node *extres_tree_get(const struct extres_tree *t,
 const struct extres_node *extres_tree_lookup(const struct extres_tree *t,
 					     uint64_t parent, const char *name);
 
-/* Fill *st for `n` (ino, mode, nlink, size, blocks, times, uid/gid 0). */
+/* Fill *st for `n` (ino, mode, nlink, size, blocks, the node's time stamp
+ * as atime, mtime and ctime, uid/gid 0). */
 void extres_tree_stat(const struct extres_tree *t, const struct extres_node *n,
 		      struct stat *st);
 

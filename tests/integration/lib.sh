@@ -381,9 +381,10 @@ write_std_config_nested() {
 	EOF
 }
 
-# Every path under the mount with type, mode and (for files) size, sorted.
+# Every path under the mount with type, mode and (for files) size, sorted;
+# hidden names (the daemon's .meta) are left out, as `ls` leaves them out.
 tree_listing() {
-	(cd "$1" && find . -mindepth 1 \( -type d -printf '%y %m %p\n' \) -o -printf '%y %m %s %p\n') | sort
+	(cd "$1" && find . -mindepth 1 -name '.*' -prune -o \( -type d -printf '%y %m %p\n' \) -o -printf '%y %m %s %p\n') | sort
 }
 
 # The listing and contents the standard config must produce.
@@ -409,7 +410,7 @@ STD_LISTING=$(sort <<<"$STD_LISTING")
 # its newline), sorted: a second, content-based fingerprint of the tree.
 tree_contents() {
 	local f
-	(cd "$1" && find . -type f | sort) | while read -r f; do
+	(cd "$1" && find . -mindepth 1 -name '.*' -prune -o -type f -print | sort) | while read -r f; do
 		printf '%s=%s\n' "$f" "$(cat "$1/$f")"
 	done
 }

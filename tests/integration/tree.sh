@@ -29,7 +29,10 @@ case_mount_info() {
 case_ls_root() {
 	mount_std
 	assert_eq $'gpu\nnic' "$(ls -1 "$MNT")" "ls $MNT"
-	assert_eq $'.\n..\ngpu\nnic' "$(ls -1a "$MNT")" "ls -a $MNT"
+	# The daemon's own files live under a hidden name: only -a shows it.
+	assert_eq $'.\n..\n.meta\ngpu\nnic' "$(ls -1a "$MNT")" "ls -a $MNT"
+	assert_eq $'.meta\ngpu\nnic' "$(ls -1A "$MNT")" "ls -A $MNT"
+	assert_eq "$MNT/gpu $MNT/nic" "$(echo "$MNT"/*)" "glob $MNT/*"
 	daemon_stop
 }
 
@@ -110,8 +113,11 @@ case_find() {
 	$MNT/nic/0/name
 	EOF
 	)
-	assert_eq "$want" "$(find "$MNT" | sort)" "find $MNT"
-	assert_eq 11 "$(find "$MNT" -type f | wc -l)" "find -type f | wc -l"
+	assert_eq "$want" "$(find "$MNT" -name '.?*' -prune -o -print | sort)" "find $MNT (hidden pruned)"
+	assert_eq 11 "$(find "$MNT" -name '.?*' -prune -o -type f -print | wc -l)" "find -type f | wc -l"
+	# Names that do not start with '.' are exactly resources, infos and
+	# keys; the hidden directory itself never matches.
+	assert_eq "" "$(find "$MNT" -mindepth 1 -maxdepth 1 -name '[!.]*' | grep -F /.meta)" "find -name '[!.]*' at the top"
 	daemon_stop
 }
 

@@ -614,6 +614,154 @@ static void test_coordination_key(void **state)
 		     BUF_PATH ":4:41: external-resource.gpu.coordination-key 'pci/bus' contains '/'");
 }
 
+/* ---- env-var ---- */
+
+static void test_env_var_key(void **state)
+{
+	struct extres_config *c;
+
+	c = load_ok(GPU_OK);
+	assert_null(c->resources[0].env_var);
+	extres_config_free(c);
+
+	c = load_ok(GPU_OK "external-resource.gpu.env-var: GPU_DEVICES\n");
+	assert_string_equal(c->resources[0].env_var, "GPU_DEVICES");
+	expect_warnings(c, NULL);
+	extres_config_free(c);
+
+	/* Set empty, or with no value: no variable, not the default. */
+	c = load_ok(GPU_OK "external-resource.gpu.env-var: \"\"\n");
+	assert_string_equal(c->resources[0].env_var, "");
+	extres_config_free(c);
+	c = load_ok(GPU_OK "external-resource.gpu.env-var:\n");
+	assert_string_equal(c->resources[0].env_var, "");
+	expect_warnings(c, NULL);
+	extres_config_free(c);
+
+	c = load_ok("external-resources: gpu\n"
+		    "external-resource:\n"
+		    "  gpu:\n"
+		    "    amount: 1\n"
+		    "    driver: nvml\n"
+		    "    env-var: _x9\n");
+	assert_string_equal(c->resources[0].env_var, "_x9");
+	expect_warnings(c, NULL);
+	extres_config_free(c);
+}
+
+static void test_env_var_bad(void **state)
+{
+	expect_error(GPU_OK "external-resource.gpu.env-var: 1GPU\n", EINVAL,
+		     BUF_PATH ":4:32: external-resource.gpu.env-var is '1GPU'; expected a shell variable name ([A-Za-z_][A-Za-z0-9_]*), or \"\" for none");
+	expect_error(GPU_OK "external-resource.gpu.env-var: A-B\n", EINVAL,
+		     BUF_PATH ":4:32: external-resource.gpu.env-var is 'A-B'; expected a shell variable name ([A-Za-z_][A-Za-z0-9_]*), or \"\" for none");
+	expect_error(GPU_OK "external-resource.gpu.env-var: \"X;rm -rf /\"\n",
+		     EINVAL,
+		     BUF_PATH ":4:32: external-resource.gpu.env-var is 'X;rm -rf /'; expected a shell variable name ([A-Za-z_][A-Za-z0-9_]*), or \"\" for none");
+	expect_error(GPU_OK "external-resource.gpu.env-var: [A, B]\n", EINVAL,
+		     BUF_PATH ":4:32: external-resource.gpu.env-var must be a single value, not a sequence");
+}
+
+/* Two assignments to one variable: a sourced file would keep the last. */
+static void test_env_var_clashes(void **state)
+{
+	struct extres_config *c;
+
+	expect_error("external-resources: gpu;big\n"
+		     "external-resource.gpu.amount: 1\n"
+		     "external-resource.gpu.driver: nvml\n"
+		     "external-resource.big.amount: 1\n"
+		     "external-resource.big.driver: nvml\n",
+		     EINVAL,
+		     BUF_PATH ":1:25: resource 'big' would set CUDA_VISIBLE_DEVICES (the nvml driver's default), as resource 'gpu' does (line 1, column 21); set external-resource.big.env-var to another name, or to \"\" for none");
+	expect_error("external-resources: gpu;fpga\n"
+		     "external-resource.gpu.amount: 1\n"
+		     "external-resource.gpu.driver: amdgpu\n"
+		     "external-resource.fpga.amount: 1\n"
+		     "external-resource.fpga.driver: static\n"
+		     "external-resource.fpga.env-var: ROCR_VISIBLE_DEVICES\n",
+		     EINVAL,
+		     BUF_PATH ":6:33: resource 'fpga' would set ROCR_VISIBLE_DEVICES, as resource 'gpu' does (line 1, column 21); set external-resource.fpga.env-var to another name, or to \"\" for none");
+	expect_error("external-resources: gpu;fpga\n"
+		     "external-resource.gpu.amount: 1\n"
+		     "external-resource.gpu.driver: static\n"
+		     "external-resource.gpu.env-var: DEVS\n"
+		     "external-resource.fpga.amount: 1\n"
+		     "external-resource.fpga.driver: static\n"
+		     "external-resource.fpga.env-var: DEVS\n",
+		     EINVAL,
+		     BUF_PATH ":7:33: resource 'fpga' would set DEVS, as resource 'gpu' does (line 4, column 32); set external-resource.fpga.env-var to another name, or to \"\" for none");
+	/* Another resource's indexes, whichever is listed first. */
+	expect_error("external-resources: gpu;fpga\n"
+		     "external-resource.gpu.amount: 1\n"
+		     "external-resource.gpu.driver: static\n"
+		     "external-resource.fpga.amount: 1\n"
+		     "external-resource.fpga.driver: static\n"
+		     "external-resource.fpga.env-var: EXTRES_GPU_INDEXES\n",
+		     EINVAL,
+		     BUF_PATH ":6:33: resource 'fpga' would set EXTRES_GPU_INDEXES, which holds the indexes of resource 'gpu'; set external-resource.fpga.env-var to another name");
+	expect_error("external-resources: gpu;fpga\n"
+		     "external-resource.gpu.amount: 1\n"
+		     "external-resource.gpu.driver: static\n"
+		     "external-resource.gpu.env-var: EXTRES_FPGA_INDEXES\n"
+		     "external-resource.fpga.amount: 1\n"
+		     "external-resource.fpga.driver: static\n",
+		     EINVAL,
+		     BUF_PATH ":4:32: resource 'gpu' would set EXTRES_FPGA_INDEXES, which holds the indexes of resource 'fpga'; set external-resource.gpu.env-var to another name");
+	expect_error(GPU_OK "external-resource.gpu.env-var: EXTRES_GPU_INDEXES\n",
+		     EINVAL,
+		     BUF_PATH ":4:32: resource 'gpu' already sets EXTRES_GPU_INDEXES to its indexes; set external-resource.gpu.env-var to another name");
+	expect_error("external-resources: gpu-a;gpu.a\n"
+		     "external-resource.gpu-a.amount: 1\n"
+		     "external-resource.gpu-a.driver: static\n"
+		     "external-resource.gpu.a.amount: 1\n"
+		     "external-resource.gpu.a.driver: static\n",
+		     EINVAL,
+		     BUF_PATH ":1:27: resource names 'gpu.a' and 'gpu-a' (line 1, column 21) both make the variable EXTRES_GPU_A_INDEXES; rename one");
+
+	/* Turning one default off, or different drivers, clash with nothing. */
+	c = load_ok("external-resources: gpu;big;amd\n"
+		    "external-resource.gpu.amount: 1\n"
+		    "external-resource.gpu.driver: nvml\n"
+		    "external-resource.big.amount: 1\n"
+		    "external-resource.big.driver: nvml\n"
+		    "external-resource.big.env-var: ''\n"
+		    "external-resource.amd.amount: 1\n"
+		    "external-resource.amd.driver: amdgpu\n");
+	assert_null(c->resources[0].env_var);
+	assert_string_equal(c->resources[1].env_var, "");
+	assert_null(c->resources[2].env_var);
+	extres_config_free(c);
+}
+
+static void test_env_var_names(void **state)
+{
+	char *var = NULL;
+
+	assert_string_equal(extres_env_var("nvml", NULL), "CUDA_VISIBLE_DEVICES");
+	assert_string_equal(extres_env_var("amdgpu", NULL), "ROCR_VISIBLE_DEVICES");
+	assert_null(extres_env_var("static", NULL));
+	assert_null(extres_env_var("/usr/lib/extres/drivers/nvml.so", NULL));
+	assert_null(extres_env_var("nvml", ""));
+	assert_string_equal(extres_env_var("nvml", "NVIDIA_VISIBLE_DEVICES"),
+			    "NVIDIA_VISIBLE_DEVICES");
+	assert_string_equal(extres_env_var("static", "X"), "X");
+
+	assert_int_equal(extres_env_indexes_var("gpu-a.0", &var), 0);
+	assert_string_equal(var, "EXTRES_GPU_A_0_INDEXES");
+	free(var);
+	assert_int_equal(extres_env_indexes_var("Zz9 \xc3\xa9", &var), 0);
+	assert_string_equal(var, "EXTRES_ZZ9____INDEXES");
+	free(var);
+
+	assert_int_equal(extres_check_env_var_name("_"), 0);
+	assert_int_equal(extres_check_env_var_name("a9_Z"), 0);
+	assert_int_equal(extres_check_env_var_name(""), -EINVAL);
+	assert_int_equal(extres_check_env_var_name("9a"), -EINVAL);
+	assert_int_equal(extres_check_env_var_name("a-b"), -EINVAL);
+	assert_int_equal(extres_check_env_var_name("a\xc3\xa9"), -EINVAL);
+}
+
 /* ---- warnings ---- */
 
 static void test_unlisted_resource_warns_once(void **state)
@@ -993,6 +1141,10 @@ int main(void)
 		cmocka_unit_test(test_buffer_relative_path),
 		cmocka_unit_test(test_mountpoint_empty),
 		cmocka_unit_test(test_coordination_key),
+		cmocka_unit_test(test_env_var_key),
+		cmocka_unit_test(test_env_var_bad),
+		cmocka_unit_test(test_env_var_clashes),
+		cmocka_unit_test(test_env_var_names),
 		cmocka_unit_test(test_unlisted_resource_warns_once),
 		cmocka_unit_test(test_misspelt_keys_warn),
 		cmocka_unit_test(test_empty_sections_silent),

@@ -28,7 +28,7 @@ static struct extres_tree *small_tree(void)
 	assert_int_equal(extres_tree_add_file(b, zero, "index", "0\n", 2, NULL, &err), 0);
 	assert_int_equal(extres_tree_add_file(b, zero, "uuid", "GPU-abc\n", 8, NULL, &err), 0);
 	assert_int_equal(extres_tree_add_file(b, one, "index", "1\n", 2, NULL, &err), 0);
-	assert_int_equal(extres_tree_seal(b, T0, &t, &err), 0);
+	assert_int_equal(extres_tree_seal(b, T0, NULL, &t, &err), 0);
 	return t;
 }
 
@@ -109,7 +109,7 @@ static void test_inode_stability(void **state)
 	assert_int_equal(extres_tree_add_dir(bb, 0, "gpu", &gpu, &err), 0);
 	assert_int_equal(extres_tree_add_dir(bb, gpu, "0", &zero, &err), 0);
 	assert_int_equal(extres_tree_add_file(bb, zero, "uuid", "GPU-other-value\n", 16, NULL, &err), 0);
-	assert_int_equal(extres_tree_seal(bb, T0, &b, &err), 0);
+	assert_int_equal(extres_tree_seal(bb, T0, NULL, &b, &err), 0);
 	assert_int_equal(walk(a, "gpu", NULL, NULL)->ino, walk(b, "gpu", NULL, NULL)->ino);
 	assert_int_equal(walk(a, "gpu", "0", NULL)->ino, walk(b, "gpu", "0", NULL)->ino);
 	assert_int_equal(walk(a, "gpu", "0", "uuid")->ino, walk(b, "gpu", "0", "uuid")->ino);
@@ -156,7 +156,7 @@ static void test_duplicate_name(void **state)
 	assert_int_equal(extres_tree_add_file(b, e, "index", "0\n", 2, NULL, &err), 0);
 	/* ...twice in one is not. */
 	assert_int_equal(extres_tree_add_file(b, d, "index", "1\n", 2, NULL, &err), 0);
-	assert_int_equal(extres_tree_seal(b, T0, &t, &err), -EEXIST);
+	assert_int_equal(extres_tree_seal(b, T0, NULL, &t, &err), -EEXIST);
 	assert_string_equal(err.msg, "'index' exists twice in one directory");
 	assert_null(t);
 }
@@ -169,7 +169,7 @@ static void test_empty_file(void **state)
 
 	assert_int_equal(extres_tree_builder_new(&b), 0);
 	assert_int_equal(extres_tree_add_file(b, 0, "empty", "", 0, NULL, &err), 0);
-	assert_int_equal(extres_tree_seal(b, T0, &t, &err), 0);
+	assert_int_equal(extres_tree_seal(b, T0, NULL, &t, &err), 0);
 	assert_int_equal(walk(t, "empty", NULL, NULL)->size, 0);
 	extres_tree_free(t);
 }
@@ -182,14 +182,14 @@ static void test_snapshot_layout(void **state)
 	struct extres_property f0[] = { { "index", "7", 1 } };
 	struct extres_info finfos[] = { { 1, f0 } };
 	struct extres_snapshot_resource res[] = {
-		{ "gpu", infos, 2 },
-		{ "fpga", finfos, 1 },
+		{ "gpu", infos, 2, "static" },
+		{ "fpga", finfos, 1, "script" },
 	};
 	struct extres_tree *t;
 	struct extres_err err;
 	const struct extres_node *root, *n;
 
-	assert_int_equal(extres_snapshot_build(res, 2, T0, &t, &err), 0);
+	assert_int_equal(extres_snapshot_build(res, 2, T0, NULL, &t, &err), 0);
 	root = extres_tree_get(t, EXTRES_ROOT_INO);
 	assert_int_equal(root->n_children, 2);
 	assert_string_equal(root->children[0]->name, "gpu");
@@ -205,11 +205,11 @@ static void test_snapshot_layout(void **state)
 
 static void test_snapshot_duplicate_resource(void **state)
 {
-	struct extres_snapshot_resource res[] = { { "gpu", NULL, 0 }, { "gpu", NULL, 0 } };
+	struct extres_snapshot_resource res[] = { { "gpu", NULL, 0, NULL }, { "gpu", NULL, 0, NULL } };
 	struct extres_tree *t = NULL;
 	struct extres_err err;
 
-	assert_int_equal(extres_snapshot_build(res, 2, T0, &t, &err), -EEXIST);
+	assert_int_equal(extres_snapshot_build(res, 2, T0, NULL, &t, &err), -EEXIST);
 	assert_null(t);
 }
 
@@ -219,7 +219,7 @@ static void test_many_infos(void **state)
 	struct extres_property *props = calloc(N, sizeof(*props));
 	struct extres_info *infos = calloc(N, sizeof(*infos));
 	char (*vals)[16] = calloc(N, sizeof(*vals));
-	struct extres_snapshot_resource res = { "many", infos, N };
+	struct extres_snapshot_resource res = { "many", infos, N, NULL };
 	struct extres_tree *t;
 	struct extres_err err;
 	char name[16];
@@ -230,7 +230,7 @@ static void test_many_infos(void **state)
 		props[i] = (struct extres_property){ "index", vals[i], strlen(vals[i]) };
 		infos[i] = (struct extres_info){ 1, &props[i] };
 	}
-	assert_int_equal(extres_snapshot_build(&res, 1, T0, &t, &err), 0);
+	assert_int_equal(extres_snapshot_build(&res, 1, T0, NULL, &t, &err), 0);
 	assert_int_equal(extres_tree_size(t), 2 + 2 * N);
 	for (i = 0; i < N; i++) {
 		const struct extres_node *n;
@@ -248,6 +248,98 @@ static void test_many_infos(void **state)
 	free(vals);
 }
 
+
+static const struct timespec T1 = { 1700000100, 0 };
+
+struct diff_log {
+	char lines[16][64];
+	int n;
+};
+
+static int record(void *ctx, int what, const struct extres_node *node)
+{
+	struct diff_log *log = ctx;
+
+	snprintf(log->lines[log->n++], sizeof(log->lines[0]), "%s %s",
+		 what == EXTRES_TREE_REMOVED ? "removed" : "changed",
+		 node->name[0] ? node->name : "/");
+	return 0;
+}
+
+/* gpu/0/{index,uuid} and fpga/0/index, with gpu 0's uuid as given. */
+static struct extres_tree *two_resources(const char *uuid, int with_fpga,
+					 const struct extres_tree *prev,
+					 struct timespec now)
+{
+	struct extres_property g0[] = { { "index", "0", 1 }, { "uuid", (char *)uuid, strlen(uuid) } };
+	struct extres_info ginfos[] = { { 2, g0 } };
+	struct extres_property f0[] = { { "index", "7", 1 } };
+	struct extres_info finfos[] = { { 1, f0 } };
+	struct extres_snapshot_resource res[] = {
+		{ "gpu", ginfos, 1, "static" },
+		{ "fpga", finfos, 1, "static" },
+	};
+	struct extres_tree *t;
+	struct extres_err err;
+
+	assert_int_equal(extres_snapshot_build_meta(res, with_fpga ? 2 : 1, "pid 1\n", 6,
+						    now, prev, &t, &err), 0);
+	return t;
+}
+
+static void test_mtime_kept_when_unchanged(void **state)
+{
+	struct extres_tree *a = two_resources("GPU-a", 1, NULL, T0);
+	struct extres_tree *b = two_resources("GPU-b", 1, a, T1);
+	struct stat st;
+
+	/* Changed: the file, and nothing else. */
+	extres_tree_stat(b, walk(b, "gpu", "0", "uuid"), &st);
+	assert_int_equal(st.st_mtim.tv_sec, T1.tv_sec);
+	extres_tree_stat(b, walk(b, "gpu", "0", "index"), &st);
+	assert_int_equal(st.st_mtim.tv_sec, T0.tv_sec);
+	extres_tree_stat(b, walk(b, "gpu", "0", NULL), &st);
+	assert_int_equal(st.st_mtim.tv_sec, T0.tv_sec);
+	extres_tree_stat(b, walk(b, ".meta", "status", NULL), &st);
+	assert_int_equal(st.st_mtim.tv_sec, T0.tv_sec);
+	assert_int_equal(st.st_size, 6);
+	extres_tree_free(a);
+	extres_tree_free(b);
+}
+
+static void test_diff(void **state)
+{
+	struct extres_tree *a = two_resources("GPU-a", 1, NULL, T0);
+	struct extres_tree *b = two_resources("GPU-bb", 0, a, T1);
+	struct diff_log log = { .n = 0 };
+
+	assert_int_equal(extres_tree_diff(a, b, record, &log), 0);
+	/* Root lost a child, uuid changed (and grew), fpga went whole. */
+	assert_int_equal(log.n, 3);
+	assert_string_equal(log.lines[0], "changed /");
+	assert_string_equal(log.lines[1], "changed uuid");
+	assert_string_equal(log.lines[2], "removed fpga");
+	log.n = 0;
+	assert_int_equal(extres_tree_diff(b, b, record, &log), 0);
+	assert_int_equal(log.n, 0);
+	extres_tree_free(a);
+	extres_tree_free(b);
+}
+
+static void test_meta_hidden_dir(void **state)
+{
+	struct extres_tree *t = two_resources("GPU-a", 1, NULL, T0);
+	const struct extres_node *root = extres_tree_get(t, EXTRES_ROOT_INO);
+	const struct extres_node *st = walk(t, ".meta", "status", NULL);
+
+	/* Resources first, the hidden directory last. */
+	assert_int_equal(root->n_children, 3);
+	assert_string_equal(root->children[2]->name, ".meta");
+	assert_non_null(st);
+	assert_memory_equal(st->data, "pid 1\n", 6);
+	extres_tree_free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -260,6 +352,9 @@ int main(void)
 		cmocka_unit_test(test_snapshot_layout),
 		cmocka_unit_test(test_snapshot_duplicate_resource),
 		cmocka_unit_test(test_many_infos),
+		cmocka_unit_test(test_mtime_kept_when_unchanged),
+		cmocka_unit_test(test_diff),
+		cmocka_unit_test(test_meta_hidden_dir),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

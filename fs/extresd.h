@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * extresd's state: one context object that main() owns, shared with the
+ * control thread (reloads) and, through `fs`, with the request handlers.
+ * After start-up only the control thread changes config, allocs and the
+ * served tree; main() touches them again only after stopping it.
+ */
+#ifndef EXTRESD_H
+#define EXTRESD_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "config.h"
+#include "control.h"
+#include "daemonize.h"
+#include "fuse_ops.h"
+#include "owner.h"
+#include "startup.h"
+
+/* Everything the daemon owns, in one place. */
+struct extresd {
+	/* Command line. */
+	char *config_path;
+	char *owner_arg;
+	char *positional[2];
+	int n_positional;
+	struct fuse_cmdline_opts cmd;
+	/* Running state. */
+	struct extres_config *config;
+	char *mountpoint;
+	struct extres_allocations *allocs;
+	struct extres_fs fs;
+	struct fuse_session *se;
+	struct extres_daemonize daemon;
+	pid_t owner; /* recorded in coordination files */
+	struct extres_owner_watch owner_watch;
+	struct extres_control control;
+	/* What .meta/status tells: successful reloads, attempts, the last
+	 * attempt's outcome ("-" before any). */
+	unsigned long generation;
+	unsigned long reloads;
+	char last_reload[512];
+};
+
+/*
+ * Build the tree for the current allocations and status and serve it
+ * (telling the kernel what changed). 0, or a negative errno after logging.
+ */
+int extresd_publish(struct extresd *d);
+
+/* SIGHUP: re-read the config and apply it, or keep everything as it is and
+ * log why not. Runs on the control thread. */
+void extresd_reload(void *ctx);
+
+#endif
