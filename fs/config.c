@@ -40,6 +40,7 @@ enum slot {
 	SLOT_COORD_FILE,
 	SLOT_COORD_KEY,
 	SLOT_ENV_VAR,
+	SLOT_REFRESH,
 	N_SLOTS,
 };
 
@@ -56,6 +57,7 @@ static const char *const slot_keys[N_SLOTS] = {
 	[SLOT_COORD_FILE] = "coordination-file",
 	[SLOT_COORD_KEY] = "coordination-key",
 	[SLOT_ENV_VAR] = "env-var",
+	[SLOT_REFRESH] = "refresh-interval",
 };
 
 /*
@@ -804,6 +806,49 @@ not_a_number:
 		    "%s is '%s', not a whole number", e->key, text);
 }
 
+/*
+ * refresh-interval: seconds, with up to three decimals ("30", "0.5"), from
+ * EXTRES_MIN_REFRESH_MS; unset or null for none.
+ */
+static int set_refresh(struct loader *l, struct extres_resource_config *res,
+		       const struct extres_flat *e)
+{
+	unsigned long long whole = 0, ms;
+	const char *text, *p;
+	int r, decimals = 0;
+
+	r = scalar_of(l, e, &text);
+	if (r < 0 || !text)
+		return r;
+	p = text;
+	if (*p < '0' || *p > '9')
+		goto bad;
+	for (; *p >= '0' && *p <= '9'; p++) {
+		whole = whole * 10 + (unsigned long long)(*p - '0');
+		if (whole > EXTRES_MAX_REFRESH_MS / 1000)
+			goto bad;
+	}
+	ms = whole * 1000;
+	if (*p == '.') {
+		unsigned long long scale = 100;
+
+		for (p++; *p >= '0' && *p <= '9' && decimals < 3;
+		     p++, decimals++, scale /= 10)
+			ms += (unsigned long long)(*p - '0') * scale;
+		if (decimals == 0)
+			goto bad;
+	}
+	if (*p != '\0' || ms < EXTRES_MIN_REFRESH_MS || ms > EXTRES_MAX_REFRESH_MS)
+		goto bad;
+	res->refresh_ms = ms;
+	return 0;
+bad:
+	return fail(l, EINVAL, value_line(e), value_column(e),
+		    "%s is '%s'; it must be seconds from %g to %llu, with at most three decimals",
+		    e->key, text, EXTRES_MIN_REFRESH_MS / 1000.0,
+		    (unsigned long long)EXTRES_MAX_REFRESH_MS / 1000);
+}
+
 static int valid_driver(const char *driver)
 {
 	const char *p;
@@ -1000,6 +1045,9 @@ static int finish_resource(struct loader *l, size_t index)
 	if (r < 0)
 		return r;
 	r = set_coordination(l, res, keys);
+	if (r < 0)
+		return r;
+	r = set_refresh(l, res, keys->slot[SLOT_REFRESH]);
 	if (r < 0)
 		return r;
 	return set_env_var(l, res, keys->slot[SLOT_ENV_VAR]);

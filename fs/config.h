@@ -15,6 +15,7 @@
  *   external-resource.<name>.yarn.config-key / .yarn.key
  *   external-resource.<name>.coordination-file
  *   external-resource.<name>.coordination-key   (default "index")
+ *   external-resource.<name>.refresh-interval   (seconds, e.g. 30 or 0.5)
  *   external-resource.<name>.env-var            (see "Environment variables")
  *   extres.mountpoint
  *
@@ -53,6 +54,9 @@
 #include "err.h"
 
 #define EXTRES_MAX_AMOUNT 4096
+/* refresh-interval bounds, in milliseconds: 0.1 s to a day. */
+#define EXTRES_MIN_REFRESH_MS 100ULL
+#define EXTRES_MAX_REFRESH_MS 86400000ULL
 #define EXTRES_MAX_RESOURCES 256
 
 struct extres_resource_config {
@@ -68,6 +72,9 @@ struct extres_resource_config {
 	/* env-var as configured: NULL when absent (the driver's default), ""
 	 * when set empty (no variable), else a shell identifier. */
 	char *env_var;
+	/* external-resource.<name>.refresh-interval in ms: re-read the
+	 * allocated devices' properties this often; 0 = never. */
+	uint64_t refresh_ms;
 	uint32_t line, column;   /* where the name was listed */
 };
 

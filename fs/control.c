@@ -2,6 +2,7 @@
 #include "control.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdint.h>
@@ -25,12 +26,14 @@ int extres_control_block_signals(void)
 }
 
 int extres_control_open(struct extres_control *c, void (*reload)(void *ctx),
-			void *ctx, struct extres_err *err)
+			long long (*refresh)(void *ctx), void *ctx,
+			struct extres_err *err)
 {
 	sigset_t set;
 
 	hup_set(&set);
 	c->reload = reload;
+	c->refresh = refresh;
 	c->ctx = ctx;
 	c->sigfd = signalfd(-1, &set, SFD_CLOEXEC);
 	if (c->sigfd < 0)
@@ -55,18 +58,20 @@ static void *run(void *arg)
 		{ .fd = c->stopfd, .events = POLLIN },
 	};
 	struct signalfd_siginfo si;
+	long long next = c->refresh(c->ctx);
+	int n;
 
 	for (;;) {
-		if (poll(p, 2, -1) < 0) {
-			if (errno == EINTR)
-				continue;
+		n = poll(p, 2, next < 0 ? -1 : next > INT_MAX ? INT_MAX : (int)next);
+		if (n < 0 && errno != EINTR)
 			return NULL;
-		}
-		if (p[1].revents)
+		if (n > 0 && p[1].revents)
 			return NULL;
-		if (p[0].revents &&
+		if (n > 0 && p[0].revents &&
 		    read(c->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si))
 			c->reload(c->ctx);
+		/* Due refreshes run after a reload too (which reschedules). */
+		next = c->refresh(c->ctx);
 	}
 }
 

@@ -41,6 +41,9 @@ struct extresd {
 	unsigned long generation;
 	unsigned long reloads;
 	char last_reload[512];
+	/* When each resource's refresh-interval next falls due (monotonic
+	 * ms; 0: never); NULL until scheduled, dropped at every reload. */
+	long long *refresh_due;
 };
 
 /*
@@ -52,5 +55,13 @@ int extresd_publish(struct extresd *d);
 /* SIGHUP: re-read the config and apply it, or keep everything as it is and
  * log why not. Runs on the control thread. */
 void extresd_reload(void *ctx);
+
+/*
+ * Re-read the properties of the allocated devices of every resource whose
+ * refresh-interval is due (the devices themselves never change here), serve
+ * what changed, and return the milliseconds until the next one is due (-1:
+ * none). Runs on the control thread.
+ */
+long long extresd_refresh(void *ctx);
 
 #endif

@@ -230,6 +230,7 @@ static void cleanup(struct extresd *d)
 		fuse_session_destroy(d->se);
 	extres_fs_destroy(&d->fs);
 	extres_config_free(d->config);
+	free(d->refresh_due);
 	free(d->mountpoint);
 	free(d->config_path);
 	free(d->owner_arg);
@@ -313,7 +314,8 @@ int main(int argc, char *argv[])
 	 * was named, it owns the devices. */
 	if (!d.owner_arg)
 		d.owner = getpid();
-	if (extres_control_open(&d.control, extresd_reload, &d, &err) < 0) {
+	if (extres_control_open(&d.control, extresd_reload, extresd_refresh, &d,
+				&err) < 0) {
 		extres_log(EXTRES_LOG_ERR, "%s", err.msg);
 		goto out;
 	}

@@ -18,6 +18,7 @@
 #include "extresd.h"
 #include "log.h"
 #include "snapshot.h"
+#include "views.h"
 
 /* The text of .meta/status: `key value` lines, stable for scripts. */
 static int status_text(const struct extresd *d, char **ret, size_t *ret_len)
@@ -40,32 +41,76 @@ static int status_text(const struct extresd *d, char **ret, size_t *ret_len)
 	return 0;
 }
 
+/* .meta's files: the status and the views of the allocations. */
+enum { META_STATUS, META_ENV, META_SPARK, META_JSON, N_META };
+
+static int meta_files(const struct extresd *d,
+		      struct extres_snapshot_file files[N_META],
+		      char *text[N_META])
+{
+	static const char *const names[N_META] = {
+		"status", "env", "resources.json", "extres.json",
+	};
+	struct extres_view_resource *views;
+	size_t len[N_META] = { 0 }, i;
+	int r;
+
+	views = calloc(d->allocs->n ? d->allocs->n : 1, sizeof(*views));
+	if (!views)
+		return -ENOMEM;
+	for (i = 0; i < d->allocs->n; i++) {
+		const struct extres_resource_config *rc = &d->config->resources[i];
+
+		views[i].name = d->allocs->items[i]->resource;
+		views[i].driver = rc->driver;
+		views[i].env_var = rc->env_var;
+		views[i].amount = rc->amount;
+		views[i].infos = d->allocs->items[i]->infos;
+		views[i].n_infos = d->allocs->items[i]->n;
+	}
+	r = status_text(d, &text[META_STATUS], &len[META_STATUS]);
+	if (r == 0)
+		r = extres_view_env(views, d->allocs->n, &text[META_ENV],
+				    &len[META_ENV]);
+	if (r == 0)
+		r = extres_view_spark(views, d->allocs->n, &text[META_SPARK],
+				      &len[META_SPARK]);
+	if (r == 0)
+		r = extres_view_json(views, d->allocs->n, &text[META_JSON],
+				     &len[META_JSON]);
+	for (i = 0; i < N_META; i++)
+		files[i] = (struct extres_snapshot_file){ names[i], text[i],
+							   len[i] };
+	free(views);
+	return r;
+}
+
 int extresd_publish(struct extresd *d)
 {
 	struct extres_snapshot_resource *res = NULL;
+	struct extres_snapshot_file files[N_META];
+	char *text[N_META] = { NULL };
 	struct extres_tree *tree = NULL;
 	struct extres_err err;
 	struct timespec now;
-	char *status = NULL;
-	size_t len = 0, i;
+	size_t i;
 	int r;
 
 	res = calloc(d->allocs->n ? d->allocs->n : 1, sizeof(*res));
-	r = res ? status_text(d, &status, &len) : -ENOMEM;
+	r = res ? meta_files(d, files, text) : -ENOMEM;
 	if (r < 0) {
-		extres_log(EXTRES_LOG_ERR, "out of memory");
+		extres_log(EXTRES_LOG_ERR, "cannot build .meta: %s", strerror(-r));
 		goto out;
 	}
 	for (i = 0; i < d->allocs->n; i++) {
 		res[i].name = d->allocs->items[i]->resource;
 		res[i].infos = d->allocs->items[i]->infos;
 		res[i].n_infos = d->allocs->items[i]->n;
-		res[i].driver = d->config->resources[i].driver;
 	}
 	clock_gettime(CLOCK_REALTIME, &now);
 	/* Only this thread swaps trees, so reading the current one for its
 	 * time stamps needs no lock. */
-	r = extres_snapshot_build_meta(res, d->allocs->n, status, len, now,
+	r = extres_snapshot_build_meta(res, d->allocs->n, files, N_META, now,
 				       d->fs.tree, &tree, &err);
 	if (r < 0) {
 		extres_log(EXTRES_LOG_ERR, "%s", err.msg);
@@ -73,7 +118,8 @@ int extresd_publish(struct extresd *d)
 	}
 	extres_fs_swap(&d->fs, d->se, tree);
 out:
-	free(status);
+	for (i = 0; i < N_META; i++)
+		free(text[i]);
 	free(res);
 	return r;
 }
@@ -119,6 +165,9 @@ static int try_reload(struct extresd *d)
 	extres_config_free(d->config);
 	d->config = config;
 	d->allocs = allocs;
+	/* Intervals may have changed: schedule afresh. */
+	free(d->refresh_due);
+	d->refresh_due = NULL;
 	d->generation++;
 	set_last_reload(d, "ok", NULL);
 	extresd_publish(d);
@@ -146,4 +195,116 @@ void extresd_reload(void *ctx)
 	else
 		extres_log(EXTRES_LOG_INFO, "reloaded: generation %lu",
 			   d->generation);
+}
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int same_properties(const struct extres_info *a,
+			   const struct extres_info *b)
+{
+	size_t i;
+
+	if (a->n_props != b->n_props)
+		return 0;
+	for (i = 0; i < a->n_props; i++)
+		if (strcmp(a->props[i].key, b->props[i].key) != 0 ||
+		    strcmp(a->props[i].value, b->props[i].value) != 0)
+			return 0;
+	return 1;
+}
+
+/*
+ * Give each allocated device of resource i the properties the driver
+ * reports for it now, matched by the coordination key. 1 if anything
+ * changed, 0 if not, negative after logging.
+ */
+static int refresh_resource(struct extresd *d, size_t i)
+{
+	const struct extres_resource_config *rc = &d->config->resources[i];
+	struct extres_allocation *a = d->allocs->items[i];
+	struct extres_infos *infos = NULL;
+	struct extres_err err;
+	int changed = 0, r;
+	size_t j, k;
+
+	r = extres_discover_resource(d->config, rc, &infos, &err);
+	if (r < 0) {
+		extres_log(EXTRES_LOG_WARNING,
+			   "refresh of '%s' failed, keeping its values: %s",
+			   rc->name, err.msg);
+		return r;
+	}
+	for (j = 0; j < a->n; j++) {
+		const char *key = extres_info_get(&a->infos[j], a->coordination_key);
+		struct extres_info fresh;
+
+		for (k = 0; key && k < infos->n; k++) {
+			const char *v = extres_info_get(&infos->items[k],
+							a->coordination_key);
+
+			if (v && strcmp(v, key) == 0)
+				break;
+		}
+		if (!key || k == infos->n) {
+			extres_log(EXTRES_LOG_WARNING,
+				   "refresh of '%s': the driver no longer reports %s %s (info %zu); keeping its values",
+				   rc->name, a->coordination_key, key ? key : "?", j);
+			continue;
+		}
+		if (same_properties(&a->infos[j], &infos->items[k]))
+			continue;
+		if (extres_info_copy(&infos->items[k], &fresh) < 0) {
+			extres_log(EXTRES_LOG_ERR, "out of memory");
+			break;
+		}
+		extres_info_clear(&a->infos[j]);
+		a->infos[j] = fresh;
+		changed = 1;
+	}
+	extres_infos_free(infos);
+	return changed;
+}
+
+long long extresd_refresh(void *ctx)
+{
+	struct extresd *d = ctx;
+	long long now = now_ms(), next = -1;
+	size_t n = d->config->n_resources, i;
+	int changed = 0;
+
+	if (!d->refresh_due) {
+		d->refresh_due = calloc(n ? n : 1, sizeof(*d->refresh_due));
+		if (!d->refresh_due)
+			return 1000; /* try again later */
+		for (i = 0; i < n; i++)
+			if (d->config->resources[i].refresh_ms)
+				d->refresh_due[i] =
+					now + (long long)d->config->resources[i].refresh_ms;
+	}
+	for (i = 0; i < n; i++) {
+		long long due = d->refresh_due[i];
+
+		if (!due)
+			continue;
+		if (due <= now) {
+			if (refresh_resource(d, i) > 0)
+				changed = 1;
+			now = now_ms();
+			/* From now, not from `due`: a slow driver must not
+			 * make refreshes pile up. */
+			due = d->refresh_due[i] =
+				now + (long long)d->config->resources[i].refresh_ms;
+		}
+		if (next < 0 || due - now < next)
+			next = due - now;
+	}
+	if (changed)
+		extresd_publish(d);
+	return next;
 }

@@ -58,8 +58,9 @@ int extres_snapshot_build(const struct extres_snapshot_resource *res, size_t n,
 }
 
 int extres_snapshot_build_meta(const struct extres_snapshot_resource *res,
-			       size_t n, const char *status, size_t len,
-			       struct timespec mtime,
+			       size_t n,
+			       const struct extres_snapshot_file *files,
+			       size_t n_files, struct timespec mtime,
 			       const struct extres_tree *prev,
 			       struct extres_tree **ret, struct extres_err *err)
 {
@@ -75,11 +76,14 @@ int extres_snapshot_build_meta(const struct extres_snapshot_resource *res,
 		if (r < 0)
 			goto fail;
 	}
-	if (status) {
+	if (n_files) {
 		r = extres_tree_add_dir(b, 0, ".meta", &meta, err);
-		if (r == 0)
-			r = extres_tree_add_file(b, meta, "status", status, len,
-						 NULL, err);
+		if (r < 0)
+			goto fail;
+	}
+	for (i = 0; i < n_files; i++) {
+		r = extres_tree_add_file(b, meta, files[i].name, files[i].data,
+					 files[i].len, NULL, err);
 		if (r < 0)
 			goto fail;
 	}

@@ -5,9 +5,9 @@
  *   /<resource>/           one directory per configured resource, in order
  *   /<resource>/<n>/       one directory per allocated info, 0..amount-1
  *   /<resource>/<n>/<key>  one file per property: the value and "\n"
- *   /.meta/                what the daemon shows besides: hidden, so that
- *                          `ls` and globs see only resources
- *   /.meta/status          the daemon's state (see extres_snapshot_build())
+ *   /.meta/<file>          what the daemon shows besides (status, views):
+ *                          under a hidden name, so that `ls` and globs see
+ *                          only resources
  */
 #ifndef EXTRES_SNAPSHOT_H
 #define EXTRES_SNAPSHOT_H
@@ -23,7 +23,13 @@ struct extres_snapshot_resource {
 	const char *name;
 	const struct extres_info *infos;
 	size_t n_infos;
-	const char *driver; /* for the views; may be NULL */
+};
+
+/* A file under /.meta. */
+struct extres_snapshot_file {
+	const char *name;
+	const char *data;
+	size_t len;
 };
 
 /* Build the tree for `n` resources; `prev` (or NULL) is the tree it will
@@ -33,11 +39,11 @@ int extres_snapshot_build(const struct extres_snapshot_resource *res, size_t n,
 			  struct timespec mtime, const struct extres_tree *prev,
 			  struct extres_tree **ret, struct extres_err *err);
 
-/* The same with /.meta/status holding `status` (`len` bytes; NULL: no
- * /.meta at all). */
+/* The same with the files `meta` in /.meta (none: no /.meta at all). */
 int extres_snapshot_build_meta(const struct extres_snapshot_resource *res,
-			       size_t n, const char *status, size_t len,
-			       struct timespec mtime,
+			       size_t n,
+			       const struct extres_snapshot_file *meta,
+			       size_t n_meta, struct timespec mtime,
 			       const struct extres_tree *prev,
 			       struct extres_tree **ret, struct extres_err *err);
 

@@ -616,6 +616,40 @@ static void test_coordination_key(void **state)
 
 /* ---- env-var ---- */
 
+static void test_refresh_interval(void **state)
+{
+	struct extres_config *c;
+
+	c = load_ok(GPU_OK);
+	assert_int_equal(c->resources[0].refresh_ms, 0);
+	extres_config_free(c);
+	c = load_ok(GPU_OK "external-resource.gpu.refresh-interval: 30\n");
+	assert_int_equal(c->resources[0].refresh_ms, 30000);
+	expect_warnings(c, NULL);
+	extres_config_free(c);
+	c = load_ok(GPU_OK "external-resource.gpu.refresh-interval: 0.25\n");
+	assert_int_equal(c->resources[0].refresh_ms, 250);
+	extres_config_free(c);
+	c = load_ok(GPU_OK "external-resource.gpu.refresh-interval: 1.5\n");
+	assert_int_equal(c->resources[0].refresh_ms, 1500);
+	extres_config_free(c);
+	c = load_ok(GPU_OK "external-resource.gpu.refresh-interval:\n");
+	assert_int_equal(c->resources[0].refresh_ms, 0);
+	extres_config_free(c);
+	expect_error(GPU_OK "external-resource.gpu.refresh-interval: 0.05\n", EINVAL,
+		     BUF_PATH ":4:41: external-resource.gpu.refresh-interval is '0.05'; it must be seconds from 0.1 to 86400, with at most three decimals");
+	expect_error(GPU_OK "external-resource.gpu.refresh-interval: 10s\n", EINVAL,
+		     BUF_PATH ":4:41: external-resource.gpu.refresh-interval is '10s'; it must be seconds from 0.1 to 86400, with at most three decimals");
+	expect_error(GPU_OK "external-resource.gpu.refresh-interval: 1.2345\n", EINVAL,
+		     BUF_PATH ":4:41: external-resource.gpu.refresh-interval is '1.2345'; it must be seconds from 0.1 to 86400, with at most three decimals");
+	expect_error(GPU_OK "external-resource.gpu.refresh-interval: 86401\n", EINVAL,
+		     BUF_PATH ":4:41: external-resource.gpu.refresh-interval is '86401'; it must be seconds from 0.1 to 86400, with at most three decimals");
+	expect_error(GPU_OK "external-resource.gpu.refresh-interval: -1\n", EINVAL,
+		     BUF_PATH ":4:41: external-resource.gpu.refresh-interval is '-1'; it must be seconds from 0.1 to 86400, with at most three decimals");
+	expect_error(GPU_OK "external-resource.gpu.refresh-interval: 99999999999999999999\n", EINVAL,
+		     BUF_PATH ":4:41: external-resource.gpu.refresh-interval is '99999999999999999999'; it must be seconds from 0.1 to 86400, with at most three decimals");
+}
+
 static void test_env_var_key(void **state)
 {
 	struct extres_config *c;
@@ -1141,6 +1175,7 @@ int main(void)
 		cmocka_unit_test(test_buffer_relative_path),
 		cmocka_unit_test(test_mountpoint_empty),
 		cmocka_unit_test(test_coordination_key),
+		cmocka_unit_test(test_refresh_interval),
 		cmocka_unit_test(test_env_var_key),
 		cmocka_unit_test(test_env_var_bad),
 		cmocka_unit_test(test_env_var_clashes),

@@ -182,8 +182,8 @@ static void test_snapshot_layout(void **state)
 	struct extres_property f0[] = { { "index", "7", 1 } };
 	struct extres_info finfos[] = { { 1, f0 } };
 	struct extres_snapshot_resource res[] = {
-		{ "gpu", infos, 2, "static" },
-		{ "fpga", finfos, 1, "script" },
+		{ "gpu", infos, 2 },
+		{ "fpga", finfos, 1 },
 	};
 	struct extres_tree *t;
 	struct extres_err err;
@@ -205,7 +205,7 @@ static void test_snapshot_layout(void **state)
 
 static void test_snapshot_duplicate_resource(void **state)
 {
-	struct extres_snapshot_resource res[] = { { "gpu", NULL, 0, NULL }, { "gpu", NULL, 0, NULL } };
+	struct extres_snapshot_resource res[] = { { "gpu", NULL, 0 }, { "gpu", NULL, 0 } };
 	struct extres_tree *t = NULL;
 	struct extres_err err;
 
@@ -219,7 +219,7 @@ static void test_many_infos(void **state)
 	struct extres_property *props = calloc(N, sizeof(*props));
 	struct extres_info *infos = calloc(N, sizeof(*infos));
 	char (*vals)[16] = calloc(N, sizeof(*vals));
-	struct extres_snapshot_resource res = { "many", infos, N, NULL };
+	struct extres_snapshot_resource res = { "many", infos, N };
 	struct extres_tree *t;
 	struct extres_err err;
 	char name[16];
@@ -276,13 +276,14 @@ static struct extres_tree *two_resources(const char *uuid, int with_fpga,
 	struct extres_property f0[] = { { "index", "7", 1 } };
 	struct extres_info finfos[] = { { 1, f0 } };
 	struct extres_snapshot_resource res[] = {
-		{ "gpu", ginfos, 1, "static" },
-		{ "fpga", finfos, 1, "static" },
+		{ "gpu", ginfos, 1 },
+		{ "fpga", finfos, 1 },
 	};
+	struct extres_snapshot_file meta[] = { { "status", "pid 1\n", 6 } };
 	struct extres_tree *t;
 	struct extres_err err;
 
-	assert_int_equal(extres_snapshot_build_meta(res, with_fpga ? 2 : 1, "pid 1\n", 6,
+	assert_int_equal(extres_snapshot_build_meta(res, with_fpga ? 2 : 1, meta, 1,
 						    now, prev, &t, &err), 0);
 	return t;
 }
