@@ -20,6 +20,8 @@
  * error can tell them from an unknown short option. */
 #define CTL_OPT_JSON 256
 #define CTL_OPT_DRY_RUN 257
+#define CTL_OPT_KUBERNETES 258
+#define CTL_OPT_YARN 259
 
 /* Print a usage error and a pointer to 'extresctl HELP_CMD --help' (the
  * top-level help when HELP_CMD is ""); returns CTL_EXIT_USAGE. */
@@ -42,9 +44,16 @@ int extres_ctl_next_opt(const char *cmd, const char *help_cmd, int argc,
  * made, after saying why. */
 int extres_ctl_print_json(struct extres_json *json);
 
+struct extres_config;
+
+/* Load CONFIG and print its warnings; 0, or -1 after printing the error. */
+int extres_ctl_load_config(const char *path, struct extres_config **ret);
+
 /* The commands. */
 int extres_ctl_check(const char *config_path, int argc, char *argv[]);
 int extres_ctl_discover(const char *config_path, int argc, char *argv[]);
 int extres_ctl_coord(int argc, char *argv[]);
+int extres_ctl_request(const char *config_path, int argc, char *argv[]);
+int extres_ctl_status(int argc, char *argv[]);
 
 #endif

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * extresctl check and discover: validate a configuration, and run its
- * drivers to list every candidate info, without allocating or mounting.
+ * extresctl check and discover: validate a configuration and its drivers'
+ * parameters, and run the drivers to list every candidate info, without
+ * allocating or mounting.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -10,6 +11,7 @@
 
 #include "config.h"
 #include "ctl.h"
+#include "driver.h"
 #include "infos.h"
 #include "json.h"
 #include "log.h"
@@ -23,8 +25,13 @@ static void usage_check(FILE *out)
 		"Load and validate CONFIG (default " CTL_DEFAULT_CONFIG
 		") and print\n"
 		"each resource: amount, driver, coordination file, Kubernetes and\n"
-		"YARN resource names. Warnings name unknown keys; an error names the\n"
-		"file, line and column and exits 1.\n"
+		"YARN resource names ('-' when unset). Then load each resource's\n"
+		"driver and let it check its param.* keys, as extresd does at\n"
+		"start-up, without discovering devices or taking any.\n"
+		"\n"
+		"Warnings (unknown keys) and errors name the file, line and column\n"
+		"where they can. Exit 0 only when the configuration is usable: it\n"
+		"loads, and every driver is found and accepts its parameters.\n"
 		"\n"
 		"    -h, --help   this help\n");
 }
@@ -57,7 +64,7 @@ static const char *or_dash(const char *s)
 	return s ? s : "-";
 }
 
-static int load_config(const char *path, struct extres_config **ret)
+int extres_ctl_load_config(const char *path, struct extres_config **ret)
 {
 	struct extres_err err;
 	size_t i;
@@ -77,9 +84,11 @@ int extres_ctl_check(const char *config_path, int argc, char *argv[])
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
+	struct extres_driver *drv;
 	struct extres_config *cfg;
+	struct extres_err err;
+	int c, failed = 0;
 	size_t i;
-	int c;
 
 	optind = 0;
 	while ((c = extres_ctl_next_opt("check", "check", argc, argv, ":h",
@@ -93,7 +102,7 @@ int extres_ctl_check(const char *config_path, int argc, char *argv[])
 		return extres_ctl_usage_error("check",
 					      "check: unexpected argument '%s'",
 					      argv[optind]);
-	if (load_config(config_path, &cfg) < 0)
+	if (extres_ctl_load_config(config_path, &cfg) < 0)
 		return 1;
 
 	printf("%s: %zu resource%s\n", cfg->path, cfg->n_resources,
@@ -107,8 +116,19 @@ int extres_ctl_check(const char *config_path, int argc, char *argv[])
 		       or_dash(r->coordination_file),
 		       or_dash(r->kubernetes_key), or_dash(r->yarn_key));
 	}
+	/* Every driver is tried, so that one run names every mistake. */
+	for (i = 0; i < cfg->n_resources; i++) {
+		const struct extres_resource_config *res = &cfg->resources[i];
+
+		if (extres_driver_open(cfg, res, &drv, &err) < 0) {
+			extres_log(EXTRES_LOG_ERR, "%s", err.msg);
+			failed = 1;
+			continue;
+		}
+		extres_driver_close(drv);
+	}
 	extres_config_free(cfg);
-	return 0;
+	return failed;
 }
 
 static void print_infos(const struct extres_resource_config *res,
@@ -217,7 +237,7 @@ int extres_ctl_discover(const char *config_path, int argc, char *argv[])
 		return extres_ctl_usage_error(
 			"discover", "discover: unexpected argument '%s'",
 			argv[optind]);
-	if (load_config(config_path, &cfg) < 0)
+	if (extres_ctl_load_config(config_path, &cfg) < 0)
 		return 1;
 	infos = calloc(cfg->n_resources + 1, sizeof(*infos));
 	if (!infos) {

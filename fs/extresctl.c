@@ -1,18 +1,22 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * extresctl: inspect a configuration and the coordination file without
- * mounting anything.
+ * extresctl: inspect a configuration, a running daemon's mount and the
+ * coordination file, without mounting anything.
  *
  *   extresctl [-c CONFIG] check              validate, list resources
  *   extresctl [-c CONFIG] discover [NAME] [--json]
  *                                            run the drivers, list candidates
+ *   extresctl [-c CONFIG] request --kubernetes [--json] | --yarn
+ *                                            scheduler resource requests
+ *   extresctl status [--json] [MOUNTPOINT]   what a running extresd serves
  *   extresctl coord list FILE [--json]       entries and their owners' states
  *   extresctl coord gc FILE [--json] [--dry-run]
  *                                            drop entries of owners gone
  *
- * Exit 0 on success, 1 when the config, a driver or the file fails, 2 on
- * usage errors. This file holds the global options and the dispatch; each
- * command lives in ctl_config.c (check, discover) or ctl_coord.c (coord).
+ * Exit 0 on success, 1 when the config, a driver, the mount or the file
+ * fails, 2 on usage errors. This file holds the global options and the
+ * dispatch; each command lives in ctl_config.c (check, discover),
+ * ctl_request.c, ctl_status.c or ctl_coord.c (coord).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -34,6 +38,15 @@ static void usage(FILE *out)
 		"    discover [NAME] [--json]\n"
 		"                       run the drivers and list every candidate info\n"
 		"                       (nothing is allocated or mounted)\n"
+		"    request --kubernetes [--json]\n"
+		"    request --yarn\n"
+		"                       print the resource requests for CONFIG's\n"
+		"                       devices: Kubernetes YAML (or JSON) limits and\n"
+		"                       requests, or YARN NAME=AMOUNT lines\n"
+		"    status [--json] [MOUNTPOINT]\n"
+		"                       show what the extresd at MOUNTPOINT (default\n"
+		"                       /run/extres) serves: resources, infos and\n"
+		"                       their properties\n"
 		"    coord list FILE [--json]\n"
 		"                       show each entry of a coordination file and\n"
 		"                       whether its owner is live, dead, reused,\n"
@@ -43,7 +56,7 @@ static void usage(FILE *out)
 		"                       reused or zombie), rewriting FILE in place\n"
 		"\n"
 		"options:\n"
-		"    -c, --config=FILE  configuration for check and discover\n"
+		"    -c, --config=FILE  configuration for check, discover and request\n"
 		"                       (default " CTL_DEFAULT_CONFIG ")\n"
 		"    -h, --help         this help; 'extresctl COMMAND --help' for one\n"
 		"    -V, --version      print the version\n"
@@ -88,6 +101,10 @@ int main(int argc, char *argv[])
 		status = extres_ctl_check(config_path, argc, argv);
 	else if (strcmp(cmd, "discover") == 0)
 		status = extres_ctl_discover(config_path, argc, argv);
+	else if (strcmp(cmd, "request") == 0)
+		status = extres_ctl_request(config_path, argc, argv);
+	else if (strcmp(cmd, "status") == 0)
+		status = extres_ctl_status(argc, argv);
 	else if (strcmp(cmd, "coord") == 0)
 		status = extres_ctl_coord(argc, argv);
 	else

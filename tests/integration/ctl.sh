@@ -1,9 +1,11 @@
 # SPDX-License-Identifier: MIT
 # shellcheck shell=bash
 #
-# extresctl: help and usage errors, check and discover, and `coord list|gc`
-# on real coordination files with real owners (live, dead, reused, zombie,
-# Flink's two-field lines, garbage), including a running extresd's lines.
+# extresctl: help and usage errors, check and discover, `request` for
+# Kubernetes and YARN, `status` on live, dead and foreign mounts, and
+# `coord list|gc` on real coordination files with real owners (live, dead,
+# reused, zombie, Flink's two-field lines, garbage), including a running
+# extresd's lines.
 #
 # usage: ctl.sh CASE   (run by meson with the harness environment)
 
@@ -119,7 +121,8 @@ case_help() {
 	[[ $CTL_OUT == "usage: extresctl [-c CONFIG] COMMAND [ARGS]"$'\n'* ]] ||
 		fail "extresctl --help does not start with its usage line: $CTL_OUT"
 	for word in check 'discover [NAME]' 'coord list FILE [--json]' \
-		'coord gc FILE [--json] [--dry-run]' --config --help --version; do
+		'coord gc FILE [--json] [--dry-run]' 'request --kubernetes [--json]' \
+		'request --yarn' 'status [--json] [MOUNTPOINT]' --config --help --version; do
 		assert_contains "$CTL_OUT" "$word" "extresctl --help"
 	done
 
@@ -143,6 +146,23 @@ case_help() {
 	assert_eq 0 "$RUN_STATUS" "exit status of extresctl discover --help"
 	[[ $CTL_OUT == "usage: extresctl [-c CONFIG] discover [NAME]"$'\n'* ]] ||
 		fail "extresctl discover --help: $CTL_OUT"
+	run_ctl request --help
+	assert_eq 0 "$RUN_STATUS" "exit status of extresctl request --help"
+	assert_eq "" "$CTL_ERR" "stderr of extresctl request --help"
+	[[ $CTL_OUT == "usage: extresctl [-c CONFIG] request --kubernetes [--json]"$'\n'"       extresctl [-c CONFIG] request --yarn"$'\n'* ]] ||
+		fail "extresctl request --help: $CTL_OUT"
+	for word in kubernetes.config-key yarn.config-key limits requests 'yarn.io/gpu=2'; do
+		assert_contains "$CTL_OUT" "$word" "extresctl request --help"
+	done
+	expect_ctl 0 "$CTL_OUT" "" request --yarn --help
+	run_ctl status --help
+	assert_eq 0 "$RUN_STATUS" "exit status of extresctl status --help"
+	assert_eq "" "$CTL_ERR" "stderr of extresctl status --help"
+	[[ $CTL_OUT == "usage: extresctl status [--json] [MOUNTPOINT]"$'\n'* ]] ||
+		fail "extresctl status --help: $CTL_OUT"
+	for word in /run/extres --json Hidden 'dead mount'; do
+		assert_contains "$CTL_OUT" "$word" "extresctl status --help"
+	done
 
 	expect_ctl 0 "extresctl ${EXTRES_VERSION:?EXTRES_VERSION is not set}"$'\n' "" --version
 }
@@ -168,6 +188,16 @@ case_usage() {
 	NEEDLE="coord gc: unknown option '-n'" expect_usage coord gc -n "$f"
 	NEEDLE="coord gc: option '--json=yes' takes no argument" expect_usage coord gc --json=yes "$f"
 	NEEDLE="coord gc: FILE is an empty string" expect_usage coord gc ""
+	NEEDLE="request: missing --kubernetes or --yarn" expect_usage request
+	NEEDLE="request: missing --kubernetes or --yarn" expect_usage request --json
+	NEEDLE="request: --kubernetes and --yarn exclude each other" expect_usage request --kubernetes --yarn
+	NEEDLE="request: --json goes with --kubernetes only" expect_usage request --yarn --json
+	NEEDLE="request: unexpected argument 'gpu'" expect_usage request --yarn gpu
+	NEEDLE="request: unknown option '--k8s'" expect_usage request --k8s
+	NEEDLE="request: option '--yarn=1' takes no argument" expect_usage request --yarn=1
+	NEEDLE="status: unexpected argument '$f.2'" expect_usage status "$f" "$f.2"
+	NEEDLE="status: unknown option '--all'" expect_usage status --all
+	NEEDLE="status: MOUNTPOINT is an empty string" expect_usage status ""
 	[[ ! -e $f && ! -e $f.2 ]] || fail "a usage error created a file"
 }
 
@@ -368,6 +398,269 @@ $f: removed 1 entry, kept 3
 	daemon_stop
 	assert_file "$f" "$garbage
 "
+}
+
+# ---------------------------------------------------------------------------
+# check
+
+# A usable config: the listing on stdout, exit 0, warnings (with file:line:col)
+# on stderr; the drivers are opened but nothing is discovered: the script of
+# fpga does not run.
+case_check() {
+	it_setup_nofuse
+	local cfg=$WORK/extres.yaml
+	cat >"$cfg" <<-EOF
+	external-resources: gpu;fpga
+	external-resource.gpu.amount: 2
+	external-resource.gpu.driver: static
+	external-resource.gpu.param.indexes: 0,1,2
+	external-resource.gpu.coordination-file: gpu.coord
+	external-resource.gpu.kubernetes.config-key: nvidia.com/gpu
+	external-resource.gpu.yarn.config-key: yarn.io/gpu
+	external-resource.gpu.amout: 3
+	external-resource.fpga.amount: 1
+	external-resource.fpga.driver-factory.class: org.apache.flink.externalresource.gpu.GPUDriverFactory
+	external-resource.fpga.param.discovery-script.path: $SRCDIR/tests/integration/scripts/flink.sh
+	external-resource.fpga.param.discovery-script.args: --indexes 3 --record $WORK/fpga.args
+	EOF
+	expect_ctl 0 "$cfg: 2 resources
+gpu: amount 2, driver static, coordination-file $WORK/gpu.coord, kubernetes nvidia.com/gpu, yarn yarn.io/gpu
+fpga: amount 1, driver script, coordination-file -, kubernetes -, yarn -
+" "extresctl: warning: $cfg:8:1: unknown key 'external-resource.gpu.amout' (ignored)
+" -c "$cfg" check
+	[[ ! -e $WORK/fpga.args ]] || fail "check ran the discovery script"
+	[[ ! -e $WORK/gpu.coord ]] || fail "check created the coordination file"
+}
+
+# Unusable configs exit 1 with the error naming the file and position where
+# there is one: YAML syntax, a key's value, a driver's param (every driver
+# is tried, each failure named), a driver that does not exist, no file.
+case_check_errors() {
+	it_setup_nofuse
+	local cfg=$WORK/extres.yaml
+	printf '%s\n' 'external-resources: gpu' 'external-resource.gpu.amount: [1' >"$cfg"
+	run_ctl -c "$cfg" check
+	assert_eq 1 "$RUN_STATUS" "exit status of check on a syntax error"
+	assert_eq "" "$CTL_OUT" "stdout of check on a syntax error"
+	[[ $CTL_ERR == "extresctl: error: $cfg:"[0-9]*:[0-9]*": "* ]] ||
+		fail "check on a syntax error does not name file:line:col: $CTL_ERR"
+
+	printf '%s\n' 'external-resources: gpu' 'external-resource.gpu.amount: 0' \
+		'external-resource.gpu.driver: static' >"$cfg"
+	run_ctl -c "$cfg" check
+	assert_eq 1 "$RUN_STATUS" "exit status of check with amount 0"
+	assert_eq "" "$CTL_OUT" "stdout of check with amount 0"
+	[[ $CTL_ERR == "extresctl: error: $cfg:2:"[0-9]*": "*amount* ]] ||
+		fail "check with amount 0 does not name file:2:col and the key: $CTL_ERR"
+
+	cat >"$cfg" <<-EOF
+	external-resources: gpu;fpga;nic;ok
+	external-resource.gpu.amount: 1
+	external-resource.gpu.driver: static
+	external-resource.gpu.param.devices:
+	  - index: "0"
+	  - oops
+	external-resource.fpga.amount: 1
+	external-resource.fpga.driver: script
+	external-resource.fpga.param.discovery-script.path: $WORK/missing.sh
+	external-resource.nic.amount: 1
+	external-resource.nic.driver: nosuch
+	external-resource.ok.amount: 1
+	external-resource.ok.driver: static
+	external-resource.ok.param.indexes: 0
+	EOF
+	run_ctl -c "$cfg" check
+	assert_eq 1 "$RUN_STATUS" "exit status of check with bad drivers"
+	assert_eq "$cfg: 4 resources
+gpu: amount 1, driver static, coordination-file -, kubernetes -, yarn -
+fpga: amount 1, driver script, coordination-file -, kubernetes -, yarn -
+nic: amount 1, driver nosuch, coordination-file -, kubernetes -, yarn -
+ok: amount 1, driver static, coordination-file -, kubernetes -, yarn -
+" "$CTL_OUT" "stdout of check with bad drivers"
+	local want="extresctl: error: resource 'gpu': driver 'static': $cfg:6:5: param.devices[1] must be a mapping of property: value
+extresctl: error: resource 'fpga': driver 'script': discovery script $WORK/missing.sh: No such file or directory
+extresctl: error: resource 'nic': driver 'nosuch' not found (looked in "
+	[[ $CTL_ERR == "$want"*")"$'\n' ]] ||
+		fail "stderr of check with bad drivers: wanted
+$want...)
+got
+$CTL_ERR"
+	assert_eq 3 "$(grep -c '^extresctl: error: ' <<<"$CTL_ERR")" "errors of check with bad drivers"
+
+	expect_ctl 1 "" "extresctl: error: $WORK/none.yaml: No such file or directory
+" -c "$WORK/none.yaml" check
+}
+
+# ---------------------------------------------------------------------------
+# request
+
+# gpu and gpu-extra share a Kubernetes name (amounts add up); fpga uses the
+# older .kubernetes.key / .yarn.key; nic has no name for either.
+write_request_config() {
+	cat >"$1" <<-'EOF'
+	external-resources: gpu;fpga;nic;gpu-extra
+	external-resource:
+	  gpu:
+	    amount: 2
+	    driver: static
+	    param.indexes: 0,1,2
+	    kubernetes.config-key: nvidia.com/gpu
+	    yarn.config-key: yarn.io/gpu
+	  fpga:
+	    amount: 1
+	    driver: static
+	    param.indexes: 0
+	    kubernetes.key: xilinx.com/fpga-xilinx_u250
+	    yarn.key: yarn.io/fpga
+	  nic:
+	    amount: 1
+	    driver: static
+	    param.indexes: 0
+	  gpu-extra:
+	    amount: 1
+	    driver: static
+	    param.indexes: 3
+	    kubernetes.config-key: nvidia.com/gpu
+	EOF
+}
+
+case_request_kubernetes() {
+	it_setup_nofuse
+	local cfg=$WORK/extres.yaml
+	write_request_config "$cfg"
+	expect_ctl 0 "resources:
+  limits:
+    nvidia.com/gpu: 3
+    xilinx.com/fpga-xilinx_u250: 1
+  requests:
+    nvidia.com/gpu: 3
+    xilinx.com/fpga-xilinx_u250: 1
+" "extresctl: note: resource 'nic' skipped: external-resource.nic.kubernetes.config-key is not set
+" -c "$cfg" request --kubernetes
+}
+
+case_request_kubernetes_json() {
+	it_setup_nofuse
+	local cfg=$WORK/extres.yaml
+	write_request_config "$cfg"
+	expect_ctl 0 '{"resources": {"limits": {"nvidia.com/gpu": 3, "xilinx.com/fpga-xilinx_u250": 1}, "requests": {"nvidia.com/gpu": 3, "xilinx.com/fpga-xilinx_u250": 1}}}
+' "extresctl: note: resource 'nic' skipped: external-resource.nic.kubernetes.config-key is not set
+" -c "$cfg" request --json --kubernetes
+}
+
+case_request_yarn() {
+	it_setup_nofuse
+	local cfg=$WORK/extres.yaml
+	write_request_config "$cfg"
+	expect_ctl 0 'yarn.io/gpu=2
+yarn.io/fpga=1
+' "extresctl: note: resource 'nic' skipped: external-resource.nic.yarn.config-key is not set
+extresctl: note: resource 'gpu-extra' skipped: external-resource.gpu-extra.yarn.config-key is not set
+" -c "$cfg" request --yarn
+}
+
+# No resource with a name for the scheduler: exit 1 and nothing on stdout;
+# a name that YAML would read as a boolean is quoted; a name that cannot be
+# one (a space, '=') is an error naming resource and name.
+case_request_skip() {
+	it_setup_nofuse
+	local cfg=$WORK/extres.yaml
+	write_std_config "$cfg"
+	expect_ctl 1 "" "extresctl: note: resource 'gpu' skipped: external-resource.gpu.kubernetes.config-key is not set
+extresctl: note: resource 'nic' skipped: external-resource.nic.kubernetes.config-key is not set
+extresctl: error: $cfg: no resource has a kubernetes.config-key (set external-resource.<name>.kubernetes.config-key)
+" -c "$cfg" request --kubernetes
+	expect_ctl 1 "" "extresctl: note: resource 'gpu' skipped: external-resource.gpu.yarn.config-key is not set
+extresctl: note: resource 'nic' skipped: external-resource.nic.yarn.config-key is not set
+extresctl: error: $cfg: no resource has a yarn.config-key (set external-resource.<name>.yarn.config-key)
+" -c "$cfg" request --yarn
+
+	printf '%s\n' 'external-resource.gpu.kubernetes.config-key: "yes"' \
+		'external-resource.nic.kubernetes.config-key: "1"' >>"$cfg"
+	expect_ctl 0 'resources:
+  limits:
+    "yes": 2
+    "1": 1
+  requests:
+    "yes": 2
+    "1": 1
+' "" -c "$cfg" request --kubernetes
+
+	write_std_config "$cfg"
+	printf '%s\n' 'external-resource.nic.yarn.config-key: yarn.io/gpu=1' >>"$cfg"
+	expect_ctl 1 "" "extresctl: note: resource 'gpu' skipped: external-resource.gpu.yarn.config-key is not set
+extresctl: error: $cfg: resource 'nic': yarn.config-key 'yarn.io/gpu=1' is not a resource name (visible ASCII characters other than '=')
+" -c "$cfg" request --yarn
+	expect_ctl 1 "" "extresctl: error: $WORK/none.yaml: No such file or directory
+" -c "$WORK/none.yaml" request --yarn
+}
+
+# ---------------------------------------------------------------------------
+# status
+
+STD_STATUS='gpu: 2 infos
+  0: index=0 uuid=GPU-0f4c6d3e-1a2b-4c5d-8e9f-000000000000 name=Test GPU memory.total=16384 MiB
+  1: index=1 uuid=GPU-0f4c6d3e-1a2b-4c5d-8e9f-000000000001 name=Test GPU memory.total=32768 MiB
+nic: 1 info
+  0: index=0 name=mlx5_0 link_layer=InfiniBand
+'
+STD_STATUS_JSON='{"gpu": {"0": {"index": "0", "uuid": "GPU-0f4c6d3e-1a2b-4c5d-8e9f-000000000000", "name": "Test GPU", "memory.total": "16384 MiB"}, "1": {"index": "1", "uuid": "GPU-0f4c6d3e-1a2b-4c5d-8e9f-000000000001", "name": "Test GPU", "memory.total": "32768 MiB"}}, "nic": {"0": {"index": "0", "name": "mlx5_0", "link_layer": "InfiniBand"}}}
+'
+
+# What the live daemon serves, in its order, through a relative path too;
+# hidden names the daemon shows are not part of it.
+case_status() {
+	it_setup
+	write_std_config "$WORK/extres.yaml"
+	daemon_start -c "$WORK/extres.yaml" "$MNT"
+	expect_ctl 0 "$MNT: 2 resources
+$STD_STATUS" "" status "$MNT"
+	(cd "$WORK" && expect_ctl 0 "$MNT: 2 resources
+$STD_STATUS" "" status mnt/)
+	daemon_stop
+}
+
+case_status_json() {
+	it_setup
+	write_std_config "$WORK/extres.yaml"
+	daemon_start -c "$WORK/extres.yaml" "$MNT"
+	expect_ctl 0 "$STD_STATUS_JSON" "" status --json "$MNT"
+	expect_ctl 0 "$STD_STATUS_JSON" "" status "$MNT" --json
+	daemon_stop
+}
+
+# Anything but an extresd mount: exit 1, nothing on stdout, the reason.
+case_status_not_extresd() {
+	it_setup_nofuse
+	mkdir "$WORK/plain"
+	: >"$WORK/file"
+	expect_ctl 1 "" "extresctl: error: $WORK/plain is not a mount point: no extresd serves it
+" status "$WORK/plain"
+	expect_ctl 1 "" "extresctl: error: $WORK/file is not a mount point: no extresd serves it
+" status "$WORK/file"
+	expect_ctl 1 "" "extresctl: error: $WORK/none does not exist: no extresd serves it
+" status --json "$WORK/none"
+	expect_ctl 1 "" "extresctl: error: /proc is a proc mount, not an extresd one (fuse.extresd)
+" status /proc
+}
+
+# A daemon that died leaves a dead mount: status says so and exits 1.
+case_status_dead() {
+	it_setup
+	write_std_config "$WORK/extres.yaml"
+	daemon_start -c "$WORK/extres.yaml" "$MNT"
+	expect_ctl 0 "$MNT: 2 resources
+$STD_STATUS" "" status "$MNT"
+	kill -KILL "$DAEMON_PID"
+	daemon_reap
+	is_our_mount "$MNT" || fail "the dead mount went away by itself"
+	local err="extresctl: error: $MNT: the extresd mount is dead (Transport endpoint is not connected): its daemon is gone; the next extresd started on it detaches it, or run 'fusermount3 -u $MNT'
+"
+	expect_ctl 1 "" "$err" status "$MNT"
+	expect_ctl 1 "" "$err" status --json "$MNT"
+	fusermount3 -u "$MNT" || fail "cannot unmount the dead mount"
+	expect_ctl 1 "" "extresctl: error: $MNT is not a mount point: no extresd serves it
+" status "$MNT"
 }
 
 # ---------------------------------------------------------------------------

@@ -1,0 +1,471 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * extresctl status: what a running extresd serves, read back through its
+ * mount as any program would: each resource, its infos and their
+ * properties. Names starting with '.' (the daemon's hidden views) are not
+ * resources, infos or properties, and are skipped.
+ *
+ * The whole tree is read before anything is printed, so that a mount that
+ * dies half-way gives an error rather than half an answer.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+
+#include "ctl.h"
+#include "err.h"
+#include "infos.h"
+#include "json.h"
+#include "log.h"
+#include "mountpoint.h"
+
+#define DEFAULT_MOUNTPOINT "/run/extres"
+#define OUR_FSTYPE "fuse.extresd"
+
+/* /proc/self/mountinfo of a host with thousands of mounts stays far below
+ * this; a property file holds at most its value and a newline. */
+#define MAX_MOUNTINFO (64u << 20)
+#define MAX_PROPERTY_FILE (EXTRES_MAX_VALUE_LEN + 1)
+
+/* Depths of the tree under the mount point. */
+enum level { LEVEL_ROOT, LEVEL_RESOURCE, LEVEL_INFO };
+
+/* A resource, an info or a property: directories have children, property
+ * files a value. */
+struct node {
+	char *name;
+	char *value; /* the file's content less its final newline */
+	size_t value_len;
+	size_t n;
+	struct node *kids;
+};
+
+static void usage_status(FILE *out)
+{
+	fprintf(out,
+		"usage: extresctl status [--json] [MOUNTPOINT]\n"
+		"\n"
+		"Show what the extresd serving MOUNTPOINT (default " DEFAULT_MOUNTPOINT
+		") serves,\n"
+		"read through the mount: each resource, its infos and their\n"
+		"properties, in the daemon's order. Hidden names (starting with\n"
+		"'.') are skipped. Exit 1 when MOUNTPOINT is not an extresd mount,\n"
+		"or its daemon is gone (a dead mount: 'Transport endpoint is not\n"
+		"connected').\n"
+		"\n"
+		"    --json       one JSON object instead, mirroring the tree:\n"
+		"                   {\"RESOURCE\": {\"INFO\": {\"KEY\": \"VALUE\", ...}, ...}, ...}\n"
+		"                 Bytes that JSON text cannot carry show as U+FFFD.\n"
+		"    -h, --help   this help\n");
+}
+
+static void node_clear(struct node *node)
+{
+	size_t i;
+
+	for (i = 0; i < node->n; i++)
+		node_clear(&node->kids[i]);
+	free(node->kids);
+	free(node->name);
+	free(node->value);
+	*node = (struct node){ 0 };
+}
+
+/* A new, empty child named `name`, or NULL without memory. */
+static struct node *node_add(struct node *node, const char *name)
+{
+	struct node *kids;
+	char *copy;
+
+	/* Doubling at powers of two: the capacity need not be stored. */
+	if ((node->n & (node->n - 1)) == 0) {
+		kids = realloc(node->kids,
+			       (node->n ? node->n * 2 : 1) * sizeof(*kids));
+		if (!kids)
+			return NULL;
+		node->kids = kids;
+	}
+	copy = strdup(name);
+	if (!copy)
+		return NULL;
+	node->kids[node->n] = (struct node){ .name = copy };
+	return &node->kids[node->n++];
+}
+
+/* All of `fd` up to `max` bytes, NUL-terminated, into *ret (free()) and
+ * *ret_len. -EFBIG past `max`. */
+static int read_all(int fd, size_t max, char **ret, size_t *ret_len)
+{
+	size_t len = 0, cap = 0;
+	char *buf = NULL, *p;
+	ssize_t n;
+
+	for (;;) {
+		if (cap - len < 4096) {
+			cap = cap ? cap * 2 : 8192;
+			p = realloc(buf, cap);
+			if (!p) {
+				free(buf);
+				return -ENOMEM;
+			}
+			buf = p;
+		}
+		n = read(fd, buf + len, cap - len - 1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			n = -errno;
+			free(buf);
+			return (int)n;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+		if (len > max) {
+			free(buf);
+			return -EFBIG;
+		}
+	}
+	buf[len] = '\0';
+	*ret = buf;
+	*ret_len = len;
+	return 0;
+}
+
+/*
+ * The absolute form of `path`. A dead mount point cannot be resolved itself
+ * (ENOTCONN) but its parent can, and mountinfo names it by that path.
+ */
+static int absolute(const char *path, char **ret, struct extres_err *err)
+{
+	char real[PATH_MAX], *dcopy = NULL, *bcopy = NULL, *out = NULL;
+	int r = 0;
+
+	if (realpath(path, real)) {
+		out = strdup(real);
+		goto done;
+	}
+	if (errno == ENOENT)
+		return extres_err_set(err, ENOENT,
+				      "%s does not exist: no extresd serves it",
+				      path);
+	if (errno != ENOTCONN)
+		return extres_err_set(err, errno, "%s: %s", path,
+				      strerror(errno));
+	dcopy = strdup(path);
+	bcopy = strdup(path);
+	if (!dcopy || !bcopy) {
+		r = extres_err_set(err, ENOMEM, "out of memory");
+		goto done;
+	}
+	if (!realpath(dirname(dcopy), real)) {
+		r = extres_err_set(err, errno, "%s: %s", path, strerror(errno));
+		goto done;
+	}
+	if (asprintf(&out, "%s/%s", strcmp(real, "/") == 0 ? "" : real,
+		     basename(bcopy)) < 0)
+		out = NULL;
+done:
+	free(dcopy);
+	free(bcopy);
+	if (r < 0)
+		return r;
+	if (!out)
+		return extres_err_set(err, ENOMEM, "out of memory");
+	*ret = out;
+	return 0;
+}
+
+static int dead_mount(const char *mnt, struct extres_err *err)
+{
+	return extres_err_set(
+		err, ENOTCONN,
+		"%s: the extresd mount is dead (Transport endpoint is not connected): its daemon is gone; the next extresd started on it detaches it, or run 'fusermount3 -u %s'",
+		mnt, mnt);
+}
+
+/* 0 when `mnt` is the top mount of a live extresd, else why not. */
+static int check_mount(const char *mnt, struct extres_err *err)
+{
+	char *info = NULL, *fstype = NULL;
+	struct statfs sfs;
+	size_t len;
+	int fd, r;
+
+	fd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return extres_err_set(err, errno, "/proc/self/mountinfo: %s",
+				      strerror(errno));
+	r = read_all(fd, MAX_MOUNTINFO, &info, &len);
+	close(fd);
+	if (r < 0)
+		return extres_err_set(err, -r, "/proc/self/mountinfo: %s",
+				      strerror(-r));
+	r = extres_mountinfo_lookup(info, mnt, &fstype);
+	free(info);
+	if (r < 0)
+		return extres_err_set(err, ENOMEM, "out of memory");
+	if (r == 0)
+		return extres_err_set(
+			err, ENOENT,
+			"%s is not a mount point: no extresd serves it", mnt);
+	if (strcmp(fstype, OUR_FSTYPE) != 0) {
+		r = extres_err_set(err, EINVAL,
+				   "%s is a %s mount, not an extresd one (%s)",
+				   mnt, fstype, OUR_FSTYPE);
+		free(fstype);
+		return r;
+	}
+	free(fstype);
+	/* statfs always reaches the daemon; a stat may be answered from the
+	 * kernel's cache after the daemon died. */
+	if (statfs(mnt, &sfs) < 0)
+		return errno == ENOTCONN ? dead_mount(mnt, err) :
+					   extres_err_set(err, errno, "%s: %s",
+							  mnt, strerror(errno));
+	return 0;
+}
+
+/* The error for `errnum` at `dir`/`name` (name may be NULL). */
+static int path_error(const char *mnt, const char *dir, const char *name,
+		      int errnum, struct extres_err *err)
+{
+	if (errnum == ENOTCONN)
+		return dead_mount(mnt, err);
+	return extres_err_set(err, errnum, "%s%s%s: %s", dir, name ? "/" : "",
+			      name ? name : "", strerror(errnum));
+}
+
+/* A property file's content into `prop`; 1 when it is no regular file (not
+ * a property), 0, or -errno. */
+static int read_property(int fd, struct node *prop)
+{
+	struct stat st;
+	int r;
+
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if (!S_ISREG(st.st_mode))
+		return 1;
+	r = read_all(fd, MAX_PROPERTY_FILE, &prop->value, &prop->value_len);
+	if (r < 0)
+		return r;
+	if (prop->value_len > 0 && prop->value[prop->value_len - 1] == '\n')
+		prop->value[--prop->value_len] = '\0';
+	return 0;
+}
+
+static int read_dir(const char *mnt, int dfd, const char *path,
+		    enum level level, struct node *node,
+		    struct extres_err *err);
+
+/*
+ * One entry `name` of the directory `dfd` (at `path`, of `level`) into a new
+ * child of `node`. Entries that vanished (a reload in between) or are not
+ * what the level holds (a file among resources) are not added.
+ */
+static int read_entry(const char *mnt, int dfd, const char *path,
+		      enum level level, const char *name, struct node *node,
+		      struct extres_err *err)
+{
+	int flags = O_RDONLY | O_CLOEXEC | O_NOFOLLOW;
+	struct node *kid;
+	char *kid_path;
+	int fd, r;
+
+	/* O_NONBLOCK: a FIFO among properties must not hang us. */
+	flags |= level == LEVEL_INFO ? O_NONBLOCK : O_DIRECTORY;
+	fd = openat(dfd, name, flags);
+	if (fd < 0) {
+		if (errno == ENOENT || errno == ENOTDIR || errno == ELOOP)
+			return 0;
+		return path_error(mnt, path, name, errno, err);
+	}
+	kid = node_add(node, name);
+	if (!kid) {
+		close(fd);
+		return extres_err_set(err, ENOMEM, "out of memory");
+	}
+	if (level == LEVEL_INFO) {
+		r = read_property(fd, kid);
+		close(fd);
+		if (r < 0)
+			return r == -EFBIG ?
+				       extres_err_set(
+					       err, EFBIG,
+					       "%s/%s: larger than a property value can be",
+					       path, name) :
+				       path_error(mnt, path, name, -r, err);
+		if (r > 0) /* Not a property: forget it again. */
+			node_clear(&node->kids[--node->n]);
+		return 0;
+	}
+	if (asprintf(&kid_path, "%s/%s", path, name) < 0) {
+		close(fd);
+		return extres_err_set(err, ENOMEM, "out of memory");
+	}
+	/* read_dir() takes fd over. */
+	r = read_dir(mnt, fd, kid_path, level + 1, kid, err);
+	free(kid_path);
+	return r;
+}
+
+/* Every visible entry of the directory `fd` (closed here), in readdir
+ * order: the daemon's order. */
+static int read_dir(const char *mnt, int fd, const char *path, enum level level,
+		    struct node *node, struct extres_err *err)
+{
+	struct dirent *de;
+	DIR *dir;
+	int r = 0;
+
+	dir = fdopendir(fd);
+	if (!dir) {
+		r = path_error(mnt, path, NULL, errno, err);
+		close(fd);
+		return r;
+	}
+	for (;;) {
+		errno = 0;
+		de = readdir(dir);
+		if (!de) {
+			if (errno)
+				r = path_error(mnt, path, NULL, errno, err);
+			break;
+		}
+		if (de->d_name[0] == '.')
+			continue;
+		r = read_entry(mnt, dirfd(dir), path, level, de->d_name, node,
+			       err);
+		if (r < 0)
+			break;
+	}
+	closedir(dir);
+	return r;
+}
+
+static int read_tree(const char *mnt, struct node *root, struct extres_err *err)
+{
+	int fd;
+
+	fd = open(mnt, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return path_error(mnt, mnt, NULL, errno, err);
+	return read_dir(mnt, fd, mnt, LEVEL_ROOT, root, err);
+}
+
+static void print_text(const char *mnt, const struct node *root)
+{
+	const struct node *res, *info, *prop;
+	size_t i, k, p;
+
+	printf("%s: %zu resource%s\n", mnt, root->n, root->n == 1 ? "" : "s");
+	for (i = 0; i < root->n; i++) {
+		res = &root->kids[i];
+		printf("%s: %zu info%s\n", res->name, res->n,
+		       res->n == 1 ? "" : "s");
+		for (k = 0; k < res->n; k++) {
+			info = &res->kids[k];
+			printf("  %s:", info->name);
+			for (p = 0; p < info->n; p++) {
+				prop = &info->kids[p];
+				printf(" %s=", prop->name);
+				fwrite(prop->value, 1, prop->value_len, stdout);
+			}
+			printf("\n");
+		}
+	}
+}
+
+/* Properties are strings, directories objects: the tree as it is. */
+static void json_node(struct extres_json *j, const struct node *node,
+		      enum level level)
+{
+	size_t i;
+
+	extres_json_begin_object(j);
+	for (i = 0; i < node->n; i++) {
+		extres_json_key(j, node->kids[i].name);
+		if (level == LEVEL_INFO)
+			extres_json_string_len(j, node->kids[i].value,
+					       node->kids[i].value_len);
+		else
+			json_node(j, &node->kids[i], level + 1);
+	}
+	extres_json_end_object(j);
+}
+
+static int print_json(const struct node *root)
+{
+	struct extres_json *j = NULL;
+	int r;
+
+	if (extres_json_new(&j) < 0) {
+		extres_log(EXTRES_LOG_ERR, "out of memory");
+		return -EIO;
+	}
+	json_node(j, root, LEVEL_ROOT);
+	r = extres_ctl_print_json(j);
+	extres_json_free(j);
+	return r;
+}
+
+int extres_ctl_status(int argc, char *argv[])
+{
+	static const struct option longopts[] = {
+		{ "json", no_argument, NULL, CTL_OPT_JSON },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *path = DEFAULT_MOUNTPOINT;
+	struct node root = { 0 };
+	struct extres_err err;
+	char *mnt = NULL;
+	int c, json = 0, r;
+
+	optind = 0;
+	while ((c = extres_ctl_next_opt("status", "status", argc, argv, ":h",
+					longopts)) != -1) {
+		if (c == CTL_OPT_JSON) {
+			json = 1;
+			continue;
+		}
+		if (c != 'h')
+			return CTL_EXIT_USAGE;
+		usage_status(stdout);
+		return 0;
+	}
+	if (optind < argc)
+		path = argv[optind++];
+	if (optind < argc)
+		return extres_ctl_usage_error(
+			"status", "status: unexpected argument '%s'",
+			argv[optind]);
+	if (!*path)
+		return extres_ctl_usage_error(
+			"status", "status: MOUNTPOINT is an empty string");
+
+	r = absolute(path, &mnt, &err);
+	if (r == 0)
+		r = check_mount(mnt, &err);
+	if (r == 0)
+		r = read_tree(mnt, &root, &err);
+	if (r < 0) {
+		extres_log(EXTRES_LOG_ERR, "%s", err.msg);
+	} else if (json) {
+		r = print_json(&root);
+	} else {
+		print_text(mnt, &root);
+	}
+	node_clear(&root);
+	free(mnt);
+	return r < 0 ? 1 : 0;
+}
