@@ -17,7 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/vfs.h>
 #include <unistd.h>
 
 #include "ctl.h"
@@ -28,11 +27,8 @@
 #include "mountpoint.h"
 
 #define DEFAULT_MOUNTPOINT "/run/extres"
-#define OUR_FSTYPE "fuse.extresd"
 
-/* /proc/self/mountinfo of a host with thousands of mounts stays far below
- * this; a property file holds at most its value and a newline. */
-#define MAX_MOUNTINFO (64u << 20)
+/* A property file holds at most its value and a newline. */
 #define MAX_PROPERTY_FILE (EXTRES_MAX_VALUE_LEN + 1)
 
 /* Depths of the tree under the mount point. */
@@ -140,106 +136,23 @@ static int read_all(int fd, size_t max, char **ret, size_t *ret_len)
 	return 0;
 }
 
-/*
- * The absolute form of `path`. A dead mount point cannot be resolved itself
- * (ENOTCONN) but its parent can, and mountinfo names it by that path.
- */
+/* The mount point, absolute; a missing path is named as "no extresd". */
 static int absolute(const char *path, char **ret, struct extres_err *err)
 {
-	char real[PATH_MAX], *dcopy = NULL, *bcopy = NULL, *out = NULL;
-	int r = 0;
-
-	if (realpath(path, real)) {
-		out = strdup(real);
-		goto done;
-	}
-	if (errno == ENOENT)
+	if (access(path, F_OK) < 0 && errno == ENOENT)
 		return extres_err_set(err, ENOENT,
 				      "%s does not exist: no extresd serves it",
 				      path);
-	if (errno != ENOTCONN)
-		return extres_err_set(err, errno, "%s: %s", path,
-				      strerror(errno));
-	dcopy = strdup(path);
-	bcopy = strdup(path);
-	if (!dcopy || !bcopy) {
-		r = extres_err_set(err, ENOMEM, "out of memory");
-		goto done;
-	}
-	if (!realpath(dirname(dcopy), real)) {
-		r = extres_err_set(err, errno, "%s: %s", path, strerror(errno));
-		goto done;
-	}
-	if (asprintf(&out, "%s/%s", strcmp(real, "/") == 0 ? "" : real,
-		     basename(bcopy)) < 0)
-		out = NULL;
-done:
-	free(dcopy);
-	free(bcopy);
-	if (r < 0)
-		return r;
-	if (!out)
-		return extres_err_set(err, ENOMEM, "out of memory");
-	*ret = out;
-	return 0;
-}
-
-static int dead_mount(const char *mnt, struct extres_err *err)
-{
-	return extres_err_set(
-		err, ENOTCONN,
-		"%s: the extresd mount is dead (Transport endpoint is not connected): its daemon is gone; the next extresd started on it detaches it, or run 'fusermount3 -u %s'",
-		mnt, mnt);
-}
-
-/* 0 when `mnt` is the top mount of a live extresd, else why not. */
-static int check_mount(const char *mnt, struct extres_err *err)
-{
-	char *info = NULL, *fstype = NULL;
-	struct statfs sfs;
-	size_t len;
-	int fd, r;
-
-	fd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return extres_err_set(err, errno, "/proc/self/mountinfo: %s",
-				      strerror(errno));
-	r = read_all(fd, MAX_MOUNTINFO, &info, &len);
-	close(fd);
-	if (r < 0)
-		return extres_err_set(err, -r, "/proc/self/mountinfo: %s",
-				      strerror(-r));
-	r = extres_mountinfo_lookup(info, mnt, &fstype);
-	free(info);
-	if (r < 0)
-		return extres_err_set(err, ENOMEM, "out of memory");
-	if (r == 0)
-		return extres_err_set(
-			err, ENOENT,
-			"%s is not a mount point: no extresd serves it", mnt);
-	if (strcmp(fstype, OUR_FSTYPE) != 0) {
-		r = extres_err_set(err, EINVAL,
-				   "%s is a %s mount, not an extresd one (%s)",
-				   mnt, fstype, OUR_FSTYPE);
-		free(fstype);
-		return r;
-	}
-	free(fstype);
-	/* statfs always reaches the daemon; a stat may be answered from the
-	 * kernel's cache after the daemon died. */
-	if (statfs(mnt, &sfs) < 0)
-		return errno == ENOTCONN ? dead_mount(mnt, err) :
-					   extres_err_set(err, errno, "%s: %s",
-							  mnt, strerror(errno));
-	return 0;
+	return extres_mountpoint_absolute(path, ret, err);
 }
 
 /* The error for `errnum` at `dir`/`name` (name may be NULL). */
 static int path_error(const char *mnt, const char *dir, const char *name,
 		      int errnum, struct extres_err *err)
 {
-	if (errnum == ENOTCONN)
-		return dead_mount(mnt, err);
+	/* A daemon that died while we read: say so as for any dead mount. */
+	if (errnum == ENOTCONN && extres_mountpoint_check_live(mnt, err) < 0)
+		return -ENOTCONN;
 	return extres_err_set(err, errnum, "%s%s%s: %s", dir, name ? "/" : "",
 			      name ? name : "", strerror(errnum));
 }
@@ -455,7 +368,7 @@ int extres_ctl_status(int argc, char *argv[])
 
 	r = absolute(path, &mnt, &err);
 	if (r == 0)
-		r = check_mount(mnt, &err);
+		r = extres_mountpoint_check_live(mnt, &err);
 	if (r == 0)
 		r = read_tree(mnt, &root, &err);
 	if (r < 0) {

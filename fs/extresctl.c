@@ -9,6 +9,8 @@
  *   extresctl [-c CONFIG] request --kubernetes [--json] | --yarn
  *                                            scheduler resource requests
  *   extresctl status [--json] [MOUNTPOINT]   what a running extresd serves
+ *   extresctl reload [--timeout S] [MOUNTPOINT]
+ *                                            re-read its config, say if it took
  *   extresctl coord list FILE [--json]       entries and their owners' states
  *   extresctl coord gc FILE [--json] [--dry-run]
  *                                            drop entries of owners gone
@@ -16,7 +18,7 @@
  * Exit 0 on success, 1 when the config, a driver, the mount or the file
  * fails, 2 on usage errors. This file holds the global options and the
  * dispatch; each command lives in ctl_config.c (check, discover),
- * ctl_request.c, ctl_status.c or ctl_coord.c (coord).
+ * ctl_request.c, ctl_status.c, ctl_reload.c or ctl_coord.c (coord).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -47,6 +49,9 @@ static void usage(FILE *out)
 		"                       show what the extresd at MOUNTPOINT (default\n"
 		"                       /run/extres) serves: resources, infos and\n"
 		"                       their properties\n"
+		"    reload [--timeout SECONDS] [MOUNTPOINT]\n"
+		"                       make that extresd re-read its configuration\n"
+		"                       and say whether the reload took\n"
 		"    coord list FILE [--json]\n"
 		"                       show each entry of a coordination file and\n"
 		"                       whether its owner is live, dead, reused,\n"
@@ -105,6 +110,8 @@ int main(int argc, char *argv[])
 		status = extres_ctl_request(config_path, argc, argv);
 	else if (strcmp(cmd, "status") == 0)
 		status = extres_ctl_status(argc, argv);
+	else if (strcmp(cmd, "reload") == 0)
+		status = extres_ctl_reload(argc, argv);
 	else if (strcmp(cmd, "coord") == 0)
 		status = extres_ctl_coord(argc, argv);
 	else

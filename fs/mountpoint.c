@@ -144,9 +144,8 @@ static int mkdir_p(const char *path)
 	return 0;
 }
 
-/* realpath() of the parent plus the last component: a dead mount point
- * itself cannot be resolved (ENOTCONN), its parent can. */
-static int absolute(const char *path, char **ret, struct extres_err *err)
+int extres_mountpoint_absolute(const char *path, char **ret,
+			       struct extres_err *err)
 {
 	char real[PATH_MAX], *dcopy = NULL, *bcopy = NULL, *out = NULL;
 	const char *base;
@@ -200,7 +199,7 @@ int extres_mountpoint_prepare(const char *path, int create, char **ret_path,
 					      "cannot create mount point %s: %s",
 					      path, strerror(-r));
 	}
-	r = absolute(path, &abs, err);
+	r = extres_mountpoint_absolute(path, &abs, err);
 	if (r < 0)
 		return r;
 	/* Several dead mounts may be stacked after repeated crashes. */
@@ -260,4 +259,41 @@ fail:
 	free(fstype);
 	free(abs);
 	return r;
+}
+
+int extres_mountpoint_check_live(const char *mnt, struct extres_err *err)
+{
+	char *info = NULL, *fstype = NULL;
+	struct statfs sfs;
+	int r;
+
+	r = read_mountinfo(&info, err);
+	if (r < 0)
+		return r;
+	r = extres_mountinfo_lookup(info, mnt, &fstype);
+	free(info);
+	if (r < 0)
+		return extres_err_set(err, ENOMEM, "out of memory");
+	if (r == 0)
+		return extres_err_set(
+			err, ENOENT,
+			"%s is not a mount point: no extresd serves it", mnt);
+	if (strcmp(fstype, OUR_FSTYPE) != 0) {
+		r = extres_err_set(err, EINVAL,
+				   "%s is a %s mount, not an extresd one (%s)",
+				   mnt, fstype, OUR_FSTYPE);
+		free(fstype);
+		return r;
+	}
+	free(fstype);
+	/* statfs always reaches the daemon; a stat may be answered from the
+	 * kernel's cache after the daemon died. */
+	if (statfs(mnt, &sfs) == 0)
+		return 0;
+	if (errno != ENOTCONN)
+		return extres_err_set(err, errno, "%s: %s", mnt, strerror(errno));
+	return extres_err_set(
+		err, ENOTCONN,
+		"%s: the extresd mount is dead (Transport endpoint is not connected): its daemon is gone; the next extresd started on it detaches it, or run 'fusermount3 -u %s'",
+		mnt, mnt);
 }

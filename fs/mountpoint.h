@@ -23,6 +23,21 @@ int extres_mountpoint_prepare(const char *path, int create, char **ret_path,
 			      int *ret_detached, struct extres_err *err);
 
 /*
+ * Make `path` absolute: realpath() of it, or, where that fails with
+ * ENOTCONN (a dead mount cannot be resolved), realpath() of its parent plus
+ * the last component. On success *ret is malloc'd; errors name the path.
+ */
+int extres_mountpoint_absolute(const char *path, char **ret,
+			       struct extres_err *err);
+
+/*
+ * 0 when the absolute path `mnt` is the topmost mount of a live extresd;
+ * else -ENOENT (not a mount point), -EINVAL (another file system), -ENOTCONN
+ * (a dead extresd mount) or another errno, with a message saying which.
+ */
+int extres_mountpoint_check_live(const char *mnt, struct extres_err *err);
+
+/*
  * Find the topmost mount at `path` in the text of a /proc/PID/mountinfo.
  * Returns 1 with the malloc'd fstype in *ret_fstype, 0 when nothing is
  * mounted there, or -ENOMEM. Mount points are compared after decoding the

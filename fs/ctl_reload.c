@@ -1,0 +1,188 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * extresctl reload [--timeout SECONDS] [MOUNTPOINT]
+ *
+ * Ask the extresd serving MOUNTPOINT to re-read its configuration (SIGHUP)
+ * and say whether that took. The daemon's .meta/status counts reload
+ * attempts and tells the last one's outcome: we wait until the count moves
+ * past what it was before the signal.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ctl.h"
+#include "log.h"
+#include "mountpoint.h"
+
+#define DEFAULT_MOUNTPOINT "/run/extres"
+#define DEFAULT_TIMEOUT_S 60
+
+struct status {
+	long pid;
+	unsigned long generation;
+	unsigned long reloads;
+	char last[600];
+};
+
+static void usage_reload(FILE *out)
+{
+	fprintf(out,
+		"usage: extresctl reload [--timeout SECONDS] [MOUNTPOINT]\n"
+		"\n"
+		"Make the extresd serving MOUNTPOINT (default " DEFAULT_MOUNTPOINT ")\n"
+		"re-read its configuration, as SIGHUP does, and wait for the outcome.\n"
+		"A reload is all or nothing: if the new configuration or a driver fails,\n"
+		"the daemon keeps serving what it served and keeps its devices.\n"
+		"\n"
+		"    --timeout SECONDS  how long to wait (default %d)\n"
+		"\n"
+		"Exit status: 0 when the reload took, 1 when it failed or no answer\n"
+		"came, 2 on usage errors.\n",
+		DEFAULT_TIMEOUT_S);
+}
+
+/* Parse .meta/status: "key value" lines. */
+static int parse_status(const char *text, struct status *st)
+{
+	const char *line = text;
+	int have = 0;
+
+	memset(st, 0, sizeof(*st));
+	while (*line) {
+		const char *end = strchr(line, '\n');
+		size_t len = end ? (size_t)(end - line) : strlen(line);
+
+		if (sscanf(line, "pid %ld", &st->pid) == 1)
+			have |= 1;
+		else if (sscanf(line, "generation %lu", &st->generation) == 1)
+			have |= 2;
+		else if (sscanf(line, "reloads %lu", &st->reloads) == 1)
+			have |= 4;
+		else if (strncmp(line, "last-reload ", 12) == 0 &&
+			 len - 12 < sizeof(st->last)) {
+			memcpy(st->last, line + 12, len - 12);
+			st->last[len - 12] = '\0';
+			have |= 8;
+		}
+		line += len + (end ? 1 : 0);
+	}
+	return have == 15 && st->pid > 0 ? 0 : -EINVAL;
+}
+
+static int read_status(const char *mnt, struct status *st,
+		       struct extres_err *err)
+{
+	char path[PATH_MAX], buf[4096];
+	ssize_t n;
+	int fd, r;
+
+	snprintf(path, sizeof(path), "%s/.meta/status", mnt);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return extres_err_set(err, errno, "%s: %s", path, strerror(errno));
+	n = read(fd, buf, sizeof(buf) - 1);
+	r = n < 0 ? -errno : 0;
+	close(fd);
+	if (r < 0)
+		return extres_err_set(err, -r, "%s: %s", path, strerror(-r));
+	buf[n] = '\0';
+	if (parse_status(buf, st) < 0)
+		return extres_err_set(err, EINVAL,
+				      "%s does not look like an extresd status file",
+				      path);
+	return 0;
+}
+
+static int parse_timeout(const char *arg, long *ret)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(arg, &end, 10);
+	if (arg[0] < '0' || arg[0] > '9' || *end || errno || v < 1 ||
+	    v > 86400)
+		return -EINVAL;
+	*ret = v;
+	return 0;
+}
+
+int extres_ctl_reload(int argc, char *argv[])
+{
+	static const struct option longopts[] = {
+		{ "timeout", required_argument, NULL, 't' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *path = DEFAULT_MOUNTPOINT;
+	struct status before, now;
+	struct extres_err err;
+	struct timespec pause = { 0, 20 * 1000 * 1000 };
+	long timeout = DEFAULT_TIMEOUT_S, waited_ms = 0;
+	char *mnt = NULL;
+	int c, r;
+
+	optind = 0;
+	while ((c = extres_ctl_next_opt("reload", "reload", argc, argv, ":h",
+					longopts)) != -1) {
+		if (c == 't') {
+			if (parse_timeout(optarg, &timeout) < 0)
+				return extres_ctl_usage_error(
+					"reload",
+					"reload: --timeout '%s' is not a number of seconds from 1 to 86400",
+					optarg);
+			continue;
+		}
+		if (c != 'h')
+			return CTL_EXIT_USAGE;
+		usage_reload(stdout);
+		return 0;
+	}
+	if (optind < argc)
+		path = argv[optind++];
+	if (optind < argc)
+		return extres_ctl_usage_error(
+			"reload", "reload: unexpected argument '%s'", argv[optind]);
+
+	r = extres_mountpoint_absolute(path, &mnt, &err);
+	if (r == 0)
+		r = extres_mountpoint_check_live(mnt, &err);
+	if (r == 0)
+		r = read_status(mnt, &before, &err);
+	if (r == 0 && kill((pid_t)before.pid, SIGHUP) < 0)
+		r = extres_err_set(&err, errno, "cannot signal extresd (pid %ld): %s",
+				   before.pid, strerror(errno));
+	while (r == 0) {
+		r = read_status(mnt, &now, &err);
+		if (r < 0 || now.reloads != before.reloads)
+			break;
+		if (waited_ms >= timeout * 1000) {
+			r = extres_err_set(&err, ETIMEDOUT,
+					   "extresd (pid %ld) did not report a reload within %ld s",
+					   before.pid, timeout);
+			break;
+		}
+		nanosleep(&pause, NULL);
+		waited_ms += 20;
+	}
+	if (r == 0 && strncmp(now.last, "ok", 2) == 0) {
+		printf("%s: reloaded, generation %lu\n", mnt, now.generation);
+	} else if (r == 0) {
+		extres_log(EXTRES_LOG_ERR,
+			   "%s: reload %s; still serving generation %lu", mnt,
+			   now.last, now.generation);
+		r = -EINVAL;
+	} else {
+		extres_log(EXTRES_LOG_ERR, "%s", err.msg);
+	}
+	free(mnt);
+	return r < 0 ? 1 : 0;
+}
