@@ -7,7 +7,9 @@
  *             "libnvidia-ml.so.1", found by the dynamic loader's usual
  *             search (LD_LIBRARY_PATH, ld.so.cache, ...), as CUDA does. A
  *             name without '/' is searched the same way; a relative path
- *             resolves against the config file's directory.
+ *             resolves against the config file's directory. A path is
+ *             refused when a user other than root or the daemon's could
+ *             modify it (host->check_trusted_path).
  *
  * The library is opened with dlopen() in open() and closed in close(); extres
  * has no build-time dependency on NVIDIA headers or libraries, so the few
@@ -521,6 +523,17 @@ static int32_t nvml_open(const struct extres_host *host,
 	r = library_path(host, library, &n->library);
 	if (r < 0)
 		goto fail;
+	/* Its constructors run with the daemon's rights. A bare name goes
+	 * to the loader's system paths, which are root's; a missing file is
+	 * left to dlopen(), whose message names the library. */
+	if (strchr(n->library, '/') &&
+	    host->struct_size >= offsetof(struct extres_host, check_trusted_path) +
+					 sizeof(host->check_trusted_path) &&
+	    host->check_trusted_path) {
+		r = host->check_trusted_path(host, n->library, "NVML library");
+		if (r < 0 && r != -ENOENT)
+			goto fail;
+	}
 
 	n->dl = dlopen(n->library, RTLD_NOW | RTLD_LOCAL);
 	if (!n->dl) {

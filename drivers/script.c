@@ -29,6 +29,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -344,6 +345,15 @@ static int32_t script_open(const struct extres_host *host,
 	r = check_script(host, s->path);
 	if (r < 0)
 		goto fail;
+	/* The script runs with the daemon's rights: nobody else may be able
+	 * to change it. A core older than the check cannot make it. */
+	if (host->struct_size >= offsetof(struct extres_host, check_trusted_path) +
+					 sizeof(host->check_trusted_path) &&
+	    host->check_trusted_path) {
+		r = host->check_trusted_path(host, s->path, "discovery script");
+		if (r < 0)
+			goto fail;
+	}
 
 	snprintf(amount, sizeof(amount), "%" PRIu64, host->amount);
 	r = argv_push(s, s->path, strlen(s->path));

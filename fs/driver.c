@@ -13,6 +13,7 @@
 
 #include "extres_build.h"
 #include "log.h"
+#include "trust.h"
 
 /* The smallest ops table a version-1 module can have: everything up to and
  * including close(). Members appended later are optional by construction. */
@@ -175,6 +176,13 @@ int extres_module_load(const char *path, struct extres_module **ret,
 		goto fail;
 	}
 
+	/* dlopen() runs the module's constructors: with our rights, so it
+	 * must be ours. A missing file is left to dlopen(), whose message
+	 * says the same in the loader's words. */
+	r = extres_check_trusted(path, "driver module", err);
+	if (r < 0 && r != -ENOENT)
+		goto fail;
+
 	m->dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
 	if (!m->dl) {
 		const char *why = dlerror();
@@ -297,6 +305,21 @@ static int32_t host_error(const struct extres_host *host, const char *fmt, ...)
 	return -EINVAL;
 }
 
+static int32_t host_check_trusted(const struct extres_host *host,
+				  const char *path, const char *what)
+{
+	struct extres_driver *drv = host->core;
+	struct extres_err err;
+	int r;
+
+	r = extres_check_trusted(path, what, &err);
+	if (r < 0) {
+		snprintf(drv->error, sizeof(drv->error), "%s", err.msg);
+		drv->has_error = 1;
+	}
+	return r;
+}
+
 /* Turn a driver callback's result into our error, with the driver's own
  * message if it gave one. */
 static int driver_failed(struct extres_driver *drv, const char *op,
@@ -354,6 +377,7 @@ int extres_driver_open(const struct extres_config *config,
 		.log = host_log,
 		.error = host_error,
 		.core = drv,
+		.check_trusted_path = host_check_trusted,
 	};
 	params = res->params ? res->params : &no_params;
 

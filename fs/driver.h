@@ -6,9 +6,11 @@
  * A resource's `driver` is either a bare name ([A-Za-z0-9_-]+), looked up as
  * <dir>/<name>.so in the driver directories (the build tree's drivers/ next to
  * the running program first, then EXTRES_DRIVER_DIR), or an absolute path to a
- * module. Loading checks the entry symbol, the ABI version, that struct_size
- * covers every member this core needs, and that the required ops are set; the
- * ops table is copied by size and zero-filled past what the module has.
+ * module. Loading refuses a module that a user other than root or ours could
+ * modify (fs/trust.h), then checks the entry symbol, the ABI version, that
+ * struct_size covers every member this core needs, and that the required ops
+ * are set; the ops table is copied by size and zero-filled past what the
+ * module has.
  */
 #ifndef EXTRES_FS_DRIVER_H
 #define EXTRES_FS_DRIVER_H

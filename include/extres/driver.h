@@ -6,29 +6,79 @@
  * into a list of candidate infos, each a set of property key -> string value.
  * The core (not the driver) chooses `amount` of the candidates, records them in
  * the coordination file and serves them as files; the driver never sees the
- * file system.
+ * file system. examples/hello/ in the source tree is a complete module to copy.
  *
- * A module is a shared object loaded with dlopen(RTLD_NOW | RTLD_LOCAL). It
- * exports exactly one symbol, EXTRES_DRIVER_ENTRY_SYMBOL, a function returning
- * a pointer to one `static const struct extres_driver_ops`. Build modules with
- * -fvisibility=hidden and mark the entry point with EXTRES_DRIVER_EXPORT.
+ * Building and finding a module
+ *
+ * A module is a shared object that exports exactly one symbol,
+ * EXTRES_DRIVER_ENTRY_SYMBOL: a function returning a pointer to one
+ * `static const struct extres_driver_ops`. Build it with
+ *
+ *     cc -shared -fPIC -fvisibility=hidden $(pkg-config --cflags extres-driver)
+ *
+ * and mark the entry point with EXTRES_DRIVER_EXPORT. `driver: NAME` in the
+ * config loads "<driverdir>/NAME.so" (NAME of letters, digits, '_' and '-';
+ * driverdir is `pkg-config --variable=driverdir extres-driver`); an extresd
+ * run from its build tree looks in the build's drivers/ first. `driver:` may
+ * also be the absolute path of a module anywhere.
+ *
+ * The core loads a module with dlopen(RTLD_NOW | RTLD_LOCAL): every symbol
+ * must resolve at load time, and the module sees none of the core's own
+ * functions. Link the module against every library it uses, or dlopen() them
+ * yourself (as the nvml driver does with libnvidia-ml.so.1), and reach the core
+ * only through struct extres_host and struct extres_sink.
+ *
+ * A module is refused, and its resource fails start-up with the path and the
+ * reason, when: a user other than root or the daemon's could modify it (the
+ * rule of extres_host.check_trusted_path, applied before dlopen(), since
+ * loading runs the module's code); dlopen() fails (dlerror() is quoted); the
+ * entry symbol is missing or returns NULL; abi_version is not this header's
+ * EXTRES_DRIVER_ABI_VERSION (EPROTO); struct_size is smaller than a version-1
+ * table (up to and including close); or name, open, discover or close is NULL.
  *
  * Lifecycle, per configured resource that names the driver:
  *
- *     entry()                 once per module, right after dlopen
+ *     entry()                 right after dlopen(); may run once per resource
  *     open(host, params)      once per resource; returns a driver handle
  *     discover(handle, sink)  one or more times (start-up, dry runs, reloads)
- *     close(handle)           once, always, if open succeeded
+ *     close(handle)           once, always, if open succeeded; then dlclose()
  *
- * All callbacks are called from one thread at a time per handle: start-up and
- * reload work runs on the daemon's control thread, never inside a file-system
- * request. A callback may block (run a program, read sysfs) but should bound
- * how long; the core does not interrupt it.
+ * Today extresd runs open, discover and close once per resource at start-up
+ * (after it has gone to the background, before it mounts), one resource after
+ * the other, and `extresctl discover` does the same without mounting. A later
+ * core may call discover() again on the same handle to reload: every call
+ * must report the devices as they are now, from scratch.
+ *
+ * Each resource gets its own open() and handle, even when two resources name
+ * the same module: the module is loaded once (dlopen counts references), so
+ * its global variables are shared. Keep state in the handle, not in globals.
+ *
+ * Threads: the core never calls two callbacks of one handle at the same time,
+ * and never from inside a file-system request, so a callback may block (run a
+ * program, read sysfs, talk to a device library). It should bound how long:
+ * the core does not interrupt it, and a callback that hangs hangs start-up.
+ * Callbacks of different handles may run on different threads in a later
+ * core, so module-global mutable state, if any, needs its own lock. Threads a
+ * driver starts must be joined before close() returns.
+ *
+ * The process belongs to the core: a driver does not print to stdout or
+ * stderr (use host->log, which follows the daemon to syslog), does not call
+ * exit(), change signal dispositions or masks, or reap children it did not
+ * start (waitpid() on its own PIDs only). Every fd it opens has O_CLOEXEC and
+ * is closed by the time close() returns. Nothing may outlive close(): after
+ * the last close() the module is unloaded, so no atexit() handlers, thread
+ * keys with destructors or callbacks registered with other libraries.
  *
  * Compatibility: EXTRES_DRIVER_ABI_VERSION changes only when an existing member
- * changes meaning. New members are only ever appended to the structs below; a
- * struct carries its own size so that both sides use only what the other has.
- * All ABI structs use fixed-width types only (no bool, enum or off_t).
+ * changes meaning, and the core loads only modules built for its own version.
+ * New members are only ever appended to the structs below; a struct carries
+ * its own size so that both sides use only what the other has: the core
+ * copies a module's ops table by its struct_size and reads members past it as
+ * NULL; a driver must check `host->struct_size` (or `sink->struct_size`)
+ * against offsetof(struct, member) + sizeof(member) before using a member
+ * that was appended (check_trusted_path is one), since an older core lacks
+ * it. All ABI structs use fixed-width types only (no bool, enum or off_t);
+ * tests/unit/test_abi.c pins every size and offset.
  */
 #ifndef EXTRES_DRIVER_H
 #define EXTRES_DRIVER_H
@@ -45,6 +95,7 @@ extern "C" {
 /* Name of the one symbol a module exports; see extres_driver_entry_fn. */
 #define EXTRES_DRIVER_ENTRY_SYMBOL "extres_driver_entry"
 
+/* Mark the entry point, so that it stays visible under -fvisibility=hidden. */
 #define EXTRES_DRIVER_EXPORT __attribute__((visibility("default")))
 
 /* Log levels for extres_host.log, the same numbers as syslog's. */
@@ -62,15 +113,25 @@ extern "C" {
 /*
  * A configuration value, as read from YAML. The root handed to open() is a
  * MAPPING whose members are the resource's parameters with the
- * `external-resource.<name>.param.` prefix removed, in file order. Nested
+ * `external-resource.<name>.param.` prefix removed, in file order; a resource
+ * without parameters gets an empty MAPPING, never NULL. Nested
  * mappings are flattened into dotted keys, exactly as for every other key, so
  * `param: {discovery-script: {path: x}}` and `param.discovery-script.path: x`
  * both arrive as the member "discovery-script.path". Inside a sequence nothing
  * is flattened: a sequence of mappings arrives as written (the static
  * driver's `devices`).
  *
- * The whole tree is owned by the core and stays valid from open() until
- * close() returns. Strings are NUL-terminated UTF-8.
+ * A key given twice appears twice, in file order; the core has already warned
+ * about it, and the last one wins (extres_param_get() does this). Scalars
+ * arrive as their text, whatever YAML would make of them: `0`, `true` and
+ * `"0"` are all strings, for the driver to parse and check, and a null (`~`,
+ * nothing after the colon) is the empty string. An unknown member
+ * deserves a host->log() warning naming it, as the shipped drivers do.
+ *
+ * The whole tree is owned by the core, read-only, and stays valid from open()
+ * until close() returns, so a driver may keep pointers into it in its handle.
+ * Strings are NUL-terminated UTF-8. `line` and `column` make messages
+ * precise: "<host->config_path>:<line>:<column>: ...".
  */
 struct extres_param {
 	uint32_t kind;   /* EXTRES_PARAM_* */
@@ -112,8 +173,9 @@ extres_param_scalar(const struct extres_param *map, const char *key)
 }
 
 /*
- * What the core offers a driver. Valid from open() until close() returns;
- * the driver must not modify it.
+ * What the core offers a driver. Owned by the core, read-only, and valid
+ * (at the same address) from open() until close() returns, so a driver may
+ * keep the pointer in its handle. Its strings are never NULL.
  */
 struct extres_host {
 	uint32_t abi_version; /* EXTRES_DRIVER_ABI_VERSION of the core */
@@ -121,11 +183,18 @@ struct extres_host {
 	const char *resource;    /* resource name, e.g. "gpu" */
 	const char *config_path; /* absolute path of the config file */
 	const char *config_dir;  /* its directory, for relative paths */
-	uint64_t amount;         /* external-resource.<name>.amount */
+	uint64_t amount;         /* external-resource.<name>.amount, >= 1 */
 
 	/*
-	 * Log a message; the core prefixes it with the resource and driver
-	 * names. Use it for warnings a driver can carry on after. Any thread.
+	 * Log a message at an EXTRES_LOG_* level (ERR is the highest a driver
+	 * may use; anything outside ERR..DEBUG is clamped to it). The core
+	 * prefixes "resource '<name>': driver '<ops->name>': ", adds the
+	 * newline, and sends it wherever the daemon logs (stderr, or syslog
+	 * once in the background); messages less severe than the daemon's
+	 * level (INFO) are dropped. Use it for warnings a driver can carry on
+	 * after: an unknown param, a device skipped. Why a callback fails
+	 * belongs in error(), not here. Callable from any thread, during any
+	 * callback; messages past about 2 KiB are cut.
 	 */
 	void (*log)(const struct extres_host *host, int32_t level,
 		    const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -133,51 +202,104 @@ struct extres_host {
 	/*
 	 * Say why the callback that is about to fail failed. The core keeps the
 	 * last message per call and shows it, prefixed with the resource and
-	 * driver, in the start-up error. Returns -EINVAL for convenience, so a
-	 * driver may write `return host->error(host, "...")` and then return
-	 * a more exact errno if it has one.
+	 * driver, in the start-up error; a failing callback that gave none is
+	 * shown as strerror() of its result. Name what is at fault (the param
+	 * with file:line:column, the device, the program). Returns -EINVAL for
+	 * convenience, so a driver may write `return host->error(host, "...")`,
+	 * or call it and then return a more exact errno if it has one. Call it
+	 * only from inside open() or discover(), on the thread that runs them;
+	 * a message followed by a successful return is dropped. Messages past
+	 * about 2 KiB are cut.
 	 */
 	int32_t (*error)(const struct extres_host *host, const char *fmt, ...)
 		__attribute__((format(printf, 2, 3)));
 
 	/* Core-private state; do not touch. */
 	void *core;
+
+	/*
+	 * Since ABI 1, present when struct_size >= offsetof(struct
+	 * extres_host, check_trusted_path) + sizeof(check_trusted_path), and
+	 * then never NULL. Refuse a file that a user other than root or the
+	 * daemon's user could modify: `path` (a relative one from the working
+	 * directory) is walked from "/", following symlinks, and refused when
+	 * the file, a directory on the way or a symlink followed is owned by
+	 * another user, when the file is group- or world-writable, or when a
+	 * directory on the way is group- or world-writable without the sticky
+	 * bit. The core applies the same rule to driver modules before it loads
+	 * them. Drivers that run or load files (scripts, libraries) call it
+	 * from open(), after their own checks, with `what` naming the file for
+	 * the message ("discovery script"). Returns 0, or a negative errno
+	 * (-EPERM when refused, -ENOENT and the like when the lookup fails)
+	 * after setting the message as error() does:
+	 * "<what> <path> could be modified by another user: <reason>".
+	 */
+	int32_t (*check_trusted_path)(const struct extres_host *host,
+				      const char *path, const char *what);
 };
 
 /*
  * Where discover() puts its candidates. Each info starts with begin_info()
  * and collects properties with add_property() until the next begin_info()
- * or the end of discover(). The core copies keys and values; the driver keeps
- * ownership of its strings.
+ * or the end of discover(). The core copies keys and values before the call
+ * returns; the driver keeps ownership of its strings. The sink is owned by
+ * the core and valid only during the discover() call it was passed to: do
+ * not keep it, and call it only on the thread that runs discover().
  *
- * Keys must be non-empty, must not contain '/', must not start with '.', and
- * must be unique within an info; values must not contain NUL. The core
- * rejects the whole discovery (with a message naming the driver) otherwise.
- * Both return 0 or a negative errno (-ENOMEM, -EINVAL); on failure discover()
- * should return that value.
+ * What the core accepts, in one discovery (fs/infos.h has the numbers):
+ *   - at most 4096 infos, each with at most 256 properties;
+ *   - keys of 1 to 255 bytes, not starting with '.', without '/' or control
+ *     characters (bytes below 0x20 and 0x7f), unique within an info: each
+ *     key is a file name in the info's directory;
+ *   - values of 1 to 65536 bytes without '\n': the file's content is the
+ *     value plus the newline the core adds. Values are served as given;
+ *     trim what a device or program returns.
+ *   - add_property() only after a begin_info(); NULL key or value refused.
+ * An info with no properties is allowed and shows as an empty directory.
+ *
+ * Both return 0, or -ENOMEM, -E2BIG (too many infos or properties) or
+ * -EINVAL (any other rule above), with a message naming the key and value.
+ * The first failure fails the whole discovery: every later call returns the
+ * same error, the core reports the sink's message rather than the driver's,
+ * and nothing of the partial list is used. On failure discover() should stop
+ * and return that value.
+ *
+ * A resource with a coordination file records one property of each info
+ * taken, `coordination-key`, default "index", as the first field of an
+ * "INDEX PID" line: give every info an `index` that names its device
+ * stably, uniquely and without whitespace (a device number, as Flink does).
  */
 struct extres_sink {
-	uint32_t struct_size;
+	uint32_t struct_size; /* sizeof(struct extres_sink) in the core */
 	int32_t (*begin_info)(struct extres_sink *sink);
 	int32_t (*add_property)(struct extres_sink *sink, const char *key,
 				const char *value);
 	void *core;
 };
 
+/*
+ * A module's one table, returned by its entry point. Callbacks return 0 or a
+ * negative errno; a positive result, or one below -4095, is a driver bug
+ * that the core reports as such (EPROTO, EIO) and treats as failure.
+ */
 struct extres_driver_ops {
 	/* Must be EXTRES_DRIVER_ABI_VERSION and sizeof(struct extres_driver_ops)
 	 * as the module was compiled. */
 	uint32_t abi_version;
 	uint32_t struct_size;
 
-	/* The driver's name, for messages, e.g. "script". */
+	/* The driver's name, for messages, e.g. "script": by convention the
+	 * NAME of NAME.so. A static string, never NULL. */
 	const char *name;
 
 	/*
-	 * Validate `params` and prepare. Called on the control thread. On success
+	 * Validate `params` and prepare: everything that can be checked
+	 * without looking for devices is best checked here, where the config
+	 * positions are at hand. Called on the control thread. On success
 	 * store a handle (may be NULL) in *ret_handle and return 0; on failure
 	 * call host->error() and return a negative errno, leaving *ret_handle
-	 * untouched and nothing to close. `host` and `params` stay valid until
+	 * untouched and nothing to close: close() is not called, so free what
+	 * open() made before returning. `host` and `params` stay valid until
 	 * close(). Required.
 	 */
 	int32_t (*open)(const struct extres_host *host,
@@ -185,19 +307,26 @@ struct extres_driver_ops {
 
 	/*
 	 * List the candidate infos, in the order the core should prefer them,
-	 * into `sink`. Need not honour host->amount (the core chooses), but may
-	 * (a Flink discovery script does). Returns 0, or a negative errno after
-	 * calling host->error(). Required.
+	 * into `sink`. Need not honour host->amount (the core chooses the
+	 * first `amount` free ones, and reports too few itself), but may (a
+	 * Flink discovery script does). Finding no device is not an error of
+	 * the driver's: return 0 with no infos. Returns 0, or a negative errno
+	 * after calling host->error() (or the sink's error, passed on). May be
+	 * called more than once per handle; each call starts from an empty
+	 * list. Required.
 	 */
 	int32_t (*discover)(void *handle, struct extres_sink *sink);
 
-	/* Release everything open() made. Always called once after a
-	 * successful open(). Required. */
+	/* Release everything open() and discover() made: memory, fds,
+	 * threads, child processes. Always called exactly once after a
+	 * successful open(), also when discover() failed; cannot fail.
+	 * Required. */
 	void (*close)(void *handle);
 };
 
 /* The type of the module's one exported function. It must return the same
- * pointer every time and do nothing else. */
+ * pointer every time and do nothing else: no allocation, no output, no
+ * looking for devices (that is open()'s and discover()'s job). */
 typedef const struct extres_driver_ops *(*extres_driver_entry_fn)(void);
 
 #ifdef __cplusplus

@@ -53,9 +53,14 @@ case_crash_recovery() {
 	# A name never looked up needs the dead daemon; cached ones do not.
 	assert_probe ENOTCONN stat "$MNT/never-looked-up"
 	daemon_spawn -f -c "$WORK/extres.yaml" "$MNT"
-	# The dead mount is ours too: wait until the new one answers.
+	# The dead mount is ours too: wait until the new one answers. Neither
+	# an ENOENT (the bare directory, between the detach and the new mount)
+	# nor a stat (the dead mount's cache) proves that, nor mountinfo read
+	# apart from the check (the detach may fall in between). One statfs
+	# does: it always asks the daemon, and only a live FUSE mount answers
+	# with FUSE's magic.
 	for i in $(seq 200); do
-		[[ $("$PROBE" stat "$MNT/nic$i") == ENOENT ]] && break
+		[[ $(stat -f -c %t "$MNT" 2>/dev/null) == 65735546 ]] && break
 		if ! pid_alive "$DAEMON_PID"; then
 			daemon_reap
 			fail "extresd exited with status $DAEMON_STATUS over the dead mount at $MNT"

@@ -44,7 +44,9 @@ PIN(struct extres_host, amount, 32, 8);
 PIN(struct extres_host, log, 40, 8);
 PIN(struct extres_host, error, 48, 8);
 PIN(struct extres_host, core, 56, 8);
-static_assert(sizeof(struct extres_host) == 64, "extres_host size");
+/* Appended in ABI 1: a driver checks struct_size before using it. */
+PIN(struct extres_host, check_trusted_path, 64, 8);
+static_assert(sizeof(struct extres_host) == 72, "extres_host size");
 
 PIN(struct extres_sink, struct_size, 0, 4);
 PIN(struct extres_sink, begin_info, 8, 8);
@@ -87,6 +89,8 @@ TYPE(struct extres_host, log,
 TYPE(struct extres_host, error,
      int32_t (*)(const struct extres_host *, const char *, ...));
 TYPE(struct extres_host, core, void *);
+TYPE(struct extres_host, check_trusted_path,
+     int32_t (*)(const struct extres_host *, const char *, const char *));
 
 TYPE(struct extres_sink, struct_size, uint32_t);
 TYPE(struct extres_sink, begin_info, int32_t (*)(struct extres_sink *));
@@ -140,7 +144,8 @@ static void test_layout(void **state)
 	assert_int_equal(offsetof(struct extres_host, log), 40);
 	assert_int_equal(offsetof(struct extres_host, error), 48);
 	assert_int_equal(offsetof(struct extres_host, core), 56);
-	assert_int_equal(sizeof(struct extres_host), 64);
+	assert_int_equal(offsetof(struct extres_host, check_trusted_path), 64);
+	assert_int_equal(sizeof(struct extres_host), 72);
 
 	assert_int_equal(offsetof(struct extres_sink, struct_size), 0);
 	assert_int_equal(offsetof(struct extres_sink, begin_info), 8);

@@ -38,6 +38,11 @@ struct test_host {
 	int nlog;
 	int32_t log_level[MAX_LOG];
 	char log[MAX_LOG][1024];
+	/* check_trusted_path(): the calls seen, and what it answers. */
+	int ntrust;
+	char trust_path[512];
+	char trust_what[64];
+	int32_t trust_result;
 };
 
 struct test_sink {
@@ -83,6 +88,31 @@ static int32_t host_error(const struct extres_host *h, const char *fmt, ...)
 	va_end(ap);
 	th->nerror++;
 	return -EINVAL;
+}
+
+/* The core's rule is fs/trust.c's, tested there; here only whether the
+ * driver asks, about what, and passes a refusal on. */
+static int32_t host_check_trusted(const struct extres_host *h,
+				  const char *path, const char *what)
+{
+	struct test_host *th = (struct test_host *)h;
+
+	th->ntrust++;
+	snprintf(th->trust_path, sizeof(th->trust_path), "%s", path);
+	snprintf(th->trust_what, sizeof(th->trust_what), "%s", what);
+	if (th->trust_result == 0)
+		return 0;
+	host_error(h, "%s %s could be modified by another user: test", what,
+		   path);
+	return th->trust_result;
+}
+
+/* Set where a short host says the member is not there. */
+static int32_t host_check_trusted_unexpected(const struct extres_host *h,
+					     const char *path, const char *what)
+{
+	fail_msg("check_trusted_path() called past the host's struct_size");
+	return -EIO;
 }
 
 static int32_t sink_begin(struct extres_sink *s)
@@ -946,6 +976,52 @@ static void test_sink_failure(void **state)
 	f->ops->close(h);
 }
 
+/* A core with the check: the resolved path is checked at open(), after the
+ * driver's own checks, and a refusal fails open() with the core's errno and
+ * message. */
+static void test_trusted_path_checked(void **state)
+{
+	struct fixture *f = *state;
+	void *h;
+
+	f->th.host.check_trusted_path = host_check_trusted;
+	add_scalar(f, "discovery-script.path", "scripts/spark.sh");
+	h = open_ok(f);
+	assert_int_equal(f->th.ntrust, 1);
+	assert_string_equal(f->th.trust_path, SCRIPTS "/spark.sh");
+	assert_string_equal(f->th.trust_what, "discovery script");
+	f->ops->close(h);
+
+	f->th.ntrust = 0;
+	f->th.trust_result = -EPERM;
+	open_fails(f, -EPERM,
+		   "discovery script " SCRIPTS "/spark.sh could be modified by another user: test");
+	assert_int_equal(f->th.ntrust, 1);
+
+	/* A missing script is reported as before, without asking. */
+	f->th.ntrust = 0;
+	f->root.count = 0;
+	add_scalar(f, "discovery-script.path", SCRIPTS "/no-such-script.sh");
+	open_fails(f, -ENOENT,
+		   "discovery script " SCRIPTS "/no-such-script.sh: No such file or directory");
+	assert_int_equal(f->th.ntrust, 0);
+}
+
+/* A core older than the member, or one that leaves it NULL: no check. */
+static void test_trusted_path_absent(void **state)
+{
+	struct fixture *f = *state;
+
+	f->th.host.struct_size = offsetof(struct extres_host, check_trusted_path);
+	f->th.host.check_trusted_path = host_check_trusted_unexpected;
+	add_scalar(f, "discovery-script.path", SCRIPTS "/spark.sh");
+	f->ops->close(open_ok(f));
+
+	f->th.host.struct_size = sizeof(struct extres_host);
+	f->th.host.check_trusted_path = NULL;
+	f->ops->close(open_ok(f));
+}
+
 static void test_close_null(void **state)
 {
 	struct fixture *f = *state;
@@ -987,6 +1063,8 @@ int main(void)
 		T(test_relative_to_config_dir),
 		T(test_relative_to_flink_home),
 		T(test_sink_failure),
+		T(test_trusted_path_checked),
+		T(test_trusted_path_absent),
 		T(test_close_null),
 	};
 

@@ -1,0 +1,217 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * "hello": an example extres driver, meant to be copied. It makes up `count`
+ * devices that greet whoever reads them:
+ *
+ *   external-resources: hello
+ *   external-resource.hello.amount: 2
+ *   external-resource.hello.driver: hello        # or /abs/path/hello.so
+ *   external-resource.hello.param.count: 3       # optional, 1..64, default 2
+ *   external-resource.hello.param.greeting: hi   # optional, default "hello"
+ *
+ * and the mount shows the first `amount` of them:
+ *
+ *   /run/extres/hello/0/index     0
+ *   /run/extres/hello/0/name      hello0
+ *   /run/extres/hello/0/greeting  hi
+ *
+ * It shows the whole life of a module: the entry point and its ops table,
+ * open() checking its params with positions for the messages, discover()
+ * reporting infos through the sink, close() freeing the handle, warnings
+ * through host->log() and failures through host->error().
+ *
+ * Build it out of tree against an installed extres (see the Makefile):
+ *
+ *   cc -shared -fPIC -fvisibility=hidden $(pkg-config --cflags extres-driver) \
+ *      -o hello.so hello.c
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <extres/driver.h>
+
+#define PARAM_COUNT "count"
+#define PARAM_GREETING "greeting"
+
+#define DEFAULT_COUNT 2
+#define DEFAULT_GREETING "hello"
+/* Any bound will do for made-up devices; a real driver has the hardware's. */
+#define MAX_COUNT 64
+
+/*
+ * One per configured resource that names this driver: everything lives
+ * here, never in globals, because two resources may share the module.
+ */
+struct hello {
+	/* Valid until close(): discover() gets only the handle. */
+	const struct extres_host *host;
+	unsigned count;
+	/* Points into the param tree, which the core keeps until close(). */
+	const char *greeting;
+};
+
+/*
+ * A whole number in [1, MAX_COUNT], checked to the last character: "3x",
+ * "-1", " 3" and "99999999999999999999" are all refused, with the position
+ * of the value in the config.
+ */
+static int32_t parse_count(const struct extres_host *host,
+			   const struct extres_param *p, unsigned *ret)
+{
+	unsigned long long v;
+	char *end;
+
+	if (p->kind != EXTRES_PARAM_SCALAR)
+		return host->error(
+			host,
+			"%s:%u:%u: param.%s must be a number, not a list or mapping",
+			host->config_path, p->line, p->column, PARAM_COUNT);
+	/* strtoull() skips blanks and takes a sign; neither is a count. */
+	if (p->value[0] < '0' || p->value[0] > '9')
+		goto bad;
+	errno = 0;
+	v = strtoull(p->value, &end, 10);
+	if (errno != 0 || *end != '\0' || v < 1 || v > MAX_COUNT)
+		goto bad;
+	*ret = (unsigned)v;
+	return 0;
+bad:
+	return host->error(
+		host,
+		"%s:%u:%u: param.%s: '%s' is not a whole number from 1 to %d",
+		host->config_path, p->line, p->column, PARAM_COUNT, p->value,
+		MAX_COUNT);
+}
+
+static int32_t check_greeting(const struct extres_host *host,
+			      const struct extres_param *p)
+{
+	if (p->kind != EXTRES_PARAM_SCALAR)
+		return host->error(
+			host,
+			"%s:%u:%u: param.%s must be text, not a list or mapping",
+			host->config_path, p->line, p->column, PARAM_GREETING);
+	/* The core would refuse these at discovery too; saying so here points
+	 * at the line and fails before any device is looked for. */
+	if (p->value[0] == '\0' || strchr(p->value, '\n'))
+		return host->error(
+			host, "%s:%u:%u: param.%s must be one non-empty line",
+			host->config_path, p->line, p->column, PARAM_GREETING);
+	return 0;
+}
+
+/*
+ * Called once per resource, before any discover(). Everything that can be
+ * wrong with the params is found here. On failure nothing is left behind:
+ * the core will not call close().
+ */
+static int32_t hello_open(const struct extres_host *host,
+			  const struct extres_param *params, void **ret_handle)
+{
+	const struct extres_param *count = NULL, *greeting = NULL;
+	struct hello *h;
+	uint32_t i;
+	int32_t r;
+
+	/* One pass over the members, so that an unknown one (a typo, most
+	 * likely) is named; a repeated key is seen again and the last wins. */
+	for (i = 0; i < params->count; i++) {
+		const struct extres_param *p = &params->items[i];
+
+		if (strcmp(p->key, PARAM_COUNT) == 0)
+			count = p;
+		else if (strcmp(p->key, PARAM_GREETING) == 0)
+			greeting = p;
+		else
+			host->log(host, EXTRES_LOG_WARNING,
+				  "%s:%u:%u: unknown key param.%s ignored",
+				  host->config_path, p->line, p->column,
+				  p->key);
+	}
+
+	h = calloc(1, sizeof(*h));
+	if (!h)
+		return -ENOMEM;
+	h->host = host;
+	h->count = DEFAULT_COUNT;
+	h->greeting = DEFAULT_GREETING;
+	if (count) {
+		r = parse_count(host, count, &h->count);
+		if (r < 0)
+			goto fail;
+	}
+	if (greeting) {
+		r = check_greeting(host, greeting);
+		if (r < 0)
+			goto fail;
+		h->greeting = greeting->value;
+	}
+	if (h->count < host->amount)
+		/* Not an error of ours: the core chooses, and says "wanted N,
+		 * found M" itself. A hint at the likely cause helps, though. */
+		host->log(host, EXTRES_LOG_WARNING,
+			  "param.%s is %u, fewer than the amount %llu",
+			  PARAM_COUNT, h->count,
+			  (unsigned long long)host->amount);
+	*ret_handle = h;
+	return 0;
+fail:
+	free(h);
+	return r;
+}
+
+/*
+ * May be called more than once: each call reports every device from
+ * scratch. The sink copies what it is given, so stack buffers are fine.
+ */
+static int32_t hello_discover(void *handle, struct extres_sink *sink)
+{
+	const struct hello *h = handle;
+	char index[16], name[32];
+	unsigned i;
+	int32_t r;
+
+	h->host->log(h->host, EXTRES_LOG_DEBUG, "reporting %u devices",
+		     h->count);
+	for (i = 0; i < h->count; i++) {
+		snprintf(index, sizeof(index), "%u", i);
+		snprintf(name, sizeof(name), "hello%u", i);
+		/* After a failure the sink refuses everything anyway; return
+		 * its error at once, it carries the message. */
+		r = sink->begin_info(sink);
+		if (r == 0)
+			r = sink->add_property(sink, "index", index);
+		if (r == 0)
+			r = sink->add_property(sink, "name", name);
+		if (r == 0)
+			r = sink->add_property(sink, "greeting", h->greeting);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* Called exactly once after a successful open(), whatever discover() did. */
+static void hello_close(void *handle)
+{
+	free(handle);
+}
+
+static const struct extres_driver_ops hello_ops = {
+	.abi_version = EXTRES_DRIVER_ABI_VERSION,
+	.struct_size = sizeof(struct extres_driver_ops),
+	.name = "hello",
+	.open = hello_open,
+	.discover = hello_discover,
+	.close = hello_close,
+};
+
+/* The module's only visible symbol; it returns the table and does nothing
+ * else. */
+EXTRES_DRIVER_EXPORT const struct extres_driver_ops *extres_driver_entry(void);
+const struct extres_driver_ops *extres_driver_entry(void)
+{
+	return &hello_ops;
+}

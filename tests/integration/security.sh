@@ -1,0 +1,240 @@
+# SPDX-License-Identifier: MIT
+# shellcheck shell=bash
+#
+# The security rules: no script, driver module or NVML library that another
+# user could modify is run or loaded; the mount is read-only, nosuid, nodev
+# and noexec, readable by every user and writable by none; a driver's
+# garbage is refused with the driver named.
+#
+# usage: security.sh CASE   (run by meson with the harness environment)
+
+# shellcheck source=lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+MOCK_DIR=$BUILDDIR/tests/mock
+NOBODY=65534
+
+# write_script_config PATH: an fpga resource (amount 2) found by the script
+# at PATH.
+write_script_config() {
+	printf '%s\n' \
+		'external-resources: fpga' \
+		'external-resource.fpga.amount: 2' \
+		'external-resource.fpga.driver: script' \
+		"external-resource.fpga.param.discovery-script.path: $1" \
+		>"$WORK/extres.yaml"
+}
+
+# make_script PATH MODE: a discovery script that finds devices 4 and 6.
+make_script() {
+	printf '#!/bin/sh\necho 4,6\n' >"$1"
+	chmod "$2" "$1"
+}
+
+# write_module_config MODULE [PARAM=VALUE...]: a gpu resource (amount 1)
+# served by the driver module at the absolute path MODULE.
+write_module_config() {
+	local module=$1 kv
+	shift
+	{
+		printf '%s\n' \
+			'external-resources: gpu' \
+			'external-resource.gpu.amount: 1' \
+			"external-resource.gpu.driver: $module"
+		for kv in "$@"; do
+			printf 'external-resource.gpu.param.%s: %s\n' "${kv%%=*}" "${kv#*=}"
+		done
+	} >"$WORK/extres.yaml"
+}
+
+# as_nobody CMD ARGS...: run a command as uid/gid 65534 with no groups.
+as_nobody() {
+	setpriv --reuid="$NOBODY" --regid="$NOBODY" --clear-groups -- "$@"
+}
+
+# assert_probe_nobody EXPECTED OP ARGS...: the probe, run as nobody.
+assert_probe_nobody() {
+	local want=$1 got
+	shift
+	got=$(as_nobody "$PROBE" "$@" 2>&1) || fail "probe $* as nobody failed: $got"
+	[[ $got == "$want" ]] || fail "probe $* as nobody: wanted '$want', got '$got'"
+}
+
+# A world-writable script is refused, with its path; nothing is mounted.
+case_script_writable() {
+	it_setup
+	mkdir "$WORK/bin"
+	make_script "$WORK/bin/discover.sh" 0757
+	write_script_config "$WORK/bin/discover.sh"
+	daemon_run_fail -f -c "$WORK/extres.yaml" "$MNT"
+	assert_startup_error "resource 'fpga': driver 'script': discovery script $WORK/bin/discover.sh could be modified by another user: it is world-writable (mode 0757)"
+
+	# Group-writable is refused as well.
+	chmod 0775 "$WORK/bin/discover.sh"
+	daemon_run_fail -f -c "$WORK/extres.yaml" "$MNT"
+	assert_startup_error "discovery script $WORK/bin/discover.sh could be modified by another user: it is group-writable (mode 0775)"
+}
+
+# A safe script in a directory anyone may write (no sticky bit) could be
+# replaced: refused, naming the directory.
+case_script_open_dir() {
+	it_setup
+	mkdir "$WORK/open"
+	chmod 0777 "$WORK/open"
+	make_script "$WORK/open/discover.sh" 0755
+	write_script_config "$WORK/open/discover.sh"
+	daemon_run_fail -f -c "$WORK/extres.yaml" "$MNT"
+	assert_startup_error "discovery script $WORK/open/discover.sh could be modified by another user: directory $WORK/open is world-writable without the sticky bit (mode 0777)"
+
+	# A link to a safe script, from such a directory: the link could be
+	# pointed elsewhere.
+	mkdir "$WORK/bin"
+	mv "$WORK/open/discover.sh" "$WORK/bin/discover.sh"
+	ln -s ../bin/discover.sh "$WORK/open/link.sh"
+	write_script_config "$WORK/open/link.sh"
+	daemon_run_fail -f -c "$WORK/extres.yaml" "$MNT"
+	assert_startup_error "discovery script $WORK/open/link.sh could be modified by another user: directory $WORK/open is world-writable without the sticky bit (mode 0777)"
+}
+
+# In a /tmp-like directory (world-writable, sticky) a script of root's is
+# safe: only its owner may rename or remove it.
+case_script_sticky_dir() {
+	it_setup
+	mkdir "$WORK/tmp"
+	chmod 1777 "$WORK/tmp"
+	make_script "$WORK/tmp/discover.sh" 0755
+	write_script_config "$WORK/tmp/discover.sh"
+	daemon_start -c "$WORK/extres.yaml" "$MNT"
+	assert_eq $'0\n1' "$(ls -1 "$MNT/fpga")" "ls fpga"
+	assert_file "$MNT/fpga/0/index" $'4\n'
+	assert_file "$MNT/fpga/1/index" $'6\n'
+	daemon_stop
+}
+
+# A group-writable copy of a good module is refused before it is loaded.
+case_module_writable() {
+	it_setup
+	mkdir "$WORK/modules"
+	cp "$MOCK_DIR/mock_good.so" "$WORK/modules/mock_good.so"
+	chmod 0775 "$WORK/modules/mock_good.so"
+	write_module_config "$WORK/modules/mock_good.so"
+	daemon_run_fail -f -c "$WORK/extres.yaml" "$MNT"
+	assert_startup_error "resource 'gpu': driver module $WORK/modules/mock_good.so could be modified by another user: it is group-writable (mode 0775)"
+
+	# The same file, made safe, loads and serves.
+	chmod 0755 "$WORK/modules/mock_good.so"
+	daemon_start -c "$WORK/extres.yaml" "$MNT"
+	assert_eq 0 "$(ls -1 "$MNT/gpu")" "ls gpu"
+	assert_file "$MNT/gpu/0/index" $'0\n'
+	daemon_stop
+
+	# So does a safe module in a directory others may write.
+	chmod 0777 "$WORK/modules"
+	daemon_run_fail -f -c "$WORK/extres.yaml" "$MNT"
+	assert_startup_error "resource 'gpu': driver module $WORK/modules/mock_good.so could be modified by another user: directory $WORK/modules is world-writable without the sticky bit (mode 0777)"
+}
+
+# param.library given as a path is held to the same rule.
+case_nvml_library_writable() {
+	it_setup
+	mkdir "$WORK/lib"
+	cp "$MOCK_DIR/libnvidia-ml.so.1" "$WORK/lib/libnvidia-ml.so.1"
+	chmod 0757 "$WORK/lib/libnvidia-ml.so.1"
+	printf '%s\n' \
+		'external-resources: gpu' \
+		'external-resource.gpu.amount: 1' \
+		'external-resource.gpu.driver: nvml' \
+		"external-resource.gpu.param.library: $WORK/lib/libnvidia-ml.so.1" \
+		>"$WORK/extres.yaml"
+	daemon_run_fail -f -c "$WORK/extres.yaml" "$MNT"
+	assert_startup_error "resource 'gpu': driver 'nvml': NVML library $WORK/lib/libnvidia-ml.so.1 could be modified by another user: it is world-writable (mode 0757)"
+}
+
+# Another user reads every file of the mount, and can change nothing.
+case_other_user() {
+	it_setup
+	command -v setpriv >/dev/null || fail "setpriv (util-linux) is missing"
+	[[ $(id -u) == 0 ]] || fail "this case needs root (allow_other, setpriv)"
+	# nobody must be able to reach the mount point and the probe.
+	chmod 0755 "$WORK"
+	write_std_config "$WORK/extres.yaml"
+	daemon_start -c "$WORK/extres.yaml" "$MNT"
+
+	# Everything root sees, hidden files included, and nothing less.
+	local listing contents
+	listing=$(tree_listing "$MNT")
+	contents=$(tree_contents "$MNT")
+	assert_eq "$STD_CONTENTS" "$(grep '^\./[^.]' <<<"$contents")" "the tree as root reads it"
+	assert_eq "$listing" "$(as_nobody bash -c "$(declare -f tree_listing); tree_listing '$MNT'")" \
+		"the tree as nobody sees it"
+	assert_eq "$contents" "$(as_nobody bash -c "$(declare -f tree_contents); tree_contents '$MNT'")" \
+		"every file, read by nobody"
+	assert_probe_nobody "reg 0444 2" stat "$MNT/gpu/0/index"
+	local st
+	st=$(as_nobody "$PROBE" stat "$MNT/gpu")
+	[[ $st == "dir 0555 "* ]] || fail "stat $MNT/gpu as nobody: $st"
+
+	local f=$MNT/gpu/0/index
+	assert_probe_nobody EROFS write "$f"
+	assert_probe_nobody EROFS open-wr "$f"
+	assert_probe_nobody EROFS truncate "$f"
+	assert_probe_nobody EROFS create "$MNT/gpu/0/serial"
+	assert_probe_nobody EROFS create "$MNT/fpga"
+	assert_probe_nobody EROFS unlink "$f"
+	assert_probe_nobody EROFS mkdir "$MNT/gpu/2"
+	assert_probe_nobody EROFS rmdir "$MNT/gpu/1"
+	assert_probe_nobody EROFS rename "$f" "$MNT/gpu/0/index2"
+	assert_probe_nobody EROFS chmod "$f"
+	assert_probe_nobody EROFS symlink index "$MNT/gpu/0/link"
+	assert_eq "$contents" "$(tree_contents "$MNT")" "contents after nobody's attempts"
+	daemon_stop
+}
+
+# The options in /proc/self/mountinfo: per mount (ro, nosuid, nodev,
+# noexec) and per super block (allow_other, default_permissions, as root).
+case_mount_options() {
+	it_setup
+	write_std_config "$WORK/extres.yaml"
+	daemon_start -c "$WORK/extres.yaml" "$MNT"
+	local line mnt_opts super_opts o
+	line=$(awk -v mp="$MNT" '$5 == mp' /proc/self/mountinfo | tail -n 1)
+	[[ -n $line ]] || fail "no line for $MNT in /proc/self/mountinfo"
+	mnt_opts=$(awk '{ print $6 }' <<<"$line")
+	super_opts=$(awk '{ for (i = 7; $i != "-"; i++); print $(i + 3) }' <<<"$line")
+	for o in ro nosuid nodev noexec; do
+		[[ ,$mnt_opts, == *,$o,* ]] || fail "$MNT: per-mount options '$mnt_opts' lack $o"
+	done
+	for o in default_permissions allow_other; do
+		[[ ,$super_opts, == *,$o,* ]] || fail "$MNT: super block options '$super_opts' lack $o"
+	done
+	daemon_stop
+}
+
+# expect_garbage MODE MESSAGE: mock_bad_props in MODE is refused with
+# MESSAGE, which names the resource and the driver.
+expect_garbage() {
+	write_module_config "$MOCK_DIR/mock_bad_props.so" "mode=$1"
+	daemon_run_fail -f -c "$WORK/extres.yaml" "$MNT"
+	assert_startup_error "resource 'gpu': driver 'mock_bad_props': $2"
+}
+
+case_garbage_slash() {
+	it_setup
+	expect_garbage slash "property name 'a/b' contains '/'"
+}
+
+case_garbage_many() {
+	it_setup
+	expect_garbage many "more than 4096 infos (the limit)"
+}
+
+case_garbage_other() {
+	it_setup
+	expect_garbage dot "property name '.x' starts with '.'"
+	expect_garbage dup "property 'index' given twice in info 0"
+	expect_garbage empty "property 'name' has an empty value"
+	expect_garbage newline "property 'name' has a value with a newline"
+	expect_garbage ignore-sink-error "property name 'a/b' contains '/'"
+}
+
+it_main "$@"
