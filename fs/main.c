@@ -20,6 +20,7 @@
 #include "extresd.h"
 #include "log.h"
 #include "mountpoint.h"
+#include "sdnotify.h"
 
 #define DEFAULT_CONFIG "/etc/extres/extres.yaml"
 #define DEFAULT_MOUNTPOINT "/run/extres"
@@ -190,6 +191,9 @@ static int run_session(struct extresd *d)
 		goto out_unmount;
 	}
 	extres_daemonize_finish(&d->daemon, 1);
+	/* A service manager (Type=notify) learns that the mount is ready. */
+	if (extres_sd_notify("READY=1") < 0)
+		extres_log(EXTRES_LOG_WARNING, "cannot notify $NOTIFY_SOCKET");
 
 	loop = fuse_loop_cfg_create();
 	if (!loop) {
@@ -208,6 +212,7 @@ static int run_session(struct extresd *d)
 	r = r < 0 ? r : 0;
 	fuse_loop_cfg_destroy(loop);
 out_unmount:
+	extres_sd_notify("STOPPING=1");
 	/* No reload may run while the session goes away. */
 	extres_control_close(&d->control);
 	fuse_session_unmount(d->se);

@@ -17,6 +17,7 @@
 
 #include "extresd.h"
 #include "log.h"
+#include "sdnotify.h"
 #include "snapshot.h"
 #include "views.h"
 
@@ -188,6 +189,7 @@ void extresd_reload(void *ctx)
 	struct extresd *d = ctx;
 
 	extres_log(EXTRES_LOG_INFO, "reloading %s", d->config->path);
+	extres_sd_notify("RELOADING=1");
 	d->reloads++;
 	if (try_reload(d) < 0)
 		/* Only the status changes. */
@@ -195,6 +197,7 @@ void extresd_reload(void *ctx)
 	else
 		extres_log(EXTRES_LOG_INFO, "reloaded: generation %lu",
 			   d->generation);
+	extres_sd_notify("READY=1");
 }
 
 static long long now_ms(void)
