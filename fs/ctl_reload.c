@@ -89,11 +89,11 @@ static int read_status(const char *mnt, struct status *st,
 	if (fd < 0)
 		return extres_err_set(err, errno, "%s: %s", path, strerror(errno));
 	n = read(fd, buf, sizeof(buf) - 1);
-	r = n < 0 ? -errno : 0;
+	r = errno;
 	close(fd);
-	if (r < 0)
-		return extres_err_set(err, -r, "%s: %s", path, strerror(-r));
-	buf[n] = '\0';
+	if (n < 0)
+		return extres_err_set(err, r, "%s: %s", path, strerror(r));
+	buf[(size_t)n] = '\0';
 	if (parse_status(buf, st) < 0)
 		return extres_err_set(err, EINVAL,
 				      "%s does not look like an extresd status file",

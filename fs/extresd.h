@@ -44,6 +44,8 @@ struct extresd {
 	/* When each resource's refresh-interval next falls due (monotonic
 	 * ms; 0: never); NULL until scheduled, dropped at every reload. */
 	long long *refresh_due;
+	/* How many of each resource's devices the last refresh missed. */
+	size_t *refresh_stale;
 };
 
 /*

@@ -29,6 +29,27 @@ static void unlock_tree(struct extres_fs *fs)
 	pthread_rwlock_unlock(&fs->lock);
 }
 
+/*
+ * The node with this inode number: in the current tree, else in a retired
+ * one, newest first. A changed file has a new number; the kernel may still
+ * ask for the old one on behalf of a reader who opened it before, and gets
+ * the old bytes, whole. Names are only ever looked up in the current tree.
+ * Call with the lock held.
+ */
+static const struct extres_node *node_of(const struct extres_fs *fs,
+					 uint64_t ino)
+{
+	const struct extres_node *n = extres_tree_get(fs->tree, ino);
+	size_t i, k;
+
+	for (i = 1; !n && i <= EXTRES_FS_RETIRED; i++) {
+		k = (fs->next_retired + EXTRES_FS_RETIRED - i) % EXTRES_FS_RETIRED;
+		if (fs->retired[k])
+			n = extres_tree_get(fs->retired[k], ino);
+	}
+	return n;
+}
+
 static void fill_entry(const struct extres_tree *t, const struct extres_node *n,
 		       struct fuse_entry_param *e)
 {
@@ -89,7 +110,7 @@ static void op_getattr(fuse_req_t req, fuse_ino_t ino,
 {
 	struct extres_fs *fs = fuse_req_userdata(req);
 	const struct extres_tree *t = lock_tree(fs);
-	const struct extres_node *n = extres_tree_get(t, ino);
+	const struct extres_node *n = node_of(fs, ino);
 	struct stat st;
 
 	if (n) {
@@ -123,7 +144,7 @@ static int do_open(const struct extres_fs *fs, const struct extres_node *n,
 static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct extres_fs *fs = fuse_req_userdata(req);
-	int r = do_open(fs, extres_tree_get(lock_tree(fs), ino), 0, fi);
+	int r = (lock_tree(fs), do_open(fs, node_of(fs, ino), 0, fi));
 
 	if (r)
 		fuse_reply_err(req, r);
@@ -136,7 +157,7 @@ static void op_opendir(fuse_req_t req, fuse_ino_t ino,
 		       struct fuse_file_info *fi)
 {
 	struct extres_fs *fs = fuse_req_userdata(req);
-	int r = do_open(fs, extres_tree_get(lock_tree(fs), ino), 1, fi);
+	int r = (lock_tree(fs), do_open(fs, node_of(fs, ino), 1, fi));
 
 	if (r)
 		fuse_reply_err(req, r);
@@ -149,8 +170,10 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		    struct fuse_file_info *fi)
 {
 	struct extres_fs *fs = fuse_req_userdata(req);
-	const struct extres_node *n = extres_tree_get(lock_tree(fs), ino);
+	const struct extres_node *n;
 
+	lock_tree(fs);
+	n = node_of(fs, ino);
 	if (!n) {
 		fuse_reply_err(req, ESTALE);
 	} else if (S_ISDIR(n->mode)) {
@@ -377,9 +400,15 @@ int extres_fs_init(struct extres_fs *fs, struct extres_tree *tree)
 
 void extres_fs_destroy(struct extres_fs *fs)
 {
+	size_t i;
+
 	pthread_rwlock_destroy(&fs->lock);
 	extres_tree_free(fs->tree);
 	fs->tree = NULL;
+	for (i = 0; i < EXTRES_FS_RETIRED; i++) {
+		extres_tree_free(fs->retired[i]);
+		fs->retired[i] = NULL;
+	}
 }
 
 static int notify(void *ctx, int what, const struct extres_node *n)
@@ -398,15 +427,21 @@ static int notify(void *ctx, int what, const struct extres_node *n)
 void extres_fs_swap(struct extres_fs *fs, struct fuse_session *se,
 		    struct extres_tree *tree)
 {
-	struct extres_tree *old;
+	struct extres_tree *old, *evicted = NULL;
 
 	pthread_rwlock_wrlock(&fs->lock);
 	old = fs->tree;
 	fs->tree = tree;
+	if (old) {
+		evicted = fs->retired[fs->next_retired];
+		fs->retired[fs->next_retired] = old;
+		fs->next_retired = (fs->next_retired + 1) % EXTRES_FS_RETIRED;
+	}
 	pthread_rwlock_unlock(&fs->lock);
+	/* No handler holds the lock now, so none uses the evicted tree. */
+	extres_tree_free(evicted);
 	/* The new tree is in place first, so whatever the kernel asks after
 	 * an invalidation is answered from it. */
 	if (se && old)
 		extres_tree_diff(old, tree, notify, se);
-	extres_tree_free(old);
 }

@@ -17,6 +17,8 @@
 
 #include "tree.h"
 
+#define EXTRES_FS_RETIRED 16
+
 /* The part of the daemon's state the file system sees (the session's
  * userdata). */
 struct extres_fs {
@@ -28,6 +30,11 @@ struct extres_fs {
 	 */
 	pthread_rwlock_t lock;
 	struct extres_tree *tree;
+	/* The trees it replaced, for readers of files that changed since they
+	 * opened them (a changed file has a new inode number): a ring of the
+	 * last EXTRES_FS_RETIRED, oldest freed first. */
+	struct extres_tree *retired[EXTRES_FS_RETIRED];
+	size_t next_retired;
 	/* Set in init() from the kernel's capabilities; read-only after. */
 	int no_open;
 	int no_opendir;
@@ -48,8 +55,9 @@ void extres_fs_destroy(struct extres_fs *fs);
  * directories (inval_inode: attributes, cached pages and listings), so that
  * readers see each new value with its new size at once. `se` may be NULL
  * (not mounted yet). Never call this from a request handler: the kernel
- * waits for the daemon while it invalidates. Frees the previous tree.
- * Only one thread may swap; that thread may read fs->tree without the lock.
+ * waits for the daemon while it invalidates. The previous tree is retired
+ * (still answered by inode number) and the oldest retired one freed. Only one
+ * thread may swap; that thread may read fs->tree without the lock.
  */
 void extres_fs_swap(struct extres_fs *fs, struct fuse_session *se,
 		    struct extres_tree *tree);

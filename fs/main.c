@@ -149,18 +149,24 @@ static int build_tree(struct extresd *d)
 	return extresd_publish(d);
 }
 
-/* Default mount options, in front of the user's so that theirs win. */
+/* Default mount options in front of the user's, so that theirs win; the
+ * policy after them, so that nothing undoes it: mount(8) always passes "rw",
+ * and mount.fuse3 adds "dev,suid" unless told "nodev,nosuid". */
 static int add_mount_options(struct fuse_args *args)
 {
-	/* ro: writes fail with EROFS in the kernel. default_permissions: the
-	 * kernel checks our 0444/0555 modes. allow_other: every user reads,
-	 * which needs root (or user_allow_other). nosuid,nodev,noexec: the
-	 * tree holds values, never programs or devices. */
-	const char *opts = getuid() == 0 ?
-		"-oro,nosuid,nodev,noexec,default_permissions,allow_other,fsname=extres,subtype=extresd" :
-		"-oro,nosuid,nodev,noexec,default_permissions,fsname=extres,subtype=extresd";
+	/* default_permissions: the kernel checks our 0444/0555 modes.
+	 * allow_other: every user reads, which needs root (or
+	 * user_allow_other). */
+	const char *defaults = getuid() == 0 ?
+		"-odefault_permissions,allow_other,fsname=extres,subtype=extresd" :
+		"-odefault_permissions,fsname=extres,subtype=extresd";
 
-	return fuse_opt_insert_arg(args, 1, opts) < 0 ? -ENOMEM : 0;
+	/* ro: writes fail with EROFS in the kernel. nosuid,nodev,noexec: the
+	 * tree holds values, never programs or devices. */
+	if (fuse_opt_insert_arg(args, 1, defaults) < 0 ||
+	    fuse_opt_add_arg(args, "-oro,nosuid,nodev,noexec") < 0)
+		return -ENOMEM;
+	return 0;
 }
 
 static int run_session(struct extresd *d)
@@ -236,6 +242,7 @@ static void cleanup(struct extresd *d)
 	extres_fs_destroy(&d->fs);
 	extres_config_free(d->config);
 	free(d->refresh_due);
+	free(d->refresh_stale);
 	free(d->mountpoint);
 	free(d->config_path);
 	free(d->owner_arg);

@@ -222,18 +222,43 @@ static int same_properties(const struct extres_info *a,
 	return 1;
 }
 
+/* Properties that name a device itself, not its place in a list. */
+static const char *const identity_keys[] = {
+	"uuid", "path", "pci.bus_id", "serial", "unique_id",
+};
+
+/* Whether `fresh` is still the device `held` was: every identity property
+ * that both carry agrees. */
+static int same_device(const struct extres_info *held,
+		       const struct extres_info *fresh)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(identity_keys) / sizeof(identity_keys[0]); i++) {
+		const char *a = extres_info_get(held, identity_keys[i]);
+		const char *b = extres_info_get(fresh, identity_keys[i]);
+
+		if (a && b && strcmp(a, b) != 0)
+			return 0;
+	}
+	return 1;
+}
+
 /*
  * Give each allocated device of resource i the properties the driver
- * reports for it now, matched by the coordination key. 1 if anything
- * changed, 0 if not, negative after logging.
+ * reports for it now: the candidate with the same coordination key, if it
+ * is still the same device (a driver that numbers by position, like sysfs,
+ * may hand the key to another device when one disappears). A device not
+ * found keeps its last values. Returns the number of those (>= 0) and sets
+ * *changed, or a negative errno after logging.
  */
-static int refresh_resource(struct extresd *d, size_t i)
+static int refresh_resource(struct extresd *d, size_t i, int *changed)
 {
 	const struct extres_resource_config *rc = &d->config->resources[i];
 	struct extres_allocation *a = d->allocs->items[i];
 	struct extres_infos *infos = NULL;
 	struct extres_err err;
-	int changed = 0, r;
+	int stale = 0, r;
 	size_t j, k;
 
 	r = extres_discover_resource(d->config, rc, &infos, &err);
@@ -254,10 +279,9 @@ static int refresh_resource(struct extresd *d, size_t i)
 			if (v && strcmp(v, key) == 0)
 				break;
 		}
-		if (!key || k == infos->n) {
-			extres_log(EXTRES_LOG_WARNING,
-				   "refresh of '%s': the driver no longer reports %s %s (info %zu); keeping its values",
-				   rc->name, a->coordination_key, key ? key : "?", j);
+		if (!key || k == infos->n ||
+		    !same_device(&a->infos[j], &infos->items[k])) {
+			stale++;
 			continue;
 		}
 		if (same_properties(&a->infos[j], &infos->items[k]))
@@ -268,10 +292,10 @@ static int refresh_resource(struct extresd *d, size_t i)
 		}
 		extres_info_clear(&a->infos[j]);
 		a->infos[j] = fresh;
-		changed = 1;
+		*changed = 1;
 	}
 	extres_infos_free(infos);
-	return changed;
+	return stale;
 }
 
 long long extresd_refresh(void *ctx)
@@ -283,8 +307,13 @@ long long extresd_refresh(void *ctx)
 
 	if (!d->refresh_due) {
 		d->refresh_due = calloc(n ? n : 1, sizeof(*d->refresh_due));
-		if (!d->refresh_due)
+		free(d->refresh_stale);
+		d->refresh_stale = calloc(n ? n : 1, sizeof(*d->refresh_stale));
+		if (!d->refresh_due || !d->refresh_stale) {
+			free(d->refresh_due);
+			d->refresh_due = NULL;
 			return 1000; /* try again later */
+		}
 		for (i = 0; i < n; i++)
 			if (d->config->resources[i].refresh_ms)
 				d->refresh_due[i] =
@@ -296,8 +325,21 @@ long long extresd_refresh(void *ctx)
 		if (!due)
 			continue;
 		if (due <= now) {
-			if (refresh_resource(d, i) > 0)
-				changed = 1;
+			int stale = refresh_resource(d, i, &changed);
+
+			/* Say it when it starts and when it ends, not at
+			 * every interval. */
+			if (stale >= 0 && (size_t)stale != d->refresh_stale[i]) {
+				if (stale)
+					extres_log(EXTRES_LOG_WARNING,
+						   "refresh of '%s': %d of its devices are no longer reported as they were; keeping their last values",
+						   d->config->resources[i].name, stale);
+				else
+					extres_log(EXTRES_LOG_NOTICE,
+						   "refresh of '%s': every device is reported again",
+						   d->config->resources[i].name);
+				d->refresh_stale[i] = (size_t)stale;
+			}
 			now = now_ms();
 			/* From now, not from `due`: a slow driver must not
 			 * make refreshes pile up. */

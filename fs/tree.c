@@ -33,6 +33,7 @@ struct extres_tree {
 	const struct extres_node **by_ino;
 	const struct extres_node **by_name;
 	size_t mask;
+	uint64_t serial; /* 0 for a first tree, one more than its predecessor's */
 };
 
 static uint64_t fnv_bytes(uint64_t h, const void *p, size_t len)
@@ -217,23 +218,34 @@ static int insert_name(struct extres_tree *t, const struct extres_node *n)
 	return 0;
 }
 
-/* Whether `p`, the previous tree's node at this path, still holds what
- * builder node `bn` holds. */
-static int same_as(const struct extres_tree_builder *b, const struct bnode *bn,
-		   const struct extres_node *p)
+/* Whether file node `bn` holds what `p`, the previous tree's file at the
+ * same path, held. */
+static int same_file(const struct bnode *bn, const struct extres_node *p)
+{
+	return p && !bn->is_dir && !S_ISDIR(p->mode) && p->size == bn->size &&
+	       memcmp(p->data, bn->data, bn->size) == 0;
+}
+
+/* Whether directory `n` has exactly the children (names and inode numbers,
+ * in order) that `p`, the previous tree's directory at its path, had. */
+static int same_dir(const struct extres_node *n, const struct extres_node *p)
 {
 	size_t c;
 
-	if (!p || !!bn->is_dir != !!S_ISDIR(p->mode))
+	if (!p || !S_ISDIR(p->mode) || p->n_children != n->n_children)
 		return 0;
-	if (!bn->is_dir)
-		return p->size == bn->size && memcmp(p->data, bn->data, bn->size) == 0;
-	if (p->n_children != bn->n_children)
-		return 0;
-	for (c = 0; c < bn->n_children; c++)
-		if (strcmp(p->children[c]->name, b->nodes[bn->children[c]].name))
+	for (c = 0; c < n->n_children; c++)
+		if (p->children[c]->ino != n->children[c]->ino ||
+		    strcmp(p->children[c]->name, n->children[c]->name))
 			return 0;
 	return 1;
+}
+
+static int ino_free(const struct extres_tree *t, const struct extres_tree *prev,
+		    uint64_t ino)
+{
+	return ino > EXTRES_ROOT_INO && !ino_taken(t, ino) &&
+	       !(prev && ino_taken(prev, ino));
 }
 
 int extres_tree_seal(struct extres_tree_builder *b, struct timespec now,
@@ -241,6 +253,7 @@ int extres_tree_seal(struct extres_tree_builder *b, struct timespec now,
 		     struct extres_err *err)
 {
 	struct extres_tree *t = NULL;
+	const struct extres_node **was = NULL;
 	uint64_t *path_hash = NULL;
 	size_t cap = 16, i, n_children = 0, next_child = 0;
 	int r;
@@ -249,6 +262,7 @@ int extres_tree_seal(struct extres_tree_builder *b, struct timespec now,
 	if (!t)
 		goto fail;
 	t->n = b->n;
+	t->serial = prev ? prev->serial + 1 : 0;
 	while (cap < 2 * b->n)
 		cap *= 2;
 	t->mask = cap - 1;
@@ -261,8 +275,9 @@ int extres_tree_seal(struct extres_tree_builder *b, struct timespec now,
 	t->by_ino = calloc(cap, sizeof(*t->by_ino));
 	t->by_name = calloc(cap, sizeof(*t->by_name));
 	path_hash = calloc(b->n, sizeof(*path_hash));
+	was = calloc(b->n, sizeof(*was));
 	if (!t->nodes || !t->child_ptrs || !t->strings || !t->by_ino ||
-	    !t->by_name || !path_hash)
+	    !t->by_name || !path_hash || !was)
 		goto fail;
 
 	/* Parents always precede their children (ids grow), so one pass
@@ -277,29 +292,41 @@ int extres_tree_seal(struct extres_tree_builder *b, struct timespec now,
 			n->parent = EXTRES_ROOT_INO;
 			n->name = "";
 			path_hash[0] = FNV_OFFSET;
+			was[0] = prev ? extres_tree_get(prev, EXTRES_ROOT_INO)
+				      : NULL;
 		} else {
+			const struct extres_node *p = was[bn->parent];
 			uint64_t ino;
 
 			path_hash[i] = fnv_bytes(
 				fnv_bytes(path_hash[bn->parent], "/", 1),
 				bn->name, strlen(bn->name));
-			/* Collisions are astronomically rare; resolve them
-			 * deterministically so rebuilds agree. */
-			for (ino = mix(path_hash[i]);
-			     ino <= EXTRES_ROOT_INO || ino_taken(t, ino);
-			     ino = mix(ino + 1))
-				;
+			was[i] = p && S_ISDIR(p->mode)
+					 ? extres_tree_lookup(prev, p->ino, bn->name)
+					 : NULL;
+			/*
+			 * What is unchanged keeps its number; a directory
+			 * that stays keeps it too. A changed file gets a new
+			 * one, so that a reader holding the old file open
+			 * goes on reading the old bytes, whole, instead of
+			 * the old beginning and the new end. New numbers come
+			 * from the path and the tree's serial, and never
+			 * repeat one the previous tree used.
+			 */
+			if (was[i] && (bn->is_dir ? S_ISDIR(was[i]->mode)
+						  : same_file(bn, was[i]))) {
+				ino = was[i]->ino;
+			} else {
+				for (ino = mix(path_hash[i] +
+					       t->serial * 0x9e3779b97f4a7c15ULL);
+				     !ino_free(t, prev, ino); ino = mix(ino + 1))
+					;
+			}
 			n->ino = ino;
 			n->parent = t->nodes[bn->parent].ino;
 			n->name = bn->name;
 			t->strings[t->n_strings++] = bn->name;
 			bn->name = NULL;
-		}
-		{
-			const struct extres_node *p =
-				prev ? extres_tree_get(prev, n->ino) : NULL;
-
-			n->mtime = same_as(b, bn, p) ? p->mtime : now;
 		}
 		if (bn->is_dir) {
 			n->mode = S_IFDIR | 0555;
@@ -315,6 +342,8 @@ int extres_tree_seal(struct extres_tree_builder *b, struct timespec now,
 			n->mode = S_IFREG | 0444;
 			n->data = bn->data;
 			n->size = bn->size;
+			n->mtime = was[i] && was[i]->ino == n->ino ? was[i]->mtime
+								   : now;
 			t->strings[t->n_strings++] = bn->data;
 			bn->data = NULL;
 		}
@@ -326,6 +355,15 @@ int extres_tree_seal(struct extres_tree_builder *b, struct timespec now,
 			goto fail_msg;
 		}
 	}
+	/* A directory changed when its list of names and numbers did; its
+	 * children all have their numbers now. */
+	for (i = 0; i < b->n; i++) {
+		struct extres_node *n = &t->nodes[i];
+
+		if (S_ISDIR(n->mode))
+			n->mtime = same_dir(n, was[i]) ? was[i]->mtime : now;
+	}
+	free(was);
 	free(path_hash);
 	extres_tree_builder_free(b);
 	*ret = t;
@@ -333,6 +371,7 @@ int extres_tree_seal(struct extres_tree_builder *b, struct timespec now,
 fail:
 	r = extres_err_set(err, ENOMEM, "out of memory building the tree");
 fail_msg:
+	free(was);
 	free(path_hash);
 	extres_tree_free(t);
 	extres_tree_builder_free(b);

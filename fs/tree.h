@@ -7,9 +7,12 @@
  * never modified again, so any number of threads may read it without locks.
  * A change (a reload) builds a new tree and swaps it in.
  *
- * Inode numbers are a hash of the node's path (root: EXTRES_ROOT_INO), so the
- * same path keeps its number across rebuilds and the kernel's cached entries
- * stay right. The tree knows nothing of resources or FUSE.
+ * Inode numbers come from a hash of the node's path (root: EXTRES_ROOT_INO).
+ * A tree built to replace another keeps the number of every directory that
+ * stays and of every file whose bytes stay the same, so the kernel's cached
+ * entries stay right; a file whose bytes changed gets a new number, so that
+ * a reader who has the old file open keeps reading the old bytes whole (see
+ * extres_tree_seal()). The tree knows nothing of resources or FUSE.
  */
 #ifndef EXTRES_TREE_H
 #define EXTRES_TREE_H
@@ -63,19 +66,23 @@ int extres_tree_add_file(struct extres_tree_builder *b, size_t parent,
 
 /*
  * Freeze the builder into a tree; the builder is consumed (freed) whether or
- * not this succeeds. A node that `prev` (the tree being replaced, or NULL)
- * has unchanged at the same path keeps prev's time stamp; every other node
- * gets `now`. Unchanged means: a file with the same bytes, or a directory with
- * the same names in the same order. -EEXIST with a message naming it when a
- * directory holds a name twice.
+ * not this succeeds. `prev` is the tree this one replaces, or NULL:
+ *  - a file with the same path and bytes as in prev keeps its inode number
+ *    and time stamp; a changed or new file gets a number prev never used,
+ *    and `now`;
+ *  - a directory at a path prev has keeps its number; it keeps its time
+ *    stamp too if its children are the same names with the same numbers,
+ *    in the same order, and gets `now` otherwise.
+ * -EEXIST with a message naming it when a directory holds a name twice.
  */
 int extres_tree_seal(struct extres_tree_builder *b, struct timespec now,
 		     const struct extres_tree *prev, struct extres_tree **ret,
 		     struct extres_err *err);
 
 /* What changed from `old` to `new`, for telling the kernel. */
-#define EXTRES_TREE_CHANGED 1 /* same path, other content or children */
-#define EXTRES_TREE_REMOVED 2 /* gone: drop the name in `parent` */
+#define EXTRES_TREE_CHANGED 1 /* a directory whose children changed */
+#define EXTRES_TREE_REMOVED 2 /* the name no longer leads to this inode
+			       * (gone, or a changed file): drop it */
 
 /*
  * Call `fn` for every node of `old` that `new` changed or removed, parents

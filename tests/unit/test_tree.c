@@ -294,18 +294,44 @@ static void test_mtime_kept_when_unchanged(void **state)
 	struct extres_tree *b = two_resources("GPU-b", 1, a, T1);
 	struct stat st;
 
-	/* Changed: the file, and nothing else. */
+	/* Changed: the file (a new inode) and so its directory (whose
+	 * listing names a new inode); nothing else. */
 	extres_tree_stat(b, walk(b, "gpu", "0", "uuid"), &st);
 	assert_int_equal(st.st_mtim.tv_sec, T1.tv_sec);
+	assert_int_not_equal(st.st_ino, walk(a, "gpu", "0", "uuid")->ino);
 	extres_tree_stat(b, walk(b, "gpu", "0", "index"), &st);
 	assert_int_equal(st.st_mtim.tv_sec, T0.tv_sec);
+	assert_int_equal(st.st_ino, walk(a, "gpu", "0", "index")->ino);
 	extres_tree_stat(b, walk(b, "gpu", "0", NULL), &st);
+	assert_int_equal(st.st_mtim.tv_sec, T1.tv_sec);
+	assert_int_equal(st.st_ino, walk(a, "gpu", "0", NULL)->ino);
+	extres_tree_stat(b, walk(b, "gpu", NULL, NULL), &st);
 	assert_int_equal(st.st_mtim.tv_sec, T0.tv_sec);
 	extres_tree_stat(b, walk(b, ".meta", "status", NULL), &st);
 	assert_int_equal(st.st_mtim.tv_sec, T0.tv_sec);
 	assert_int_equal(st.st_size, 6);
 	extres_tree_free(a);
 	extres_tree_free(b);
+}
+
+static void test_changed_file_never_reuses_a_number(void **state)
+{
+	struct extres_tree *a = two_resources("GPU-a", 1, NULL, T0);
+	struct extres_tree *b = two_resources("GPU-b", 1, a, T1);
+	struct extres_tree *c = two_resources("GPU-a", 1, b, T1);
+	uint64_t ia = walk(a, "gpu", "0", "uuid")->ino;
+	uint64_t ib = walk(b, "gpu", "0", "uuid")->ino;
+	uint64_t ic = walk(c, "gpu", "0", "uuid")->ino;
+
+	/* Back to the first value: still a new number, since the kernel may
+	 * hold the first one open with other bytes cached. */
+	assert_int_not_equal(ia, ib);
+	assert_int_not_equal(ib, ic);
+	assert_int_not_equal(ia, ic);
+	assert_null(extres_tree_get(c, ib));
+	extres_tree_free(a);
+	extres_tree_free(b);
+	extres_tree_free(c);
 }
 
 static void test_diff(void **state)
@@ -315,11 +341,13 @@ static void test_diff(void **state)
 	struct diff_log log = { .n = 0 };
 
 	assert_int_equal(extres_tree_diff(a, b, record, &log), 0);
-	/* Root lost a child, uuid changed (and grew), fpga went whole. */
-	assert_int_equal(log.n, 3);
+	/* Root lost a child; uuid's name now leads to a new inode, which
+	 * changes its directory's listing; fpga went whole. */
+	assert_int_equal(log.n, 4);
 	assert_string_equal(log.lines[0], "changed /");
-	assert_string_equal(log.lines[1], "changed uuid");
-	assert_string_equal(log.lines[2], "removed fpga");
+	assert_string_equal(log.lines[1], "changed 0");
+	assert_string_equal(log.lines[2], "removed uuid");
+	assert_string_equal(log.lines[3], "removed fpga");
 	log.n = 0;
 	assert_int_equal(extres_tree_diff(b, b, record, &log), 0);
 	assert_int_equal(log.n, 0);
@@ -354,6 +382,7 @@ int main(void)
 		cmocka_unit_test(test_snapshot_duplicate_resource),
 		cmocka_unit_test(test_many_infos),
 		cmocka_unit_test(test_mtime_kept_when_unchanged),
+		cmocka_unit_test(test_changed_file_never_reuses_a_number),
 		cmocka_unit_test(test_diff),
 		cmocka_unit_test(test_meta_hidden_dir),
 	};

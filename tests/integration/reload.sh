@@ -1,0 +1,704 @@
+# SPDX-License-Identifier: MIT
+# shellcheck shell=bash
+#
+# Reloading the configuration (extresctl reload, SIGHUP) under a real mount:
+# new values and sizes seen through the kernel's cache, devices that stay
+# put, resources and devices that come and go, failed reloads that change
+# nothing, periodic refresh of a sysfs resource, and readers that never see
+# a torn value while the tree is swapped under them.
+#
+# usage: reload.sh CASE   (run by meson with the harness environment)
+
+# shellcheck source=lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+# One field of .meta/status ("generation", "reloads", "last-reload", ...).
+status_field() {
+	local key=$1 line
+	while IFS= read -r line; do
+		if [[ $line == "$key "* ]]; then
+			printf '%s\n' "${line#"$key "}"
+			return 0
+		fi
+	done <"$MNT/.meta/status"
+	fail "no '$key' line in $MNT/.meta/status: $(cat "$MNT/.meta/status")"
+}
+
+# extresctl reload MNT must succeed (exit 0, one line on stdout, nothing on
+# stderr) and the generation move up by one.
+reload_ok() {
+	local gen out rc=0
+	gen=$(($(status_field generation) + 1))
+	out=$("$EXTRESCTL" reload "$MNT" 2>"$WORK/ctl.err") || rc=$?
+	[[ $rc == 0 ]] || fail "extresctl reload $MNT exited with status $rc: $(cat "$WORK/ctl.err")"
+	assert_eq "$MNT: reloaded, generation $gen" "$out" "extresctl reload stdout"
+	assert_eq "" "$(cat "$WORK/ctl.err")" "extresctl reload stderr"
+	assert_eq "$gen" "$(status_field generation)" "generation in .meta/status"
+	assert_eq ok "$(status_field last-reload)" "last-reload in .meta/status"
+}
+
+# extresctl reload MNT must fail with WHY: exit 1, the reason on stderr,
+# and nothing served changes (the caller compares the tree).
+reload_fails() {
+	local why=$1 gen out rc=0
+	gen=$(status_field generation)
+	out=$("$EXTRESCTL" reload "$MNT" 2>"$WORK/ctl.err") || rc=$?
+	[[ $rc == 1 ]] || fail "extresctl reload $MNT exited with status $rc, wanted 1; stderr: $(cat "$WORK/ctl.err")"
+	assert_eq "" "$out" "extresctl reload stdout after a failed reload"
+	assert_eq "extresctl: error: $MNT: reload failed: $why; still serving generation $gen" \
+		"$(cat "$WORK/ctl.err")" "extresctl reload stderr"
+	assert_eq "$gen" "$(status_field generation)" "generation after a failed reload"
+	assert_eq "failed: $why" "$(status_field last-reload)" "last-reload after a failed reload"
+}
+
+# kill -HUP, then poll .meta/status (20 s at most) until the attempt is
+# counted.
+reload_hup() {
+	local before _
+	before=$(status_field reloads)
+	kill -HUP "$DAEMON_PID" || fail "cannot send SIGHUP to extresd ($DAEMON_PID)"
+	for _ in $(seq 400); do
+		[[ $(status_field reloads) == "$before" ]] || return 0
+		pid_alive "$DAEMON_PID" || fail "extresd died after SIGHUP"
+		sleep 0.05
+	done
+	fail "no reload counted in $MNT/.meta/status 20 s after SIGHUP"
+}
+
+# The exact bytes of FILE read by this shell itself (no child process), as
+# printf %q shows them.
+shell_read() {
+	local v=
+	IFS= read -r -d '' v <"$1" || true
+	printf '%q' "$v"
+}
+
+# Modification time in nanoseconds since the epoch.
+mtime_ns() {
+	local t
+	t=$(stat -c %.9Y -- "$1") || fail "cannot stat $1"
+	echo "${t/./}"
+}
+
+# static_resource NAME AMOUNT COORD INDEX...: the keys of a static
+# resource whose devices have an index and a serial; COORD may be "".
+static_resource() {
+	local name=$1 amount=$2 coord=$3 i
+	shift 3
+	printf '%s\n' \
+		"external-resource.$name.amount: $amount" \
+		"external-resource.$name.driver: static" \
+		"external-resource.$name.param.devices:"
+	for i in "$@"; do
+		printf '  - {index: "%s", serial: "SN-%s-%s"}\n' "$i" "$name" "$i"
+	done
+	[[ -z $coord ]] || printf 'external-resource.%s.coordination-file: %s\n' "$name" "$coord"
+}
+
+# Replace the config atomically, so that a reload never reads half a file.
+install_config() {
+	cat >"$WORK/extres.yaml.new"
+	mv -f "$WORK/extres.yaml.new" "$WORK/extres.yaml"
+}
+
+# daemon_stop for cases that made reloads fail: the daemon's stderr must
+# hold exactly the "reload failed" lines given (and no other error).
+daemon_stop_expecting() {
+	local want=$1 got bad
+	kill -TERM "$DAEMON_PID" || fail "cannot send SIGTERM to extresd ($DAEMON_PID)"
+	daemon_reap
+	[[ $DAEMON_STATUS == 0 ]] || fail "extresd exited with status $DAEMON_STATUS after SIGTERM, wanted 0"
+	! is_mounted "$MNT" || fail "$MNT still mounted after SIGTERM"
+	got=$(grep '^extresd: error: ' "$DAEMON_ERR" || true)
+	assert_eq "$want" "$got" "errors on the daemon's stderr"
+	bad=$(grep -i 'error' "$DAEMON_ERR" | grep -v '^extresd: error: ' || true)
+	[[ -z $bad ]] || fail "unexpected error in daemon stderr: $bad"
+}
+
+# ---------------------------------------------------------------------------
+
+# write_dev_config LABEL: one static device with a label and a serial.
+write_dev_config() {
+	install_config <<-EOF
+	external-resources: dev
+	external-resource.dev.amount: 1
+	external-resource.dev.driver: static
+	external-resource.dev.param.devices:
+	  - {index: "0", label: "$1", serial: "SN-0001"}
+	EOF
+}
+
+# A changed value shows at once with its new size, to a process that had it
+# cached and through a descriptor opened before the reload; only the
+# changed file gets a newer mtime. Once through extresctl, once through
+# SIGHUP.
+case_values_and_sizes() {
+	it_setup
+	local f serial label_t0 serial_t0 t fd fd2 got
+	write_dev_config A
+	daemon_start -c "$WORK/extres.yaml" "$MNT"
+	f=$MNT/dev/0/label
+	serial=$MNT/dev/0/serial
+
+	# A long-lived process that reads the file on request.
+	coproc READER {
+		while IFS= read -r p; do
+			v=
+			IFS= read -r -d '' v <"$p" || true
+			printf '%q\n' "$v"
+		done
+	}
+	reader_read() {
+		local got
+		printf '%s\n' "$1" >&"${READER[1]}"
+		IFS= read -r got <&"${READER[0]}" || fail "the reader process is gone"
+		printf '%s' "$got"
+	}
+
+	assert_eq "$(printf '%q' $'A\n')" "$(reader_read "$f")" "reader: label before"
+	assert_eq "$(printf '%q' $'A\n')" "$(shell_read "$f")" "label before"
+	assert_eq 2 "$(stat -c %s "$f")" "size of label before"
+	assert_file "$serial" $'SN-0001\n'
+	label_t0=$(mtime_ns "$f")
+	serial_t0=$(mtime_ns "$serial")
+	exec {fd}<"$f"
+
+	write_dev_config Bee-changed
+	reload_ok
+	assert_eq "$(printf '%q' $'Bee-changed\n')" "$(reader_read "$f")" "reader: label after extresctl reload"
+	assert_file "$f" $'Bee-changed\n'
+	assert_eq 12 "$(stat -c %s "$f")" "stat -c %s label after extresctl reload"
+	assert_eq 12 "$(wc -c <"$f")" "wc -c label after extresctl reload"
+	assert_probe "reg 0444 12" stat "$f"
+	# A descriptor opened before the reload (nothing read yet) gets one
+	# whole value, old or new.
+	got=
+	IFS= read -r -d '' got <&"$fd" || true
+	exec {fd}<&-
+	[[ $got == $'A\n' || $got == $'Bee-changed\n' ]] ||
+		fail "read through a descriptor opened before the reload got $(printf '%q' "$got")"
+	t=$(mtime_ns "$f")
+	((t > label_t0)) || fail "mtime of the changed label did not move: $label_t0 -> $t"
+	assert_eq "$serial_t0" "$(mtime_ns "$serial")" "mtime of the unchanged serial"
+	assert_file "$serial" $'SN-0001\n'
+	label_t0=$t
+
+	# Shorter this time, through SIGHUP.
+	exec {fd2}<"$f"
+	write_dev_config Z
+	reload_hup
+	assert_eq ok "$(status_field last-reload)" "last-reload after SIGHUP"
+	assert_eq 2 "$(status_field generation)" "generation after SIGHUP"
+	assert_eq 2 "$(status_field reloads)" "reloads after SIGHUP"
+	assert_eq "$(printf '%q' $'Z\n')" "$(reader_read "$f")" "reader: label after SIGHUP"
+	assert_eq "$(printf '%q' $'Z\n')" "$(shell_read "$f")" "label after SIGHUP"
+	assert_eq 2 "$(stat -c %s "$f")" "stat -c %s label after SIGHUP"
+	assert_probe '2:Z\n' pread "$f" 0 100
+	assert_probe '0:' pread "$f" 2 100
+	got=
+	IFS= read -r -d '' got <&"$fd2" || true
+	exec {fd2}<&-
+	[[ $got == $'Bee-changed\n' || $got == $'Z\n' ]] ||
+		fail "read through a descriptor opened before SIGHUP got $(printf '%q' "$got")"
+	t=$(mtime_ns "$f")
+	((t > label_t0)) || fail "mtime of the changed label did not move: $label_t0 -> $t"
+	assert_eq "$serial_t0" "$(mtime_ns "$serial")" "mtime of the unchanged serial after SIGHUP"
+	eval "exec ${READER[1]}>&-"
+	daemon_stop
+}
+
+# Devices the driver still offers stay held at the same info numbers, with
+# the coordination file untouched, whatever else changes.
+case_no_churn() {
+	it_setup
+	local coord=$WORK/gpu.coord tree0 ino0 ino1 t0 t1
+	{
+		echo 'external-resources: gpu;nic'
+		static_resource gpu 2 "$coord" 0 1 2
+		echo 'external-resource.nic.amount: 1'
+		echo 'external-resource.nic.driver: static'
+		echo 'external-resource.nic.param.devices:'
+		echo '  - {index: "0", link_layer: InfiniBand}'
+	} | install_config
+	daemon_start -c "$WORK/extres.yaml" "$MNT"
+	local st
+	st=$(proc_starttime "$DAEMON_PID")
+	assert_eq "0 $DAEMON_PID $st
+1 $DAEMON_PID $st" "$(coord_lines "$coord")" "coordination file"
+	cp -- "$coord" "$WORK/coord.before"
+	gpu_tree() {
+		tree_listing "$MNT/gpu"
+		tree_contents "$MNT/gpu"
+	}
+	tree0=$(gpu_tree)
+	assert_contains "$tree0" "./1/serial=SN-gpu-1" "gpu tree"
+	ino0=$(stat -c %i "$MNT/gpu/0") ino1=$(stat -c %i "$MNT/gpu/1")
+	t0=$(mtime_ns "$MNT/gpu/0/serial") t1=$(mtime_ns "$MNT/gpu/1/serial")
+	local coord_ino
+	coord_ino=$(stat -c %i "$coord")
+
+	# An unrelated change: the nic's property.
+	{
+		echo 'external-resources: gpu;nic'
+		static_resource gpu 2 "$coord" 0 1 2
+		echo 'external-resource.nic.amount: 1'
+		echo 'external-resource.nic.driver: static'
+		echo 'external-resource.nic.param.devices:'
+		echo '  - {index: "0", link_layer: Ethernet}'
+	} | install_config
+	reload_ok
+	assert_file "$MNT/nic/0/link_layer" $'Ethernet\n'
+	assert_eq "$tree0" "$(gpu_tree)" "gpu after an unrelated change"
+	cmp -s -- "$WORK/coord.before" "$coord" ||
+		fail "coordination file changed: $(cat "$coord")"
+	assert_eq "$coord_ino" "$(stat -c %i "$coord")" "inode of the coordination file"
+	assert_eq "$ino0 $ino1" "$(stat -c %i "$MNT/gpu/0") $(stat -c %i "$MNT/gpu/1")" "inodes of gpu/0 and gpu/1"
+	assert_eq "$t0 $t1" "$(mtime_ns "$MNT/gpu/0/serial") $(mtime_ns "$MNT/gpu/1/serial")" \
+		"mtimes of the gpu files"
+
+	# The driver now offers the same devices in another order, one of
+	# them last: a fresh allocation would take 2 and 1; the held 0 and 1
+	# stay, at the same numbers.
+	{
+		echo 'external-resources: gpu;nic'
+		static_resource gpu 2 "$coord" 2 1 0
+		echo 'external-resource.nic.amount: 1'
+		echo 'external-resource.nic.driver: static'
+		echo 'external-resource.nic.param.devices:'
+		echo '  - {index: "0", link_layer: Ethernet}'
+	} | install_config
+	reload_ok
+	assert_eq "$tree0" "$(gpu_tree)" "gpu after the candidates were reordered"
+	cmp -s -- "$WORK/coord.before" "$coord" ||
+		fail "coordination file changed: $(cat "$coord")"
+	assert_eq "$t0 $t1" "$(mtime_ns "$MNT/gpu/0/serial") $(mtime_ns "$MNT/gpu/1/serial")" \
+		"mtimes of the gpu files after the reorder"
+	daemon_stop
+	assert_eq "" "$(coord_lines "$coord")" "coordination file after exit"
+}
+
+# A resource added appears (and is recorded); one removed is gone (ENOENT,
+# its lines released); the one that stays is untouched.
+case_add_remove() {
+	it_setup
+	local st nic_tree
+	{
+		echo 'external-resources: gpu;nic'
+		static_resource gpu 2 "$WORK/gpu.coord" 0 1 2
+		static_resource nic 1 "$WORK/nic.coord" 0
+	} | install_config
+	daemon_start -c "$WORK/extres.yaml" "$MNT"
+	st=$(proc_starttime "$DAEMON_PID")
+	assert_eq $'gpu\nnic' "$(ls -1 "$MNT")" "ls before"
+	assert_probe ENOENT stat "$MNT/fpga"
+	assert_probe ENOENT stat "$MNT/fpga/0/index"
+	nic_tree=$(tree_contents "$MNT/nic")
+
+	{
+		echo 'external-resources: gpu;nic;fpga'
+		static_resource gpu 2 "$WORK/gpu.coord" 0 1 2
+		static_resource nic 1 "$WORK/nic.coord" 0
+		static_resource fpga 2 "$WORK/fpga.coord" 4 6 7
+	} | install_config
+	reload_ok
+	assert_eq $'fpga\ngpu\nnic' "$(ls -1 "$MNT")" "ls after adding fpga"
+	assert_eq "$MNT/fpga $MNT/gpu $MNT/nic" "$(echo "$MNT"/*)" "glob after adding fpga"
+	assert_eq $'0\n1' "$(ls -1 "$MNT/fpga")" "ls fpga"
+	assert_file "$MNT/fpga/0/index" $'4\n'
+	assert_file "$MNT/fpga/1/serial" $'SN-fpga-6\n'
+	assert_probe "reg 0444 10" stat "$MNT/fpga/1/serial"
+	assert_eq "4 $DAEMON_PID $st
+6 $DAEMON_PID $st" "$(coord_lines "$WORK/fpga.coord")" "fpga coordination file"
+	assert_eq "0 $DAEMON_PID $st
+1 $DAEMON_PID $st" "$(coord_lines "$WORK/gpu.coord")" "gpu coordination file"
+
+	# gpu goes; its names were looked up (and cached) just before.
+	assert_file "$MNT/gpu/0/index" $'0\n'
+	assert_eq $'0\n1' "$(ls -1 "$MNT/gpu")" "ls gpu before removing it"
+	{
+		echo 'external-resources: nic;fpga'
+		static_resource nic 1 "$WORK/nic.coord" 0
+		static_resource fpga 2 "$WORK/fpga.coord" 4 6 7
+	} | install_config
+	reload_ok
+	assert_eq $'fpga\nnic' "$(ls -1 "$MNT")" "ls after removing gpu"
+	assert_eq $'.meta\nfpga\nnic' "$(ls -1A "$MNT")" "ls -A after removing gpu"
+	assert_probe ENOENT stat "$MNT/gpu"
+	assert_probe ENOENT stat "$MNT/gpu/0"
+	assert_probe ENOENT stat "$MNT/gpu/0/index"
+	assert_probe ENOENT pread "$MNT/gpu/1/serial" 0 10
+	[[ ! -e $MNT/gpu ]] || fail "$MNT/gpu still exists"
+	assert_eq "" "$(coord_lines "$WORK/gpu.coord")" "gpu coordination file after removing gpu"
+	assert_eq 0 "$(stat -c %s "$WORK/gpu.coord")" "size of the gpu coordination file"
+	assert_eq "4 $DAEMON_PID $st
+6 $DAEMON_PID $st" "$(coord_lines "$WORK/fpga.coord")" "fpga coordination file after removing gpu"
+	assert_eq "0 $DAEMON_PID $st" "$(coord_lines "$WORK/nic.coord")" "nic coordination file"
+	assert_eq "$nic_tree" "$(tree_contents "$MNT/nic")" "nic throughout"
+	daemon_stop
+	assert_eq "" "$(coord_lines "$WORK/fpga.coord")" "fpga coordination file after exit"
+	assert_eq "" "$(coord_lines "$WORK/nic.coord")" "nic coordination file after exit"
+}
+
+# amount 1 -> 3 -> 2: more devices are taken and recorded, then the last
+# one is dropped and released; the first ones never move.
+case_amount_up_down() {
+	it_setup
+	local coord=$WORK/gpu.coord st t0 pid2
+	write_amount() {
+		{
+			echo 'external-resources: gpu'
+			static_resource gpu "$1" "$coord" 0 1 2 3
+		} | install_config
+	}
+	write_amount 1
+	daemon_start -c "$WORK/extres.yaml" "$MNT"
+	st=$(proc_starttime "$DAEMON_PID")
+	assert_eq 0 "$(ls -1 "$MNT/gpu")" "ls gpu with amount 1"
+	assert_eq "0 $DAEMON_PID $st" "$(coord_lines "$coord")" "coordination file with amount 1"
+	t0=$(mtime_ns "$MNT/gpu/0/serial")
+
+	write_amount 3
+	reload_ok
+	assert_eq $'0\n1\n2' "$(ls -1 "$MNT/gpu")" "ls gpu with amount 3"
+	assert_eq $'0\n1\n2' "$(cat "$MNT"/gpu/*/index)" "indexes with amount 3"
+	assert_file "$MNT/gpu/2/serial" $'SN-gpu-2\n'
+	assert_eq "0 $DAEMON_PID $st
+1 $DAEMON_PID $st
+2 $DAEMON_PID $st" "$(coord_lines "$coord")" "coordination file with amount 3"
+	assert_eq "$t0" "$(mtime_ns "$MNT/gpu/0/serial")" "mtime of gpu/0/serial"
+
+	# Look gpu/2 up first, so that the kernel has it to forget.
+	assert_file "$MNT/gpu/2/index" $'2\n'
+	write_amount 2
+	reload_ok
+	assert_eq $'0\n1' "$(ls -1 "$MNT/gpu")" "ls gpu with amount 2"
+	assert_file "$MNT/gpu/0/index" $'0\n'
+	assert_file "$MNT/gpu/1/index" $'1\n'
+	assert_file "$MNT/gpu/1/serial" $'SN-gpu-1\n'
+	assert_probe ENOENT stat "$MNT/gpu/2"
+	assert_probe ENOENT stat "$MNT/gpu/2/index"
+	assert_eq "0 $DAEMON_PID $st
+1 $DAEMON_PID $st" "$(coord_lines "$coord")" "coordination file with amount 2"
+	assert_eq "$t0" "$(mtime_ns "$MNT/gpu/0/serial")" "mtime of gpu/0/serial"
+
+	# Released for real: another daemon on the same file gets 2 and 3.
+	mkdir "$WORK/mnt2"
+	{
+		echo 'external-resources: gpu'
+		static_resource gpu 2 "$coord" 0 1 2 3
+	} >"$WORK/second.yaml"
+	env --default-signal=INT,QUIT "$EXTRESD" -f -c "$WORK/second.yaml" "$WORK/mnt2" \
+		>/dev/null 2>"$WORK/second.err" &
+	pid2=$!
+	local _
+	for _ in $(seq 200); do
+		is_our_mount "$WORK/mnt2" && break
+		pid_alive "$pid2" || fail "the second extresd exited: $(cat "$WORK/second.err")"
+		sleep 0.05
+	done
+	is_our_mount "$WORK/mnt2" || fail "the second extresd did not mount in 10 s"
+	assert_eq $'2\n3' "$(cat "$WORK"/mnt2/gpu/*/index)" "devices of the second daemon"
+	kill -TERM "$pid2"
+	wait "$pid2" || fail "the second extresd exited with status $?: $(cat "$WORK/second.err")"
+	daemon_stop
+	assert_eq "" "$(coord_lines "$coord")" "coordination file after both exits"
+}
+
+# Each bad config leaves the tree, the coordination file and the status
+# generation as they were; the daemon keeps serving; a good reload after
+# them works.
+case_bad_config() {
+	it_setup
+	local coord=$WORK/gpu.coord cfg=$WORK/extres.yaml listing contents
+	local errors=() why
+	write_std_config "$cfg" "$coord"
+	cp -- "$cfg" "$WORK/good.yaml"
+	mkdir "$WORK/bin"
+	printf '%s\n' '#!/bin/sh' \
+		'echo "discover.sh: no FPGA on this host (marker 5c1d)" >&2' \
+		'exit 1' >"$WORK/bin/discover.sh"
+	chmod 0755 "$WORK/bin/discover.sh"
+	daemon_start -c "$cfg" "$MNT"
+	listing=$(tree_listing "$MNT")
+	contents=$(tree_contents "$MNT")
+	assert_eq "$STD_LISTING" "$listing" "tree at start"
+	assert_eq "$STD_CONTENTS" "$contents" "contents at start"
+	cp -- "$coord" "$WORK/coord.before"
+
+	unchanged() {
+		assert_eq "$listing" "$(tree_listing "$MNT")" "tree after: $1"
+		assert_eq "$contents" "$(tree_contents "$MNT")" "contents after: $1"
+		cmp -s -- "$WORK/coord.before" "$coord" ||
+			fail "coordination file changed after: $1: $(cat "$coord")"
+		assert_eq 0 "$(status_field generation)" "generation after: $1"
+		assert_probe OK readloop "$MNT/gpu/1/uuid" 20 $'GPU-0f4c6d3e-1a2b-4c5d-8e9f-000000000001\n'
+	}
+
+	# A YAML syntax error.
+	sed 's/^external-resource.gpu.amount: 2$/external-resource.gpu.amount: [2/' \
+		"$WORK/good.yaml" | install_config
+	why="$cfg:4:29: did not find expected ',' or ']' (while parsing a flow sequence at line 3, column 31)"
+	reload_fails "$why"
+	errors+=("extresd: error: reload failed, still serving generation 0: $why")
+	unchanged "a syntax error"
+
+	# A zero amount.
+	sed 's/^external-resource.gpu.amount: 2$/external-resource.gpu.amount: 0/' \
+		"$WORK/good.yaml" | install_config
+	why="$cfg:3:31: external-resource.gpu.amount is '0'; it must be at least 1"
+	reload_fails "$why"
+	errors+=("extresd: error: reload failed, still serving generation 0: $why")
+	unchanged "a zero amount"
+
+	# A discovery script that fails, in a resource added to a good config.
+	{
+		sed 's/^external-resources: gpu;nic$/external-resources: gpu;nic;fpga/' "$WORK/good.yaml"
+		echo 'external-resource.fpga.amount: 1'
+		echo 'external-resource.fpga.driver: script'
+		echo "external-resource.fpga.param.discovery-script.path: $WORK/bin/discover.sh"
+	} | install_config
+	why="resource 'fpga': driver 'script': discovery script $WORK/bin/discover.sh exited with status 1: discover.sh: no FPGA on this host (marker 5c1d)"
+	reload_fails "$why"
+	errors+=("extresd: error: reload failed, still serving generation 0: $why")
+	unchanged "a failing discovery script"
+	assert_probe ENOENT stat "$MNT/fpga"
+
+	# More devices than the driver has.
+	sed 's/^external-resource.gpu.amount: 2$/external-resource.gpu.amount: 4/' \
+		"$WORK/good.yaml" | install_config
+	why="resource 'gpu': wanted 4, found 3 free of 3 (coordination file $coord)"
+	reload_fails "$why"
+	errors+=("extresd: error: reload failed, still serving generation 0: $why")
+	unchanged "too few devices"
+	assert_eq 4 "$(status_field reloads)" "reloads after four failures"
+
+	# A good config again, with one change: it takes.
+	sed 's/link_layer: InfiniBand/link_layer: Ethernet/' "$WORK/good.yaml" | install_config
+	reload_ok
+	assert_eq 1 "$(status_field generation)" "generation after the good reload"
+	assert_file "$MNT/nic/0/link_layer" $'Ethernet\n'
+	assert_eq "${contents/InfiniBand/Ethernet}" "$(tree_contents "$MNT")" "contents after the good reload"
+	cmp -s -- "$WORK/coord.before" "$coord" ||
+		fail "coordination file changed after the good reload: $(cat "$coord")"
+	daemon_stop_expecting "$(printf '%s\n' "${errors[@]}")"
+}
+
+# ---------------------------------------------------------------------------
+# refresh-interval over a fake sysfs tree
+
+# make_dev NAME TEMP: a device directory with two attribute files.
+make_dev() {
+	mkdir -p "$WORK/sys/$1"
+	printf '%s\n' "$2" >"$WORK/sys/$1/temp"
+	printf 'up\n' >"$WORK/sys/$1/state"
+}
+
+# Replace an attribute file's content in one step.
+set_attr() {
+	printf '%s\n' "$2" >"$1.new"
+	mv -f "$1.new" "$1"
+}
+
+# write_refresh_config AMOUNT [COORDINATION_KEY]
+write_refresh_config() {
+	{
+		printf '%s\n' \
+			'external-resources: nic' \
+			"external-resource.nic.amount: $1" \
+			'external-resource.nic.driver: sysfs' \
+			'external-resource.nic.refresh-interval: 0.2' \
+			"external-resource.nic.coordination-file: $WORK/nic.coord" \
+			"external-resource.nic.param.glob: $WORK/sys/dev*" \
+			'external-resource.nic.param.attributes: temp,state'
+		[[ -z ${2:-} ]] || echo "external-resource.nic.coordination-key: $2"
+	} | install_config
+}
+
+# wait_value FILE BYTES: poll (3 s at most, 15 refresh intervals) until FILE
+# holds exactly BYTES.
+wait_value() {
+	local want _
+	want=$(printf '%q' "$2")
+	for _ in $(seq 60); do
+		[[ $(shell_read "$1") == "$want" ]] && return 0
+		sleep 0.05
+	done
+	fail "$1 still holds $(shell_read "$1") 3 s after the change, wanted $want"
+}
+
+# A changed attribute shows within about a second, with its new size;
+# nothing else changes (allocation, other files' mtimes); a device that
+# disappears keeps its last values, with a warning; when it comes back its
+# values are followed again.
+case_refresh() {
+	it_setup
+	local st t_state t_dev1 coord=$WORK/nic.coord
+	make_dev dev0 40
+	make_dev dev1 41
+	write_refresh_config 2
+	daemon_start -c "$WORK/extres.yaml" "$MNT"
+	st=$(proc_starttime "$DAEMON_PID")
+	assert_file "$MNT/nic/0/temp" $'40\n'
+	assert_file "$MNT/nic/1/temp" $'41\n'
+	assert_eq "0 $DAEMON_PID $st
+1 $DAEMON_PID $st" "$(coord_lines "$coord")" "coordination file"
+	cp -- "$coord" "$WORK/coord.before"
+	t_state=$(mtime_ns "$MNT/nic/0/state")
+	t_dev1=$(mtime_ns "$MNT/nic/1/temp")
+
+	set_attr "$WORK/sys/dev0/temp" 41234
+	wait_value "$MNT/nic/0/temp" $'41234\n'
+	assert_eq 6 "$(stat -c %s "$MNT/nic/0/temp")" "size of nic/0/temp after the change"
+	assert_file "$MNT/nic/0/state" $'up\n'
+	assert_file "$MNT/nic/1/temp" $'41\n'
+	assert_eq "$t_state" "$(mtime_ns "$MNT/nic/0/state")" "mtime of the unchanged nic/0/state"
+	assert_eq "$t_dev1" "$(mtime_ns "$MNT/nic/1/temp")" "mtime of the unchanged nic/1/temp"
+	cmp -s -- "$WORK/coord.before" "$coord" || fail "coordination file changed: $(cat "$coord")"
+	assert_eq 0 "$(status_field generation)" "generation: a refresh is no reload"
+
+	# Shorter again.
+	set_attr "$WORK/sys/dev0/temp" 7
+	wait_value "$MNT/nic/0/temp" $'7\n'
+	assert_eq 2 "$(stat -c %s "$MNT/nic/0/temp")" "size of nic/0/temp after the second change"
+
+	# dev1 disappears: info 1 keeps its last values.
+	mv "$WORK/sys/dev1" "$WORK/gone-dev1"
+	local _
+	for _ in $(seq 60); do
+		grep -q "refresh of 'nic'" "$DAEMON_ERR" && break
+		sleep 0.05
+	done
+	assert_contains "$(cat "$DAEMON_ERR")" \
+		"extresd: warning: refresh of 'nic': 1 of its devices are no longer reported as they were; keeping their last values" \
+		"daemon stderr after dev1 disappeared"
+	assert_eq $'0\n1' "$(ls -1 "$MNT/nic")" "ls nic after dev1 disappeared"
+	assert_file "$MNT/nic/1/temp" $'41\n'
+	assert_file "$MNT/nic/1/name" $'dev1\n'
+	assert_file "$MNT/nic/1/path" "$WORK/sys/dev1"$'\n'
+	cmp -s -- "$WORK/coord.before" "$coord" || fail "coordination file changed: $(cat "$coord")"
+
+	# Back, with another value: followed again.
+	mv "$WORK/gone-dev1" "$WORK/sys/dev1"
+	set_attr "$WORK/sys/dev1/temp" 99
+	wait_value "$MNT/nic/1/temp" $'99\n'
+	assert_file "$MNT/nic/0/temp" $'7\n'
+	cmp -s -- "$WORK/coord.before" "$coord" || fail "coordination file changed: $(cat "$coord")"
+	daemon_stop
+}
+
+# The sysfs driver numbers devices by position, so when the first device
+# disappears every later one moves down an index. The refresh must still
+# give each info its own device's values: info 0 keeps dev0's last values,
+# info 1 stays dev1, and no info takes the values of dev2, which this
+# daemon never allocated.
+case_refresh_shift() {
+	it_setup
+	make_dev dev0 40
+	make_dev dev1 41
+	make_dev dev2 42
+	write_refresh_config 2
+	daemon_start -c "$WORK/extres.yaml" "$MNT"
+	assert_file "$MNT/nic/0/name" $'dev0\n'
+	assert_file "$MNT/nic/1/name" $'dev1\n'
+	mv "$WORK/sys/dev0" "$WORK/gone-dev0"
+	# Ten refresh intervals.
+	sleep 2
+	assert_file "$MNT/nic/0/name" $'dev0\n'
+	assert_file "$MNT/nic/0/path" "$WORK/sys/dev0"$'\n'
+	assert_file "$MNT/nic/0/temp" $'40\n'
+	assert_file "$MNT/nic/1/name" $'dev1\n'
+	assert_file "$MNT/nic/1/path" "$WORK/sys/dev1"$'\n'
+	assert_file "$MNT/nic/1/temp" $'41\n'
+	daemon_stop
+}
+
+# Readers hammer a file while 20 reloads alternate its value between two
+# strings of different lengths: every read is exactly one of them.
+case_concurrent_readers() {
+	it_setup
+	local short='short' long='a-considerably-longer-value-0123456789'
+	local f=$MNT/dev/0/label i pids=() n total=0 out
+	write_dev_config "$short"
+	daemon_start -c "$WORK/extres.yaml" "$MNT"
+	assert_file "$f" "$short"$'\n'
+
+	# Each reader: open+read+close in a loop until told to stop; prints
+	# "OK <reads>", or what went wrong and exits 1.
+	reader() {
+		local n=0 a
+		while [[ ! -e $WORK/stop ]]; do
+			a=()
+			if ! mapfile a 2>/dev/null <"$f"; then
+				echo "read $n failed: $( (: <"$f") 2>&1)"
+				exit 1
+			fi
+			if [[ ${#a[@]} != 1 || (${a[0]} != "$short"$'\n' && ${a[0]} != "$long"$'\n') ]]; then
+				echo "read $n got $(printf '%q ' "${a[@]}")"
+				exit 1
+			fi
+			n=$((n + 1))
+		done
+		echo "OK $n"
+	}
+	for i in 0 1 2 3; do
+		reader >"$WORK/reader.$i" 2>&1 &
+		pids+=($!)
+	done
+
+	for i in $(seq 1 20); do
+		if ((i % 2)); then
+			write_dev_config "$long"
+			reload_ok
+			assert_file "$f" "$long"$'\n'
+			assert_eq 39 "$(stat -c %s "$f")" "size after reload $i"
+		else
+			write_dev_config "$short"
+			reload_ok
+			assert_file "$f" "$short"$'\n'
+			assert_eq 6 "$(stat -c %s "$f")" "size after reload $i"
+		fi
+	done
+	: >"$WORK/stop"
+	for i in 0 1 2 3; do
+		wait "${pids[i]}" || fail "reader $i: $(cat "$WORK/reader.$i")"
+		out=$(cat "$WORK/reader.$i")
+		[[ $out =~ ^OK\ ([0-9]+)$ ]] || fail "reader $i: $out"
+		n=${BASH_REMATCH[1]}
+		((n > 0)) || fail "reader $i made no reads"
+		total=$((total + n))
+	done
+	it_log "$total reads by 4 readers during 20 reloads"
+	assert_eq 20 "$(status_field generation)" "generation after 20 reloads"
+	daemon_stop
+}
+
+# A reader that has read part of a value when a reload changes it ends up
+# with one whole value, old or new, never the old head spliced to the new
+# tail: what cat does (read until a read returns 0) over a value that grows,
+# made deterministic by stopping after 3 bytes.
+case_straddle() {
+	it_setup
+	local short='short' long='a-considerably-longer-value-0123456789'
+	local f=$MNT/dev/0/label from to head rest fd
+	write_dev_config "$short"
+	daemon_start -c "$WORK/extres.yaml" "$MNT"
+	for from in "$short" "$long"; do
+		if [[ $from == "$short" ]]; then to=$long; else to=$short; fi
+		assert_file "$f" "$from"$'\n'
+		exec {fd}<"$f"
+		head=
+		IFS= read -r -N 3 head <&"$fd" || fail "cannot read 3 bytes of $f"
+		assert_eq "${from:0:3}" "$head" "the first 3 bytes of $f"
+		write_dev_config "$to"
+		reload_ok
+		rest=
+		IFS= read -r -d '' rest <&"$fd" || true
+		exec {fd}<&-
+		[[ $head$rest == "$from"$'\n' || $head$rest == "$to"$'\n' ]] ||
+			fail "a read of $f across a reload from '$from' to '$to' got $(printf '%q' "$head$rest")"
+		assert_file "$f" "$to"$'\n'
+	done
+	daemon_stop
+}
+
+it_main "$@"
