@@ -53,11 +53,16 @@ static int parse_dec(const char *s, size_t len, uint64_t max, uint64_t *ret)
 	char *end;
 	size_t i;
 
-	if (len == 0 || len >= sizeof(buf))
+	if (len == 0)
 		return -EINVAL;
 	for (i = 0; i < len; i++)
 		if (s[i] < '0' || s[i] > '9')
 			return -EINVAL;
+	/* Leading zeros add digits, not value: 40 digits may still be 1. */
+	while (len > 1 && s[0] == '0')
+		s++, len--;
+	if (len >= sizeof(buf))
+		return -ERANGE;
 	memcpy(buf, s, len);
 	buf[len] = '\0';
 	errno = 0;
@@ -478,7 +483,9 @@ static int parse_all(struct extres_coord *c, const char *buf, size_t len)
 				return r;
 			c->n++;
 		}
-		p = nl + 1;
+		/* Not nl + 1 past a last line without '\n': beyond the end
+		 * of the buffer, that pointer would be undefined. */
+		p = nl < end ? nl + 1 : end;
 	}
 	return 0;
 }

@@ -222,6 +222,24 @@ static void test_parse_huge_numbers(void **state)
 	extres_coord_entry_clear(&e);
 }
 
+/* Zero padding makes a number longer, not bigger (see tests/fuzz). */
+static void test_parse_zero_padded(void **state)
+{
+	struct extres_coord_entry e;
+
+	parse("0 00000000000000000000000000000000000001234 "
+	      "000000000000000000000000000000000000000018446744073709551615",
+	      &e);
+	assert_int_equal(e.parsed, 1);
+	assert_int_equal(e.pid, 1234);
+	assert_int_equal(e.has_starttime, 1);
+	assert_true(e.starttime == UINT64_MAX);
+	extres_coord_entry_clear(&e);
+
+	assert_unparsable("0 00000000000000000000000000000000000000000");
+	assert_unparsable("0 00000000000000000000000000000000002147483648");
+}
+
 static void test_parse_nul_kept_verbatim(void **state)
 {
 	static const char line[] = "0 1\0 2";
@@ -747,6 +765,7 @@ int main(void)
 		cmocka_unit_test(test_parse_extra_fields),
 		cmocka_unit_test(test_parse_bad_pid),
 		cmocka_unit_test(test_parse_huge_numbers),
+		cmocka_unit_test(test_parse_zero_padded),
 		cmocka_unit_test(test_parse_nul_kept_verbatim),
 		cmocka_unit_test(test_proc_starttime_self),
 		cmocka_unit_test(test_proc_starttime_gone),

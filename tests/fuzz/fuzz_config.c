@@ -1,0 +1,143 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Fuzz target: extres_config_load_buffer(), the whole config loader (libyaml,
+ * flattening, the param trees, every key's checks) on arbitrary bytes.
+ *
+ * A loaded config must hold what config.h promises: listed, valid, distinct
+ * names; amounts in 1..EXTRES_MAX_AMOUNT; a driver that is a module name or
+ * an absolute path; absolute paths where the loader resolves them; param
+ * trees shaped as driver.h describes; messages that name the file. A failed
+ * load leaves *ret_config untouched and explains itself.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "config.h"
+#include "fuzz.h"
+#include "param.h"
+
+/* Absolute, so that nothing depends on the working directory. */
+#define FUZZ_PATH "/fuzz/extres.yaml"
+#define FUZZ_DIR "/fuzz"
+
+static int starts_with(const char *s, const char *prefix)
+{
+	return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+static int is_driver_name(const char *s)
+{
+	for (; *s; s++)
+		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+		      (*s >= '0' && *s <= '9') || *s == '_' || *s == '-'))
+			return 0;
+	return 1;
+}
+
+/* Reads every byte of `s`, so that the sanitizers see a bad string. */
+static void touch(const char *s)
+{
+	volatile size_t len = strlen(s);
+
+	(void)len;
+}
+
+/* `p` is a member of a MAPPING when `member`, else a sequence item or the
+ * root. Returns the number of nodes in the tree. */
+static size_t check_param(const struct extres_param *p, int member)
+{
+	size_t nodes = 1;
+	uint32_t i;
+
+	FUZZ_CHECK(member ? p->key != NULL : p->key == NULL);
+	if (p->key)
+		touch(p->key);
+	FUZZ_CHECK(p->line >= 1 && p->column >= 1);
+	if (p->kind == EXTRES_PARAM_SCALAR) {
+		FUZZ_CHECK(p->value != NULL);
+		touch(p->value);
+		FUZZ_CHECK(p->count == 0);
+		return nodes;
+	}
+	FUZZ_CHECK(p->kind == EXTRES_PARAM_SEQUENCE ||
+		   p->kind == EXTRES_PARAM_MAPPING);
+	FUZZ_CHECK(p->value == NULL);
+	FUZZ_CHECK(p->count == 0 || p->items != NULL);
+	for (i = 0; i < p->count; i++)
+		nodes += check_param(&p->items[i],
+				     p->kind == EXTRES_PARAM_MAPPING);
+	return nodes;
+}
+
+/* Returns the number of param nodes of the resource. */
+static size_t check_resource(const struct extres_config *c, size_t index)
+{
+	const struct extres_resource_config *res = &c->resources[index];
+	uint32_t i;
+	size_t j;
+
+	FUZZ_CHECK(res->name && extres_check_name(res->name) == 0);
+	for (j = 0; j < index; j++)
+		FUZZ_CHECK(strcmp(c->resources[j].name, res->name) != 0);
+	FUZZ_CHECK(res->amount >= 1 && res->amount <= EXTRES_MAX_AMOUNT);
+	FUZZ_CHECK(res->driver && res->driver[0]);
+	FUZZ_CHECK(res->driver[0] == '/' || is_driver_name(res->driver));
+	FUZZ_CHECK(res->coordination_key);
+	FUZZ_CHECK(extres_check_name(res->coordination_key) == 0);
+	FUZZ_CHECK(!res->coordination_file || res->coordination_file[0] == '/');
+	FUZZ_CHECK(!res->kubernetes_key || res->kubernetes_key[0]);
+	FUZZ_CHECK(!res->yarn_key || res->yarn_key[0]);
+	FUZZ_CHECK(res->line >= 1 && res->column >= 1);
+
+	/* The root is a MAPPING of flattened keys: no member is a mapping. */
+	FUZZ_CHECK(res->params);
+	FUZZ_CHECK(res->params->kind == EXTRES_PARAM_MAPPING);
+	for (i = 0; i < res->params->count; i++)
+		FUZZ_CHECK(res->params->items[i].kind != EXTRES_PARAM_MAPPING);
+	return check_param(res->params, 0);
+}
+
+static void check_config(const struct extres_config *c)
+{
+	size_t nodes = 0, i;
+
+	FUZZ_CHECK(c->path && strcmp(c->path, FUZZ_PATH) == 0);
+	FUZZ_CHECK(c->dir && strcmp(c->dir, FUZZ_DIR) == 0);
+	FUZZ_CHECK(!c->mountpoint || c->mountpoint[0] == '/');
+	FUZZ_CHECK(c->n_resources >= 1 &&
+		   c->n_resources <= EXTRES_MAX_RESOURCES);
+	FUZZ_CHECK(c->resources);
+	for (i = 0; i < c->n_resources; i++)
+		nodes += check_resource(c, i);
+	/* Aliases may not expand a small file past the loader's budget (the
+	 * roots are made by the loader, not read). */
+	FUZZ_CHECK(nodes <= EXTRES_YAML_MAX_NODES + c->n_resources);
+	FUZZ_CHECK(c->n_warnings == 0 || c->warnings);
+	for (i = 0; i < c->n_warnings; i++)
+		FUZZ_CHECK(c->warnings[i] &&
+			   starts_with(c->warnings[i], FUZZ_PATH ":"));
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct extres_config sentinel, *config = &sentinel;
+	struct extres_err err = { "" };
+	int r;
+
+	r = extres_config_load_buffer(FUZZ_PATH, (const char *)data, size,
+				      &config, &err);
+	if (r == 0) {
+		FUZZ_CHECK(config != &sentinel);
+		check_config(config);
+		extres_config_free(config);
+		return 0;
+	}
+	FUZZ_CHECK(r < 0);
+	FUZZ_CHECK(config == &sentinel);
+	FUZZ_CHECK(memchr(err.msg, '\0', sizeof(err.msg)) != NULL);
+	if (r == -ENOMEM)
+		FUZZ_CHECK(err.msg[0]);
+	else
+		FUZZ_CHECK(starts_with(err.msg, FUZZ_PATH ":"));
+	return 0;
+}
