@@ -117,6 +117,30 @@ static void *grow(void *array, size_t n, size_t size)
 	return realloc(array, (n ? n * 2 : 1) * size);
 }
 
+/*
+ * Write `src` into `dst` (`size` bytes, NUL-terminated, cut if need be) with
+ * every control character as \xNN: messages quote keys and values from
+ * the file, which must not reach a terminal or a log as raw bytes.
+ */
+static void escape_controls(char *dst, size_t size, const char *src)
+{
+	size_t o = 0;
+
+	for (; *src && o + 1 < size; src++) {
+		unsigned char c = (unsigned char)*src;
+
+		if (c >= 0x20 && c != 0x7f) {
+			dst[o++] = (char)c;
+		} else if (o + 4 < size) {
+			snprintf(dst + o, size - o, "\\x%02x", c);
+			o += 4;
+		} else {
+			break;
+		}
+	}
+	dst[o] = '\0';
+}
+
 static int fail(struct loader *l, int errnum, uint32_t line, uint32_t column,
 		const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 static int fail(struct loader *l, int errnum, uint32_t line, uint32_t column,
@@ -124,9 +148,13 @@ static int fail(struct loader *l, int errnum, uint32_t line, uint32_t column,
 {
 	va_list ap;
 
+	char raw[EXTRES_ERR_MAX];
+
 	va_start(ap, fmt);
-	extres_err_setv(l->err, errnum, fmt, ap);
+	vsnprintf(raw, sizeof(raw), fmt, ap);
 	va_end(ap);
+	if (l->err)
+		escape_controls(l->err->msg, sizeof(l->err->msg), raw);
 	return extres_err_prefix(l->err, errnum, "%s:%u:%u", l->file, line,
 				 column);
 }
@@ -155,6 +183,15 @@ static int warn(struct loader *l, uint32_t line, uint32_t column,
 	free(msg);
 	if (n < 0)
 		return fail_oom(l);
+	/* Escaping makes a character at most four. */
+	msg = malloc(4 * (size_t)n + 1);
+	if (!msg) {
+		free(text);
+		return fail_oom(l);
+	}
+	escape_controls(msg, 4 * (size_t)n + 1, text);
+	free(text);
+	text = msg;
 	w = grow(l->warnings, l->n_warnings, sizeof(*w));
 	if (!w) {
 		free(text);

@@ -359,7 +359,7 @@ static void test_bad_resource_names(void **state)
 		{ "external-resource.list: gpu,a/b\n",
 		  BUF_PATH ":1:29: resource name 'a/b' in external-resource.list contains '/'" },
 		{ "external-resources: [\"a\\tb\"]\n",
-		  BUF_PATH ":1:22: resource name 'a\tb' in external-resources contains a control character" },
+		  BUF_PATH ":1:22: resource name 'a\\x09b' in external-resources contains a control character" },
 	};
 	size_t i;
 
