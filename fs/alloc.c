@@ -5,6 +5,8 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "coord.h"
 
@@ -63,6 +65,46 @@ int extres_alloc_script_coordinates(const struct extres_resource_config *res)
 	return 0;
 }
 
+#define FLINK_COORDINATION_FILE "/var/tmp/flink-gpu-coordination"
+
+/* The file a self-coordinating script uses, malloc'd: its
+ * --coordination-file argument, else Flink's default. NULL without memory. */
+static char *script_coordination_file(const struct extres_resource_config *res)
+{
+	const struct extres_param *args =
+		extres_param_get(res->params, "discovery-script.args");
+	static const char flag[] = "--coordination-file";
+	const char *s, *w;
+	uint32_t i;
+
+	if (args && args->kind == EXTRES_PARAM_SEQUENCE) {
+		for (i = 0; i + 1 < args->count; i++)
+			if (args->items[i].kind == EXTRES_PARAM_SCALAR &&
+			    args->items[i].value &&
+			    strcmp(args->items[i].value, flag) == 0 &&
+			    args->items[i + 1].kind == EXTRES_PARAM_SCALAR &&
+			    args->items[i + 1].value)
+				return strdup(args->items[i + 1].value);
+	} else if (args && args->kind == EXTRES_PARAM_SCALAR && args->value) {
+		/* Words split on whitespace, as the script driver does. */
+		int after_flag = 0;
+
+		for (s = args->value; *s;) {
+			while (*s == ' ' || (*s >= '\t' && *s <= '\r'))
+				s++;
+			for (w = s; *s && *s != ' ' && !(*s >= '\t' && *s <= '\r');)
+				s++;
+			if (s == w)
+				break;
+			if (after_flag)
+				return strndup(w, (size_t)(s - w));
+			after_flag = (size_t)(s - w) == sizeof(flag) - 1 &&
+				     memcmp(w, flag, sizeof(flag) - 1) == 0;
+		}
+	}
+	return strdup(FLINK_COORDINATION_FILE);
+}
+
 void extres_allocation_free(struct extres_allocation *a)
 {
 	size_t i;
@@ -76,6 +118,34 @@ void extres_allocation_free(struct extres_allocation *a)
 	free(a->coordination_file);
 	free(a->coordination_key);
 	free(a);
+}
+
+struct extres_allocation *extres_allocation_dup(const struct extres_allocation *a)
+{
+	struct extres_allocation *d = calloc(1, sizeof(*d));
+	size_t i;
+
+	if (!d)
+		return NULL;
+	*d = *a;
+	d->n = 0;
+	d->resource = strdup(a->resource);
+	d->coordination_key = strdup(a->coordination_key);
+	d->coordination_file =
+		a->coordination_file ? strdup(a->coordination_file) : NULL;
+	d->infos = calloc(a->n ? a->n : 1, sizeof(*d->infos));
+	if (!d->resource || !d->coordination_key || !d->infos ||
+	    (a->coordination_file && !d->coordination_file))
+		goto fail;
+	for (i = 0; i < a->n; i++) {
+		if (extres_info_copy(&a->infos[i], &d->infos[i]) < 0)
+			goto fail;
+		d->n++;
+	}
+	return d;
+fail:
+	extres_allocation_free(d);
+	return NULL;
 }
 
 /* Every candidate must carry a key that fits in one field of a line. */
@@ -182,6 +252,22 @@ static ssize_t find_candidate(const struct extres_infos *candidates,
 	return -1;
 }
 
+/* Whether `c` has our line (key, pid and start time) for `key`. */
+static int recorded_for(const struct extres_coord *c, const char *key,
+			pid_t owner, uint64_t starttime)
+{
+	size_t i;
+
+	for (i = 0; i < c->n; i++) {
+		const struct extres_coord_entry *e = &c->entries[i];
+
+		if (e->parsed && e->pid == owner && e->has_starttime &&
+		    e->starttime == starttime && strcmp(e->key, key) == 0)
+			return 1;
+	}
+	return 0;
+}
+
 /* Whether `prev` was taken the way `res` would take now, so that its
  * devices can simply stay where they are. */
 static int can_keep(const struct extres_resource_config *res, int coordinated,
@@ -215,6 +301,7 @@ int extres_alloc_retake(const struct extres_resource_config *res,
 	struct extres_allocation *a = NULL;
 	struct extres_coord *c = NULL;
 	size_t *picked = NULL, n_picked = 0, i;
+	unsigned char *unrecorded = NULL;
 	uint64_t starttime = 0;
 	size_t n_kept = 0;
 	const char *v;
@@ -224,8 +311,12 @@ int extres_alloc_retake(const struct extres_resource_config *res,
 	if (!can_keep(res, coordinated, key, owner, prev))
 		prev = NULL;
 	picked = calloc(candidates->n ? candidates->n : 1, sizeof(*picked));
-	if (!picked)
+	unrecorded = calloc(candidates->n ? candidates->n : 1, 1);
+	if (!picked || !unrecorded) {
+		free(picked);
+		free(unrecorded);
 		return extres_err_set(err, ENOMEM, "out of memory");
+	}
 
 	if (coordinated) {
 		r = check_keys(res, key, candidates, err);
@@ -249,12 +340,21 @@ int extres_alloc_retake(const struct extres_resource_config *res,
 	}
 
 	/* What we hold and the driver still offers stays, in its old order,
-	 * so info numbers do not churn; its properties are the new ones. */
+	 * so info numbers do not churn; its properties are the new ones. A
+	 * held device whose line went missing (removed by hand, or by Flink's
+	 * script) is kept only if nobody else recorded it since, and is then
+	 * recorded again. */
 	for (i = 0; prev && i < prev->n && n_picked < res->amount; i++) {
 		v = extres_info_get(&prev->infos[i], key);
 		k = v ? find_candidate(candidates, picked, n_picked, key, v) : -1;
-		if (k >= 0)
-			picked[n_picked++] = (size_t)k;
+		if (k < 0)
+			continue;
+		if (coordinated && !recorded_for(c, v, owner, starttime)) {
+			if (extres_coord_has_key(c, v))
+				continue;
+			unrecorded[n_picked] = 1;
+		}
+		picked[n_picked++] = (size_t)k;
 	}
 	n_kept = n_picked;
 	for (i = 0; i < candidates->n && n_picked < res->amount; i++) {
@@ -289,13 +389,24 @@ int extres_alloc_retake(const struct extres_resource_config *res,
 
 	r = new_allocation(res, coordinated, owner, starttime, candidates,
 			   picked, n_picked, &a);
+	if (r == 0 && extres_alloc_script_coordinates(res)) {
+		/* The script recorded its $PPID, this process, as owner. */
+		a->recorded_by_script = 1;
+		a->owner = getpid();
+		a->coordination_file = script_coordination_file(res);
+		if (!a->coordination_file ||
+		    extres_proc_starttime(a->owner, &a->owner_starttime) < 0)
+			r = -ENOMEM;
+	}
 	if (r < 0) {
 		r = extres_err_set(err, -r, "out of memory");
 		goto out;
 	}
 	if (coordinated) {
-		/* Kept devices are recorded already. */
-		for (i = n_kept; i < n_picked; i++) {
+		/* Kept devices are recorded already, unless found missing. */
+		for (i = 0; i < n_picked; i++) {
+			if (i < n_kept && !unrecorded[i])
+				continue;
 			v = extres_info_get(&candidates->items[picked[i]], key);
 			r = extres_coord_add(c, v, owner, starttime);
 			if (r < 0) {
@@ -314,6 +425,7 @@ int extres_alloc_retake(const struct extres_resource_config *res,
 out:
 	extres_coord_close(c);
 	extres_allocation_free(a);
+	free(unrecorded);
 	free(picked);
 	return r;
 }
@@ -329,6 +441,22 @@ static int is_ours(const struct extres_allocation *a, const char *key)
 			return 1;
 	}
 	return 0;
+}
+
+/*
+ * Whether `e` is one of `a`'s lines: its key, and its owner by PID and start
+ * time, so that a process that reused our PID later keeps its lines. A
+ * script's two-field line (Flink's format) with our PID is ours as well: the
+ * PID is alive (it is us), so it cannot be anybody else's.
+ */
+static int is_our_line(const struct extres_allocation *a,
+		       const struct extres_coord_entry *e)
+{
+	if (!e->parsed || e->pid != a->owner || !is_ours(a, e->key))
+		return 0;
+	if (e->has_starttime)
+		return e->starttime == a->owner_starttime;
+	return a->recorded_by_script;
 }
 
 int extres_alloc_release(struct extres_allocation *a, struct extres_err *err)
@@ -354,11 +482,17 @@ int extres_alloc_release_except(struct extres_allocation *a,
 	struct extres_coord *c = NULL;
 	const struct extres_coord_entry *e;
 	size_t i, removed = 0;
+	struct stat st;
 	int r;
 
 	if (!a || a->released || !a->coordination_file) {
 		if (a)
 			a->released = 1;
+		return 0;
+	}
+	/* Nothing recorded in a file that is not there: do not create it. */
+	if (lstat(a->coordination_file, &st) < 0 && errno == ENOENT) {
+		a->released = 1;
 		return 0;
 	}
 	r = extres_coord_lock(a->coordination_file, &c, err);
@@ -368,9 +502,7 @@ int extres_alloc_release_except(struct extres_allocation *a,
 	 * reused our PID later keeps its lines. */
 	for (i = c->n; i-- > 0;) {
 		e = &c->entries[i];
-		if (!e->parsed || !e->has_starttime || e->pid != a->owner ||
-		    e->starttime != a->owner_starttime || !is_ours(a, e->key) ||
-		    kept_by(a, keep, e->key))
+		if (!is_our_line(a, e) || kept_by(a, keep, e->key))
 			continue;
 		extres_coord_remove(c, i);
 		removed++;
@@ -383,6 +515,43 @@ int extres_alloc_release_except(struct extres_allocation *a,
 	}
 	if (r == 0)
 		a->released = 1;
+	extres_coord_close(c);
+	return r;
+}
+
+int extres_alloc_unrecord(struct extres_allocation *a, struct extres_err *err)
+{
+	int released = a->released, r;
+
+	a->released = 0;
+	r = extres_alloc_release_except(a, NULL, err);
+	a->released = released;
+	return r;
+}
+
+int extres_alloc_record(const struct extres_allocation *a,
+			struct extres_err *err)
+{
+	struct extres_coord *c = NULL;
+	size_t i;
+	int r;
+
+	if (!a->coordination_file)
+		return 0;
+	r = extres_coord_lock(a->coordination_file, &c, err);
+	if (r < 0)
+		return extres_err_prefix(err, -r, "resource '%s'", a->resource);
+	extres_coord_reclaim(c);
+	for (i = 0; i < a->n && r == 0; i++) {
+		const char *v = extres_info_get(&a->infos[i], a->coordination_key);
+
+		if (v && !extres_coord_has_key(c, v))
+			r = extres_coord_add(c, v, a->owner, a->owner_starttime);
+	}
+	if (r == 0)
+		r = extres_coord_write(c, err);
+	else
+		r = extres_err_set(err, -r, "out of memory");
 	extres_coord_close(c);
 	return r;
 }

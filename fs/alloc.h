@@ -21,6 +21,10 @@ struct extres_allocation {
 	char *coordination_key;
 	pid_t owner;
 	uint64_t owner_starttime;
+	/* The resource's script took the devices in its own coordination
+	 * file (coordination_file), recording this daemon as their owner:
+	 * nothing is written here, but the lines are ours to release. */
+	int recorded_by_script;
 	size_t n;
 	struct extres_info *infos; /* deep copies, allocation order */
 	int released; /* set by a successful extres_alloc_release() */
@@ -79,8 +83,25 @@ int extres_alloc_release(struct extres_allocation *a, struct extres_err *err);
 /* Accepts NULL. Does not release. */
 void extres_allocation_free(struct extres_allocation *a);
 
+/* A deep copy (same devices, same record), or NULL without memory. */
+struct extres_allocation *extres_allocation_dup(const struct extres_allocation *a);
+
+/*
+ * Remove this allocation's lines from its coordination file without
+ * marking it released, and put them back: around re-running a script that
+ * coordinates by itself (it must see its devices free to pick them again),
+ * and to undo that if the reload fails. Record skips keys that somebody
+ * else recorded meanwhile. No-op without a coordination file.
+ */
+int extres_alloc_unrecord(struct extres_allocation *a, struct extres_err *err);
+int extres_alloc_record(const struct extres_allocation *a,
+			struct extres_err *err);
+
 /* 1 if the resource's own script coordinates (args contain
- * --enable-coordination-mode or --enable-coordination), else 0. */
+ * --enable-coordination-mode or --enable-coordination), else 0. Its
+ * allocation then has recorded_by_script set, the script's coordination
+ * file (--coordination-file, else Flink's /var/tmp/flink-gpu-coordination)
+ * and this process, which the script records as $PPID, as the owner. */
 int extres_alloc_script_coordinates(const struct extres_resource_config *res);
 
 #endif

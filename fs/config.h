@@ -106,6 +106,12 @@ int extres_config_load_buffer(const char *path, const char *buf, size_t len,
 /* Accepts NULL. */
 void extres_config_free(struct extres_config *config);
 
+/* 1 if two resource configurations would discover and allocate alike: same
+ * name, amount, driver, coordination file and key, and params (compared
+ * deeply, in order). */
+int extres_resource_config_same(const struct extres_resource_config *a,
+				const struct extres_resource_config *b);
+
 /* Free a param tree made by the loader. Accepts NULL. */
 void extres_param_free(struct extres_param *param);
 

@@ -11,28 +11,41 @@
 #include <sys/signalfd.h>
 #include <unistd.h>
 
-static void hup_set(sigset_t *set)
+static void control_signals(sigset_t *set)
 {
 	sigemptyset(set);
 	sigaddset(set, SIGHUP);
+	sigaddset(set, SIGTERM);
+	sigaddset(set, SIGINT);
 }
 
 int extres_control_block_signals(void)
 {
 	sigset_t set;
 
-	hup_set(&set);
+	control_signals(&set);
 	return -pthread_sigmask(SIG_BLOCK, &set, NULL);
 }
 
+int extres_control_stop_pending(void)
+{
+	sigset_t set;
+
+	if (sigpending(&set) < 0)
+		return 0;
+	return sigismember(&set, SIGTERM) == 1 || sigismember(&set, SIGINT) == 1;
+}
+
 int extres_control_open(struct extres_control *c, void (*reload)(void *ctx),
+			void (*stop)(void *ctx),
 			long long (*refresh)(void *ctx), void *ctx,
 			struct extres_err *err)
 {
 	sigset_t set;
 
-	hup_set(&set);
+	control_signals(&set);
 	c->reload = reload;
+	c->stop = stop;
 	c->refresh = refresh;
 	c->ctx = ctx;
 	c->sigfd = signalfd(-1, &set, SFD_CLOEXEC);
@@ -68,8 +81,13 @@ static void *run(void *arg)
 		if (n > 0 && p[1].revents)
 			return NULL;
 		if (n > 0 && p[0].revents &&
-		    read(c->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si))
+		    read(c->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+			if (si.ssi_signo != SIGHUP) {
+				c->stop(c->ctx);
+				return NULL;
+			}
 			c->reload(c->ctx);
+		}
 		/* Due refreshes run after a reload too (which reschedules). */
 		next = c->refresh(c->ctx);
 	}

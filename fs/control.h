@@ -2,13 +2,18 @@
 /*
  * The daemon's control thread: the one place where the served tree changes.
  *
- * It waits for SIGHUP (through a signalfd, so no handler and no global
- * state) and calls the reload callback, and in between calls the refresh
- * callback whenever the next refresh is due; slow work (drivers, the
- * coordination file's lock) therefore never runs in a request handler.
- * SIGHUP must be blocked in every thread: call
+ * It reads SIGHUP, SIGTERM and SIGINT from a signalfd (so no handler and
+ * no global state): SIGHUP calls the reload callback, SIGTERM and SIGINT the
+ * stop callback, after which the thread ends. In between it calls the
+ * refresh callback whenever the next refresh is due. Slow work (drivers, the
+ * coordination file's lock) therefore never runs in a request handler, and a
+ * stop never cuts a reload short: the session keeps serving until the
+ * reload, and the kernel invalidations it makes, are done.
+ *
+ * The three signals must be blocked in every thread: call
  * extres_control_block_signals() in the main thread before any other thread
- * starts.
+ * starts. Until the thread runs they stay pending (see
+ * extres_control_stop_pending()).
  */
 #ifndef EXTRES_CONTROL_H
 #define EXTRES_CONTROL_H
@@ -23,6 +28,8 @@ struct extres_control {
 	pthread_t thread;
 	int started;
 	void (*reload)(void *ctx);
+	/* SIGTERM or SIGINT: end the session (the thread ends after it). */
+	void (*stop)(void *ctx);
 	/* Do what is due; return the milliseconds until the next refresh is
 	 * due, or -1 for none. Also called once at start and after every
 	 * reload, to learn the first delay. */
@@ -30,11 +37,16 @@ struct extres_control {
 	void *ctx;
 };
 
-/* Block SIGHUP in the calling thread (and so in threads it starts later). */
+/* Block SIGHUP, SIGTERM and SIGINT in the calling thread (and so in the
+ * threads it starts later). */
 int extres_control_block_signals(void);
+
+/* 1 if a SIGTERM or SIGINT is pending (asked to stop during start-up). */
+int extres_control_stop_pending(void);
 
 /* Open the descriptors; 0 or a negative errno with a message. */
 int extres_control_open(struct extres_control *c, void (*reload)(void *ctx),
+			void (*stop)(void *ctx),
 			long long (*refresh)(void *ctx), void *ctx,
 			struct extres_err *err);
 

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -40,6 +41,12 @@ int extres_daemonize_start(struct extres_daemonize *d)
 		return r;
 	}
 	if (pid > 0) {
+		sigset_t none;
+
+		/* The caller blocked the stop signals for its threads; the
+		 * waiting parent is a plain command again: ^C ends it. */
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
 		close(fds[1]);
 		parent_wait(fds[0], pid);
 	}

@@ -8,6 +8,7 @@
 #ifndef EXTRESD_H
 #define EXTRESD_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -36,6 +37,7 @@ struct extresd {
 	pid_t owner; /* recorded in coordination files */
 	struct extres_owner_watch owner_watch;
 	struct extres_control control;
+	pthread_t main_thread; /* runs the session loop; woken to stop it */
 	/* What .meta/status tells: successful reloads, attempts, the last
 	 * attempt's outcome ("-" before any). */
 	unsigned long generation;

@@ -7,6 +7,8 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -146,6 +148,12 @@ static int build_tree(struct extresd *d)
 		extres_log(EXTRES_LOG_ERR, "%s", err.msg);
 		return r;
 	}
+	/* Asked to stop while the drivers ran: hand everything back (main's
+	 * cleanup releases) rather than mount. */
+	if (extres_control_stop_pending()) {
+		extres_log(EXTRES_LOG_NOTICE, "stopped during start-up");
+		return -EINTR;
+	}
 	return extresd_publish(d);
 }
 
@@ -175,13 +183,9 @@ static int run_session(struct extresd *d)
 	struct extres_err err;
 	int r = -EIO;
 
-	if (fuse_set_signal_handlers(d->se) != 0) {
-		extres_log(EXTRES_LOG_ERR, "cannot set signal handlers");
-		goto out;
-	}
 	if (fuse_session_mount(d->se, d->mountpoint) != 0) {
 		extres_log(EXTRES_LOG_ERR, "cannot mount %s", d->mountpoint);
-		goto out_signals;
+		goto out;
 	}
 	extres_log(EXTRES_LOG_INFO, "mounted %s from %s", d->mountpoint,
 		   d->config->path);
@@ -219,12 +223,44 @@ static int run_session(struct extresd *d)
 	fuse_loop_cfg_destroy(loop);
 out_unmount:
 	extres_sd_notify("STOPPING=1");
-	/* No reload may run while the session goes away. */
+	/* The loop ends on the control thread's word (idle by then) or
+	 * because the mount went away (fusermount3 -u): either way no reload
+	 * can wait on the kernel for a request nobody serves. */
 	extres_control_close(&d->control);
+	extres_owner_close(&d->owner_watch);
 	fuse_session_unmount(d->se);
-out_signals:
-	fuse_remove_signal_handlers(d->se);
 out:
+	return r;
+}
+
+/* The control thread's SIGTERM/SIGINT: end the session loop. The loop's
+ * threads wait in read() or sem_wait(); a signal to the main thread (a
+ * no-op handler, so the wait fails with EINTR) makes it look again. */
+static void stop_session(void *ctx)
+{
+	struct extresd *d = ctx;
+
+	fuse_session_exit(d->se);
+	pthread_kill(d->main_thread, SIGUSR1);
+}
+
+static void wake(int sig)
+{
+	(void)sig;
+}
+
+/* SIGTERM, SIGINT and SIGHUP go to the control thread (blocked here); the
+ * main thread keeps SIGUSR1 for being woken; nobody dies of a SIGPIPE. */
+static int setup_signals(void)
+{
+	struct sigaction sa = { .sa_handler = wake };
+	int r;
+
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGUSR1, &sa, NULL) < 0 ||
+	    signal(SIGPIPE, SIG_IGN) == SIG_ERR)
+		return -errno;
+	r = extres_control_block_signals();
 	return r;
 }
 
@@ -266,9 +302,10 @@ int main(int argc, char *argv[])
 	extres_log_init("extresd");
 	/* Before any thread exists, so that all of them inherit the mask and
 	 * SIGHUP reaches only the control thread's signalfd. */
+	d.main_thread = pthread_self();
 	r = extres_fs_init(&d.fs, NULL);
 	if (r == 0)
-		r = extres_control_block_signals();
+		r = setup_signals();
 	if (r < 0) {
 		extres_log(EXTRES_LOG_ERR, "cannot initialise: %s", strerror(-r));
 		return 1;
@@ -326,12 +363,15 @@ int main(int argc, char *argv[])
 	 * was named, it owns the devices. */
 	if (!d.owner_arg)
 		d.owner = getpid();
-	if (extres_control_open(&d.control, extresd_reload, extresd_refresh, &d,
-				&err) < 0) {
+	if (extres_control_open(&d.control, extresd_reload, stop_session,
+				extresd_refresh, &d, &err) < 0) {
 		extres_log(EXTRES_LOG_ERR, "%s", err.msg);
 		goto out;
 	}
-	if (build_tree(&d) < 0)
+	r = build_tree(&d);
+	if (r == -EINTR)
+		status = 0;
+	if (r < 0)
 		goto out;
 	if (run_session(&d) == 0)
 		status = 0;

@@ -141,7 +141,7 @@ static void set_last_reload(struct extresd *d, const char *what,
 
 static int try_reload(struct extresd *d)
 {
-	struct extres_config *config = NULL;
+	struct extres_config *config = NULL, *old_config;
 	struct extres_allocations *allocs = NULL, *old;
 	struct extres_err err;
 	size_t i;
@@ -157,21 +157,34 @@ static int try_reload(struct extresd *d)
 	     strcmp(config->mountpoint, d->config->mountpoint) != 0))
 		extres_log(EXTRES_LOG_NOTICE,
 			   "extres.mountpoint changed; it takes effect at the next start");
-	r = extres_reallocate_all(config, d->allocs, d->owner, &allocs, &err);
+	r = extres_reallocate_all(config, d->config, d->allocs, d->owner,
+				  &allocs, &err);
 	if (r < 0)
 		goto fail;
 
 	/* Commit: serve the new state, then hand back what it dropped. */
 	old = d->allocs;
-	extres_config_free(d->config);
+	old_config = d->config;
 	d->config = config;
 	d->allocs = allocs;
+	d->generation++;
+	set_last_reload(d, "ok", NULL);
+	r = extresd_publish(d);
+	if (r < 0) {
+		/* The old tree is still served: so stays the old state. */
+		d->config = old_config;
+		d->allocs = old;
+		d->generation--;
+		extres_release_dropped(allocs, old, NULL);
+		extres_allocations_free(allocs);
+		extres_err_set(&err, -r, "cannot build the new tree: %s",
+			       strerror(-r));
+		goto fail;
+	}
+	extres_config_free(old_config);
 	/* Intervals may have changed: schedule afresh. */
 	free(d->refresh_due);
 	d->refresh_due = NULL;
-	d->generation++;
-	set_last_reload(d, "ok", NULL);
-	extresd_publish(d);
 	if (extres_release_dropped(old, allocs, &err) < 0)
 		extres_log(EXTRES_LOG_ERR, "after reload: %s", err.msg);
 	extres_allocations_free(old);
@@ -314,10 +327,21 @@ long long extresd_refresh(void *ctx)
 			d->refresh_due = NULL;
 			return 1000; /* try again later */
 		}
-		for (i = 0; i < n; i++)
-			if (d->config->resources[i].refresh_ms)
-				d->refresh_due[i] =
-					now + (long long)d->config->resources[i].refresh_ms;
+		for (i = 0; i < n; i++) {
+			const struct extres_resource_config *rc =
+				&d->config->resources[i];
+
+			if (!rc->refresh_ms)
+				continue;
+			/* Running such a script again takes more devices. */
+			if (d->allocs->items[i]->recorded_by_script) {
+				extres_log(EXTRES_LOG_WARNING,
+					   "refresh-interval of '%s' ignored: its discovery script coordinates by itself",
+					   rc->name);
+				continue;
+			}
+			d->refresh_due[i] = now + (long long)rc->refresh_ms;
+		}
 	}
 	for (i = 0; i < n; i++) {
 		long long due = d->refresh_due[i];

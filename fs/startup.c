@@ -2,6 +2,7 @@
 #include "startup.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -69,16 +70,59 @@ int extres_allocate_all(const struct extres_config *config, pid_t owner,
 			struct extres_allocations **ret,
 			struct extres_err *err)
 {
-	return extres_reallocate_all(config, NULL, owner, ret, err);
+	return extres_reallocate_all(config, NULL, NULL, owner, ret, err);
+}
+
+static const struct extres_resource_config *
+find_resource(const struct extres_config *config, const char *name)
+{
+	size_t i;
+
+	for (i = 0; config && i < config->n_resources; i++)
+		if (strcmp(config->resources[i].name, name) == 0)
+			return &config->resources[i];
+	return NULL;
+}
+
+/* One resource of a (re)allocation; see extres_reallocate_all(). Sets
+ * *unrecorded when prev's lines were taken out of the script's file. */
+static int allocate_one(const struct extres_config *config,
+			const struct extres_resource_config *res,
+			const struct extres_config *old_config,
+			struct extres_allocation *prev, pid_t owner,
+			struct extres_allocation **ret, int *unrecorded,
+			struct extres_err *err)
+{
+	const struct extres_resource_config *was =
+		find_resource(old_config, res->name);
+	struct extres_infos *infos = NULL;
+	int r;
+
+	if (prev && prev->recorded_by_script) {
+		if (was && extres_resource_config_same(was, res)) {
+			*ret = extres_allocation_dup(prev);
+			return *ret ? 0 : extres_err_set(err, ENOMEM, "out of memory");
+		}
+		r = extres_alloc_unrecord(prev, err);
+		if (r < 0)
+			return r;
+		*unrecorded = 1;
+	}
+	r = extres_discover_resource(config, res, &infos, err);
+	if (r == 0)
+		r = extres_alloc_retake(res, infos, prev, owner, ret, err);
+	extres_infos_free(infos);
+	return r;
 }
 
 int extres_reallocate_all(const struct extres_config *config,
-			  const struct extres_allocations *old, pid_t owner,
+			  const struct extres_config *old_config,
+			  struct extres_allocations *old, pid_t owner,
 			  struct extres_allocations **ret,
 			  struct extres_err *err)
 {
 	struct extres_allocations *a;
-	struct extres_infos *infos = NULL;
+	unsigned char *unrecorded = NULL;
 	size_t i;
 	int r;
 
@@ -87,33 +131,64 @@ int extres_reallocate_all(const struct extres_config *config,
 		return extres_err_set(err, ENOMEM, "out of memory");
 	a->items = calloc(config->n_resources ? config->n_resources : 1,
 			  sizeof(*a->items));
-	if (!a->items) {
+	unrecorded = calloc(old && old->n ? old->n : 1, 1);
+	if (!a->items || !unrecorded) {
 		r = extres_err_set(err, ENOMEM, "out of memory");
 		goto fail;
 	}
 	for (i = 0; i < config->n_resources; i++) {
 		const struct extres_resource_config *res = &config->resources[i];
+		struct extres_allocation *prev = find_allocation(old, res->name);
+		int un = 0;
 
-		r = extres_discover_resource(config, res, &infos, err);
-		if (r < 0)
-			goto fail;
-		r = extres_alloc_retake(res, infos, find_allocation(old, res->name),
-					owner, &a->items[a->n], err);
-		extres_infos_free(infos);
-		infos = NULL;
+		r = allocate_one(config, res, old_config, prev, owner,
+				 &a->items[a->n], &un, err);
+		if (un) {
+			size_t k;
+
+			for (k = 0; k < old->n; k++)
+				if (old->items[k] == prev)
+					unrecorded[k] = 1;
+		}
 		if (r < 0)
 			goto fail;
 		a->n++;
 	}
+	free(unrecorded);
 	*ret = a;
 	return 0;
 fail:
 	/* Roll back: hand back only what this call took; what `old` holds
-	 * stays held. The first error is the one worth reporting. */
-	for (i = a->n; i-- > 0;)
-		extres_alloc_release_except(
-			a->items[i], find_allocation(old, a->items[i]->resource),
-			NULL);
+	 * stays held. The first error is the one to report; a failed
+	 * release is added to it, since it leaves lines behind. */
+	for (i = a->n; i-- > 0;) {
+		struct extres_err rb;
+
+		if (extres_alloc_release_except(
+			    a->items[i],
+			    find_allocation(old, a->items[i]->resource),
+			    &rb) < 0 &&
+		    err) {
+			size_t len = strlen(err->msg);
+
+			snprintf(err->msg + len, sizeof(err->msg) - len,
+				 "; rolling back failed too: %s", rb.msg);
+		}
+	}
+	/* Put back what a self-coordinating script was to pick again. */
+	for (i = 0; unrecorded && old && i < old->n; i++) {
+		struct extres_err rb;
+
+		if (unrecorded[i] && extres_alloc_record(old->items[i], &rb) < 0 &&
+		    err) {
+			size_t len = strlen(err->msg);
+
+			snprintf(err->msg + len, sizeof(err->msg) - len,
+				 "; recording '%s' again failed too: %s",
+				 old->items[i]->resource, rb.msg);
+		}
+	}
+	free(unrecorded);
 	extres_allocations_free(a);
 	return r;
 }

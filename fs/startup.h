@@ -44,9 +44,15 @@ int extres_allocate_all(const struct extres_config *config, pid_t owner,
  * released again and `old` is exactly as it was. Nothing of `old` is released
  * on success either: extres_release_dropped() does that once the new
  * allocations are in use.
+ *
+ * A resource whose script coordinates by itself is not run again when its
+ * configuration (`old_config`) is the same: it would take more devices, its
+ * own being held. When it changed, its devices are unrecorded first so that
+ * the script may pick them again, and recorded again on failure.
  */
 int extres_reallocate_all(const struct extres_config *config,
-			  const struct extres_allocations *old, pid_t owner,
+			  const struct extres_config *old_config,
+			  struct extres_allocations *old, pid_t owner,
 			  struct extres_allocations **ret,
 			  struct extres_err *err);
 

@@ -635,7 +635,9 @@ case_crash() {
 # A script resource using the shipped script in coordination mode, with
 # extres' own coordination-file set to the same file: the script records
 # extresd (its parent) as the owner, and extres adds no line of its own.
-# A clean exit leaves the script's lines, which the next daemon reclaims.
+# A clean exit removes the lines the script wrote for extresd (and only
+# those); a reload with the same settings does not run the script again
+# (it would take more GPUs, its own being held).
 case_extresd() {
 	nv_setup mount
 	local st foreign="0 $$ $ME_ST"
@@ -657,11 +659,16 @@ case_extresd() {
 1 $DAEMON_PID $st
 2 $DAEMON_PID $st
 "
-	local first=$DAEMON_PID
+	"$EXTRESCTL" reload "$MNT" >/dev/null || fail "extresctl reload failed"
+	"$EXTRESCTL" reload "$MNT" >/dev/null || fail "extresctl reload failed"
+	assert_file "$MNT/gpu/0/index" $'1\n'
+	assert_file "$MNT/gpu/1/index" $'2\n'
+	assert_file "$COORD" "$foreign
+1 $DAEMON_PID $st
+2 $DAEMON_PID $st
+"
 	daemon_stop
 	assert_file "$COORD" "$foreign
-1 $first $st
-2 $first $st
 "
 	daemon_start -c "$WORK/extres.yaml" "$MNT"
 	assert_file "$MNT/gpu/0/index" $'1\n'

@@ -701,4 +701,35 @@ case_straddle() {
 	daemon_stop
 }
 
+# A held device whose coordination line went missing (truncated by hand, or
+# by Flink's sed) is recorded again at the next reload, and so is not handed
+# to the next allocator; one that somebody else recorded meanwhile is given
+# up for another.
+case_lost_line() {
+	it_setup
+	local coord=$WORK/gpu.coord st
+	cat >"$WORK/extres.yaml" <<-EOF
+	external-resources: gpu
+	external-resource.gpu.amount: 1
+	external-resource.gpu.driver: static
+	external-resource.gpu.param.indexes: 0,1,2
+	external-resource.gpu.coordination-file: $coord
+	EOF
+	daemon_start -c "$WORK/extres.yaml" "$MNT"
+	st=$(proc_starttime "$DAEMON_PID")
+	assert_eq "0 $DAEMON_PID $st" "$(coord_lines "$coord")" "coordination file at start"
+	: >"$coord"
+	reload_ok
+	assert_eq "0 $DAEMON_PID $st" "$(coord_lines "$coord")" "coordination file after a reload over a lost line"
+	assert_file "$MNT/gpu/0/index" $'0\n'
+	# Now someone else (alive: this shell) records 0 in our place.
+	printf '0 %s\n' "$$" >"$coord"
+	reload_ok
+	assert_file "$MNT/gpu/0/index" $'1\n'
+	assert_eq "0 $$
+1 $DAEMON_PID $st" "$(coord_lines "$coord")" "coordination file after a reload over a taken line"
+	daemon_stop
+	assert_eq "0 $$" "$(coord_lines "$coord")" "coordination file after a clean exit"
+}
+
 it_main "$@"

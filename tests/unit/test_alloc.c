@@ -595,13 +595,48 @@ static void test_script_coordinated_take(void **state)
 	set_scalar_args(f, "--enable-coordination");
 	assert_int_equal(
 		extres_alloc_take(&f->res, f->cands, getpid(), &a, &err), 0);
-	assert_null(a->coordination_file);
+	/* The script's file (Flink's default here), owned by this process,
+	 * as the script records its $PPID: nothing written by us. */
+	assert_string_equal(a->coordination_file, "/var/tmp/flink-gpu-coordination");
+	assert_int_equal(a->recorded_by_script, 1);
+	assert_int_equal(a->owner, getpid());
 	assert_index(a, 0, "0");
 	assert_index(a, 1, "1");
 	assert_int_equal(access(f->path, F_OK), -1);
-	assert_int_equal(extres_alloc_release(a, &err), 0);
-	assert_int_equal(access(f->path, F_OK), -1);
 	extres_allocation_free(a);
+	a = NULL;
+
+	/* With --coordination-file, that file; release removes the lines
+	 * the script wrote for us (three fields, or Flink's two) and no
+	 * other, and creates no file when there is none. */
+	set_scalar_args(f, "--enable-coordination-mode --coordination-file /nonexistent/x");
+	assert_int_equal(
+		extres_alloc_take(&f->res, f->cands, getpid(), &a, &err), 0);
+	assert_string_equal(a->coordination_file, "/nonexistent/x");
+	assert_int_equal(extres_alloc_release(a, &err), 0);
+	extres_allocation_free(a);
+	a = NULL;
+	{
+		char args[512], want[256];
+		uint64_t st;
+
+		snprintf(args, sizeof(args),
+			 "--coordination-file %s --enable-coordination-mode", f->path);
+		set_scalar_args(f, args);
+		assert_int_equal(extres_proc_starttime(getpid(), &st), 0);
+		write_file(f->path, fmt("0 %d %llu\n1 %d\n2 %d %llu\n",
+					(int)getpid(), (unsigned long long)st,
+					(int)getpid(), (int)getpid(),
+					(unsigned long long)st));
+		assert_int_equal(
+			extres_alloc_take(&f->res, f->cands, getpid(), &a, &err), 0);
+		assert_string_equal(a->coordination_file, f->path);
+		assert_int_equal(extres_alloc_release(a, &err), 0);
+		snprintf(want, sizeof(want), "2 %d %llu\n", (int)getpid(),
+			 (unsigned long long)st);
+		assert_string_equal(read_file(f->path), want);
+		extres_allocation_free(a);
+	}
 }
 
 #define RACERS 8
