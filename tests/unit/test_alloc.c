@@ -4,7 +4,6 @@
  * processes. Real files in a mkdtemp directory, real processes. */
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <inttypes.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -20,6 +19,8 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+
+#include "proc_files.h"
 
 #include "alloc.h"
 #include "coord.h"
@@ -56,16 +57,10 @@ static int setup(void **state)
 	return 0;
 }
 
-static int rm_one(const char *path, const struct stat *st, int flag,
-		  struct FTW *ftw)
-{
-	return remove(path);
-}
-
 static int teardown(void **state)
 {
 	struct fixture *f = *state;
-	int r = nftw(f->dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	int r = tf_remove_tree(f->dir);
 
 	extres_infos_free(f->cands);
 	free(f);
@@ -90,16 +85,6 @@ static struct extres_infos *make_candidates(size_t n)
 	return infos;
 }
 
-static void write_file(const char *path, const char *content)
-{
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	size_t len = strlen(content);
-
-	assert_true(fd >= 0);
-	assert_int_equal(write(fd, content, len), (ssize_t)len);
-	assert_int_equal(close(fd), 0);
-}
-
 static void append_file(const char *path, const char *content)
 {
 	int fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
@@ -108,20 +93,6 @@ static void append_file(const char *path, const char *content)
 	assert_true(fd >= 0);
 	assert_int_equal(write(fd, content, len), (ssize_t)len);
 	assert_int_equal(close(fd), 0);
-}
-
-static char *read_file(const char *path)
-{
-	static char buf[65536];
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t n;
-
-	assert_true(fd >= 0);
-	n = read(fd, buf, sizeof(buf) - 1);
-	assert_true(n >= 0);
-	buf[n] = '\0';
-	close(fd);
-	return buf;
 }
 
 static char *fmt(const char *format, ...) __attribute__((format(printf, 1, 2)));
@@ -136,25 +107,6 @@ static char *fmt(const char *format, ...)
 	vsnprintf(b, sizeof(bufs[0]), format, ap);
 	va_end(ap);
 	return b;
-}
-
-static uint64_t starttime_of(pid_t pid)
-{
-	uint64_t st = 0;
-
-	assert_int_equal(extres_proc_starttime(pid, &st), 0);
-	return st;
-}
-
-static pid_t dead_pid(void)
-{
-	pid_t pid = fork();
-
-	assert_true(pid >= 0);
-	if (pid == 0)
-		_exit(0);
-	assert_int_equal(waitpid(pid, NULL, 0), pid);
-	return pid;
 }
 
 /* In a child: die with the test, so that a failed assertion leaves no
@@ -240,15 +192,15 @@ static void test_coordination_take(void **state)
 	struct fixture *f = *state;
 	struct extres_allocation *a = NULL;
 	struct extres_err err = { "" };
-	pid_t holder = start_holder(), dead = dead_pid(), me = getpid();
-	uint64_t hst = starttime_of(holder), mst = starttime_of(me);
+	pid_t holder = start_holder(), dead = tf_dead_pid(), me = getpid();
+	uint64_t hst = tf_starttime(holder), mst = tf_starttime(me);
 	struct stat before, after;
 
 	f->cands = make_candidates(5);
 	f->res.amount = 2;
 	f->res.coordination_file = f->path;
 	/* 0: live extres holder; 1: dead holder; 2: Flink line, live. */
-	write_file(f->path, fmt("0 %d %" PRIu64 "\n1 %d 5\nnot a line\n2 %d\n",
+	tf_write_file(f->path, fmt("0 %d %" PRIu64 "\n1 %d 5\nnot a line\n2 %d\n",
 				(int)holder, hst, (int)dead, (int)holder));
 	assert_int_equal(stat(f->path, &before), 0);
 
@@ -260,7 +212,7 @@ static void test_coordination_take(void **state)
 	assert_string_equal(a->coordination_key, "index");
 	assert_int_equal(a->owner, me);
 	assert_true(a->owner_starttime == mst);
-	assert_string_equal(read_file(f->path),
+	assert_string_equal(tf_read_file(f->path),
 			    fmt("0 %d %" PRIu64 "\nnot a line\n2 %d\n"
 				"1 %d %" PRIu64 "\n3 %d %" PRIu64 "\n",
 				(int)holder, hst, (int)holder, (int)me, mst,
@@ -281,7 +233,7 @@ static void test_coordination_take(void **state)
 	}
 
 	assert_int_equal(extres_alloc_release(a, &err), 0);
-	assert_string_equal(read_file(f->path),
+	assert_string_equal(tf_read_file(f->path),
 			    fmt("0 %d %" PRIu64 "\nnot a line\n2 %d\n",
 				(int)holder, hst, (int)holder));
 	extres_allocation_free(a);
@@ -293,13 +245,13 @@ static void test_coordination_take(void **state)
 	assert_index(a, 0, "0");
 	assert_index(a, 1, "1");
 	assert_index(a, 2, "2");
-	assert_string_equal(read_file(f->path),
+	assert_string_equal(tf_read_file(f->path),
 			    fmt("not a line\n0 %d %" PRIu64 "\n1 %d %" PRIu64
 				"\n2 %d %" PRIu64 "\n",
 				(int)me, mst, (int)me, mst, (int)me, mst));
 	assert_int_equal(extres_alloc_release(a, &err), 0);
 	extres_allocation_free(a);
-	assert_string_equal(read_file(f->path), "not a line\n");
+	assert_string_equal(tf_read_file(f->path), "not a line\n");
 }
 
 static void test_coordination_short_untouched(void **state)
@@ -307,7 +259,7 @@ static void test_coordination_short_untouched(void **state)
 	struct fixture *f = *state;
 	struct extres_allocation *a = (struct extres_allocation *)0x1;
 	struct extres_err err = { "" };
-	pid_t holder = start_holder(), dead = dead_pid();
+	pid_t holder = start_holder(), dead = tf_dead_pid();
 	struct stat before, after;
 	char *content;
 
@@ -316,10 +268,10 @@ static void test_coordination_short_untouched(void **state)
 	f->res.coordination_file = f->path;
 	/* Even the dead line, which a success would reclaim, must stay. */
 	content = strdup(fmt("0 %d %" PRIu64 "\n\n1 %d 5\ngarbage\n2 %d",
-			     (int)holder, starttime_of(holder), (int)dead,
+			     (int)holder, tf_starttime(holder), (int)dead,
 			     (int)holder));
 	assert_non_null(content);
-	write_file(f->path, content);
+	tf_write_file(f->path, content);
 	assert_int_equal(stat(f->path, &before), 0);
 	usleep(20 * 1000); /* so that a write would show in the mtime */
 
@@ -331,7 +283,7 @@ static void test_coordination_short_untouched(void **state)
 				"(coordination file %s)",
 				f->path));
 	assert_ptr_equal(a, (struct extres_allocation *)0x1);
-	assert_string_equal(read_file(f->path), content);
+	assert_string_equal(tf_read_file(f->path), content);
 	assert_int_equal(stat(f->path, &after), 0);
 	assert_int_equal(before.st_ino, after.st_ino);
 	assert_int_equal(before.st_size, after.st_size);
@@ -347,14 +299,14 @@ static void test_release_exact(void **state)
 	struct extres_allocation *a = NULL;
 	struct extres_err err = { "" };
 	pid_t holder = start_holder(), me = getpid();
-	uint64_t hst = starttime_of(holder), mst = starttime_of(me);
+	uint64_t hst = tf_starttime(holder), mst = tf_starttime(me);
 	char *others;
 
 	f->cands = make_candidates(4);
 	f->res.amount = 2;
 	f->res.coordination_file = f->path;
 	assert_int_equal(extres_alloc_take(&f->res, f->cands, me, &a, &err), 0);
-	assert_string_equal(read_file(f->path),
+	assert_string_equal(tf_read_file(f->path),
 			    fmt("0 %d %" PRIu64 "\n1 %d %" PRIu64 "\n", (int)me,
 				mst, (int)me, mst));
 
@@ -370,12 +322,12 @@ static void test_release_exact(void **state)
 
 	assert_int_equal(extres_alloc_release(a, &err), 0);
 	assert_int_equal(a->released, 1);
-	assert_string_equal(read_file(f->path), others);
+	assert_string_equal(tf_read_file(f->path), others);
 
 	/* A second release does nothing, even with our line back. */
 	append_file(f->path, fmt("0 %d %" PRIu64 "\n", (int)me, mst));
 	assert_int_equal(extres_alloc_release(a, &err), 0);
-	assert_string_equal(read_file(f->path),
+	assert_string_equal(tf_read_file(f->path),
 			    fmt("%s0 %d %" PRIu64 "\n", others, (int)me, mst));
 	extres_allocation_free(a);
 	free(others);
@@ -388,24 +340,24 @@ static void test_coordination_key_uuid(void **state)
 	struct extres_allocation *a = NULL;
 	struct extres_err err = { "" };
 	pid_t holder = start_holder(), me = getpid();
-	uint64_t hst = starttime_of(holder), mst = starttime_of(me);
+	uint64_t hst = tf_starttime(holder), mst = tf_starttime(me);
 
 	f->cands = make_candidates(3);
 	f->res.coordination_file = f->path;
 	f->res.coordination_key = "uuid";
 	/* "0" as an index must not block anything when uuids are compared. */
-	write_file(f->path, fmt("GPU-0 %d %" PRIu64 "\n0 %d\n", (int)holder,
+	tf_write_file(f->path, fmt("GPU-0 %d %" PRIu64 "\n0 %d\n", (int)holder,
 				hst, (int)holder));
 	assert_int_equal(extres_alloc_take(&f->res, f->cands, me, &a, &err), 0);
 	assert_int_equal(a->n, 1);
 	assert_index(a, 0, "1");
 	assert_string_equal(a->coordination_key, "uuid");
-	assert_string_equal(read_file(f->path),
+	assert_string_equal(tf_read_file(f->path),
 			    fmt("GPU-0 %d %" PRIu64 "\n0 %d\nGPU-1 %d %" PRIu64
 				"\n",
 				(int)holder, hst, (int)holder, (int)me, mst));
 	assert_int_equal(extres_alloc_release(a, &err), 0);
-	assert_string_equal(read_file(f->path),
+	assert_string_equal(tf_read_file(f->path),
 			    fmt("GPU-0 %d %" PRIu64 "\n0 %d\n", (int)holder,
 				hst, (int)holder));
 	extres_allocation_free(a);
@@ -463,7 +415,7 @@ static void test_duplicate_keys(void **state)
 	struct extres_allocation *a = NULL;
 	struct extres_err err = { "" };
 	pid_t me = getpid();
-	uint64_t mst = starttime_of(me);
+	uint64_t mst = tf_starttime(me);
 	static const char *const idx[] = { "0", "0", "1" };
 	size_t i;
 
@@ -478,12 +430,12 @@ static void test_duplicate_keys(void **state)
 	assert_int_equal(extres_alloc_take(&f->res, f->cands, me, &a, &err), 0);
 	assert_index(a, 0, "0");
 	assert_index(a, 1, "1");
-	assert_string_equal(read_file(f->path),
+	assert_string_equal(tf_read_file(f->path),
 			    fmt("0 %d %" PRIu64 "\n1 %d %" PRIu64 "\n", (int)me,
 				mst, (int)me, mst));
 	assert_int_equal(extres_alloc_release(a, &err), 0);
 	extres_allocation_free(a);
-	assert_string_equal(read_file(f->path), "");
+	assert_string_equal(tf_read_file(f->path), "");
 }
 
 static void test_refused_file_prefixed(void **state)
@@ -494,7 +446,7 @@ static void test_refused_file_prefixed(void **state)
 	char target[160];
 
 	snprintf(target, sizeof(target), "%s/target", f->dir);
-	write_file(target, "keep\n");
+	tf_write_file(target, "keep\n");
 	assert_int_equal(symlink(target, f->path), 0);
 	f->cands = make_candidates(1);
 	f->res.coordination_file = f->path;
@@ -506,7 +458,7 @@ static void test_refused_file_prefixed(void **state)
 			     "to use it as a coordination file",
 			     f->path));
 	assert_ptr_equal(a, (struct extres_allocation *)0x1);
-	assert_string_equal(read_file(target), "keep\n");
+	assert_string_equal(tf_read_file(target), "keep\n");
 }
 
 static void test_owner_gone(void **state)
@@ -514,7 +466,7 @@ static void test_owner_gone(void **state)
 	struct fixture *f = *state;
 	struct extres_allocation *a = (struct extres_allocation *)0x1;
 	struct extres_err err = { "" };
-	pid_t dead = dead_pid();
+	pid_t dead = tf_dead_pid();
 
 	f->cands = make_candidates(1);
 	f->res.coordination_file = f->path;
@@ -624,7 +576,7 @@ static void test_script_coordinated_take(void **state)
 			 "--coordination-file %s --enable-coordination-mode", f->path);
 		set_scalar_args(f, args);
 		assert_int_equal(extres_proc_starttime(getpid(), &st), 0);
-		write_file(f->path, fmt("0 %d %llu\n1 %d\n2 %d %llu\n",
+		tf_write_file(f->path, fmt("0 %d %llu\n1 %d\n2 %d %llu\n",
 					(int)getpid(), (unsigned long long)st,
 					(int)getpid(), (int)getpid(),
 					(unsigned long long)st));
@@ -634,7 +586,7 @@ static void test_script_coordinated_take(void **state)
 		assert_int_equal(extres_alloc_release(a, &err), 0);
 		snprintf(want, sizeof(want), "2 %d %llu\n", (int)getpid(),
 			 (unsigned long long)st);
-		assert_string_equal(read_file(f->path), want);
+		assert_string_equal(tf_read_file(f->path), want);
 		extres_allocation_free(a);
 	}
 }
@@ -731,7 +683,7 @@ static void race_round(struct fixture *f)
 			held[k] = 1;
 			snprintf(expect[k], sizeof(expect[k]), "%s %d %" PRIu64,
 				 res[i].key, (int)res[i].pid,
-				 starttime_of(res[i].pid));
+				 tf_starttime(res[i].pid));
 			winners++;
 		} else {
 			assert_int_equal(res[i].rc, -ENOSPC);
@@ -741,7 +693,7 @@ static void race_round(struct fixture *f)
 	assert_int_equal(winners, DEVICES);
 
 	/* The file holds exactly the winners' lines, one per device. */
-	content = strdup(read_file(f->path));
+	content = strdup(tf_read_file(f->path));
 	assert_non_null(content);
 	for (j = 0, line = strtok_r(content, "\n", &save); line;
 	     line = strtok_r(NULL, "\n", &save), j++) {
@@ -769,7 +721,7 @@ static void test_race(void **state)
 	struct extres_allocation *a = NULL;
 	struct extres_err err = { "" };
 	pid_t me = getpid();
-	uint64_t mst = starttime_of(me);
+	uint64_t mst = tf_starttime(me);
 	int round;
 
 	f->cands = make_candidates(DEVICES);
@@ -781,14 +733,14 @@ static void test_race(void **state)
 
 	f->res.amount = DEVICES;
 	assert_int_equal(extres_alloc_take(&f->res, f->cands, me, &a, &err), 0);
-	assert_string_equal(read_file(f->path),
+	assert_string_equal(tf_read_file(f->path),
 			    fmt("0 %d %" PRIu64 "\n1 %d %" PRIu64
 				"\n2 %d %" PRIu64 "\n3 %d %" PRIu64 "\n",
 				(int)me, mst, (int)me, mst, (int)me, mst,
 				(int)me, mst));
 	assert_int_equal(extres_alloc_release(a, &err), 0);
 	extres_allocation_free(a);
-	assert_string_equal(read_file(f->path), "");
+	assert_string_equal(tf_read_file(f->path), "");
 }
 
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)

@@ -3,7 +3,6 @@
  * rewriting in place. Real files in a mkdtemp directory, real processes. */
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <setjmp.h>
@@ -23,6 +22,8 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+
+#include "proc_files.h"
 
 #include "coord.h"
 
@@ -49,64 +50,13 @@ static int setup(void **state)
 	return 0;
 }
 
-static int rm_one(const char *path, const struct stat *st, int flag,
-		  struct FTW *ftw)
-{
-	return remove(path);
-}
-
 static int teardown(void **state)
 {
 	struct fixture *f = *state;
-	int r = nftw(f->dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	int r = tf_remove_tree(f->dir);
 
 	free(f);
 	return r;
-}
-
-static void write_file(const char *path, const char *content)
-{
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	size_t len = strlen(content);
-
-	assert_true(fd >= 0);
-	assert_int_equal(write(fd, content, len), (ssize_t)len);
-	assert_int_equal(close(fd), 0);
-}
-
-/* The whole file as a NUL-terminated string (the tests write no NULs). */
-static char *read_file(const char *path)
-{
-	static char buf[65536];
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t n;
-
-	assert_true(fd >= 0);
-	n = read(fd, buf, sizeof(buf) - 1);
-	assert_true(n >= 0);
-	buf[n] = '\0';
-	close(fd);
-	return buf;
-}
-
-static uint64_t my_starttime(void)
-{
-	uint64_t st = 0;
-
-	assert_int_equal(extres_proc_starttime(getpid(), &st), 0);
-	return st;
-}
-
-/* A PID that existed and is gone: a child that exited and was reaped. */
-static pid_t dead_pid(void)
-{
-	pid_t pid = fork();
-
-	assert_true(pid >= 0);
-	if (pid == 0)
-		_exit(0);
-	assert_int_equal(waitpid(pid, NULL, 0), pid);
-	return pid;
 }
 
 static void parse(const char *line, struct extres_coord_entry *e)
@@ -257,7 +207,7 @@ static void test_parse_nul_kept_verbatim(void **state)
 /* Field 22 of /proc/self/stat, read without the code under test. */
 static uint64_t independent_starttime(void)
 {
-	char *buf = read_file("/proc/self/stat");
+	char *buf = tf_read_file("/proc/self/stat");
 	char *p = strrchr(buf, ')');
 	unsigned long long v;
 	int i;
@@ -275,7 +225,7 @@ static uint64_t independent_starttime(void)
 
 static void test_proc_starttime_self(void **state)
 {
-	uint64_t st = my_starttime();
+	uint64_t st = tf_starttime(getpid());
 
 	assert_true(st > 0);
 	assert_true(st == independent_starttime());
@@ -285,7 +235,7 @@ static void test_proc_starttime_gone(void **state)
 {
 	uint64_t st = 77;
 
-	assert_int_equal(extres_proc_starttime(dead_pid(), &st), -ESRCH);
+	assert_int_equal(extres_proc_starttime(tf_dead_pid(), &st), -ESRCH);
 	assert_int_equal(st, 77);
 	assert_int_equal(extres_proc_starttime(0, &st), -ESRCH);
 	assert_int_equal(extres_proc_starttime(-1, &st), -ESRCH);
@@ -319,7 +269,7 @@ static void test_proc_starttime_odd_comm(void **state)
 	assert_int_equal(read(to_parent[0], &before, sizeof(before)),
 			 sizeof(before));
 	snprintf(line, sizeof(line), "/proc/%d/comm", (int)pid);
-	assert_string_equal(read_file(line), "a) Z 1 (b) c\n");
+	assert_string_equal(tf_read_file(line), "a) Z 1 (b) c\n");
 	assert_int_equal(extres_proc_starttime(pid, &after), 0);
 	assert_true(before == after);
 
@@ -355,7 +305,7 @@ static int state_of(const char *fmt, ...)
 static void test_owner_live(void **state)
 {
 	assert_int_equal(
-		state_of("0 %d %" PRIu64, (int)getpid(), my_starttime()),
+		state_of("0 %d %" PRIu64, (int)getpid(), tf_starttime(getpid())),
 		EXTRES_OWNER_LIVE);
 	/* Flink's two fields: a live PID holds. */
 	assert_int_equal(state_of("0 %d", (int)getpid()), EXTRES_OWNER_LIVE);
@@ -365,9 +315,9 @@ static void test_owner_live(void **state)
 
 static void test_owner_dead(void **state)
 {
-	pid_t pid = dead_pid();
+	pid_t pid = tf_dead_pid();
 
-	assert_int_equal(state_of("0 %d %" PRIu64, (int)pid, my_starttime()),
+	assert_int_equal(state_of("0 %d %" PRIu64, (int)pid, tf_starttime(getpid())),
 			 EXTRES_OWNER_DEAD);
 	assert_int_equal(state_of("0 %d", (int)pid), EXTRES_OWNER_DEAD);
 }
@@ -375,7 +325,7 @@ static void test_owner_dead(void **state)
 static void test_owner_reused(void **state)
 {
 	assert_int_equal(
-		state_of("0 %d %" PRIu64, (int)getpid(), my_starttime() + 1),
+		state_of("0 %d %" PRIu64, (int)getpid(), tf_starttime(getpid()) + 1),
 		EXTRES_OWNER_REUSED);
 	assert_int_equal(state_of("0 %d 0", (int)getpid()),
 			 EXTRES_OWNER_REUSED);
@@ -420,12 +370,12 @@ static void test_exact_match(void **state)
 	struct extres_coord *c = NULL;
 	struct extres_err err = { "" };
 	char content[256], expect[128];
-	pid_t dead = dead_pid();
+	pid_t dead = tf_dead_pid();
 
 	snprintf(expect, sizeof(expect), "10 %d %" PRIu64 "\n", (int)getpid(),
-		 my_starttime());
+		 tf_starttime(getpid()));
 	snprintf(content, sizeof(content), "0 %d 5\n%s", (int)dead, expect);
-	write_file(f->path, content);
+	tf_write_file(f->path, content);
 
 	assert_int_equal(extres_coord_lock(f->path, &c, &err), 0);
 	assert_int_equal(c->n, 2);
@@ -438,7 +388,7 @@ static void test_exact_match(void **state)
 	assert_string_equal(c->entries[0].key, "10");
 	assert_int_equal(extres_coord_write(c, &err), 0);
 	extres_coord_close(c);
-	assert_string_equal(read_file(f->path), expect);
+	assert_string_equal(tf_read_file(f->path), expect);
 }
 
 static void assert_lock_fails(const char *path, int errnum, const char *msg)
@@ -457,11 +407,11 @@ static void test_refuse_symlink(void **state)
 	char target[160], missing[160], msg[512];
 
 	snprintf(target, sizeof(target), "%s/target", f->dir);
-	write_file(target, "precious\n");
+	tf_write_file(target, "precious\n");
 	assert_int_equal(symlink(target, f->path), 0);
 	snprintf(msg, sizeof(msg), "%s is a symbolic link" REFUSE, f->path);
 	assert_lock_fails(f->path, ELOOP, msg);
-	assert_string_equal(read_file(target), "precious\n");
+	assert_string_equal(tf_read_file(target), "precious\n");
 
 	/* A dangling link must not create its target. */
 	assert_int_equal(unlink(f->path), 0);
@@ -478,11 +428,11 @@ static void test_refuse_hardlink(void **state)
 	char other[160], msg[512];
 
 	snprintf(other, sizeof(other), "%s/other", f->dir);
-	write_file(other, "0 1 2\n");
+	tf_write_file(other, "0 1 2\n");
 	assert_int_equal(link(other, f->path), 0);
 	snprintf(msg, sizeof(msg), "%s has 2 hard links" REFUSE, f->path);
 	assert_lock_fails(f->path, EMLINK, msg);
-	assert_string_equal(read_file(other), "0 1 2\n");
+	assert_string_equal(tf_read_file(other), "0 1 2\n");
 }
 
 static void test_refuse_fifo(void **state)
@@ -504,10 +454,10 @@ static void test_refuse_directory(void **state)
 
 	assert_int_equal(mkdir(f->path, 0755), 0);
 	snprintf(inner, sizeof(inner), "%s/keep", f->path);
-	write_file(inner, "x");
+	tf_write_file(inner, "x");
 	snprintf(msg, sizeof(msg), "%s is a directory" REFUSE, f->path);
 	assert_lock_fails(f->path, EINVAL, msg);
-	assert_string_equal(read_file(inner), "x");
+	assert_string_equal(tf_read_file(inner), "x");
 }
 
 static void test_refuse_socket(void **state)
@@ -566,21 +516,21 @@ static void test_empty_file(void **state)
 	struct extres_coord *c = NULL;
 	struct extres_err err = { "" };
 
-	write_file(f->path, "");
+	tf_write_file(f->path, "");
 	assert_int_equal(extres_coord_lock(f->path, &c, &err), 0);
 	assert_int_equal(c->n, 0);
 	assert_int_equal(extres_coord_is_taken(c, "0"), 0);
 	assert_int_equal(extres_coord_write(c, &err), 0);
 	extres_coord_close(c);
-	assert_string_equal(read_file(f->path), "");
+	assert_string_equal(tf_read_file(f->path), "");
 
 	/* Only blank lines: nothing, and they go on rewrite. */
-	write_file(f->path, "\n  \n\t\n");
+	tf_write_file(f->path, "\n  \n\t\n");
 	assert_int_equal(extres_coord_lock(f->path, &c, &err), 0);
 	assert_int_equal(c->n, 0);
 	assert_int_equal(extres_coord_write(c, &err), 0);
 	extres_coord_close(c);
-	assert_string_equal(read_file(f->path), "");
+	assert_string_equal(tf_read_file(f->path), "");
 }
 
 static void test_rewrite_in_place(void **state)
@@ -592,7 +542,7 @@ static void test_rewrite_in_place(void **state)
 	char expect[256];
 
 	/* Garbage, blank lines, a Flink line, and a last line without '\n'. */
-	write_file(f->path, "garbage here\n\n   \n0 1\nx y z w\n1 1 99");
+	tf_write_file(f->path, "garbage here\n\n   \n0 1\nx y z w\n1 1 99");
 	assert_int_equal(stat(f->path, &before), 0);
 
 	assert_int_equal(extres_coord_lock(f->path, &c, &err), 0);
@@ -609,7 +559,7 @@ static void test_rewrite_in_place(void **state)
 	snprintf(expect, sizeof(expect),
 		 "garbage here\n0 1\nx y z w\n1 1 99\nGPU-2 %d 12345\n",
 		 (int)getpid());
-	assert_string_equal(read_file(f->path), expect);
+	assert_string_equal(tf_read_file(f->path), expect);
 
 	/* Shorter content truncates the rest. */
 	assert_int_equal(extres_coord_lock(f->path, &c, &err), 0);
@@ -620,7 +570,7 @@ static void test_rewrite_in_place(void **state)
 	assert_int_equal(c->n, 3);
 	assert_int_equal(extres_coord_write(c, &err), 0);
 	extres_coord_close(c);
-	assert_string_equal(read_file(f->path),
+	assert_string_equal(tf_read_file(f->path),
 			    "garbage here\nx y z w\n1 1 99\n");
 
 	assert_int_equal(stat(f->path, &after), 0);
@@ -646,7 +596,7 @@ static void test_add_rejects_bad_key(void **state)
 	assert_int_equal(c->n, 1);
 	assert_string_equal(c->entries[0].key, "0");
 	extres_coord_close(c);
-	assert_string_equal(read_file(f->path), ""); /* close does not write */
+	assert_string_equal(tf_read_file(f->path), ""); /* close does not write */
 }
 
 /* A child holds the lock and writes before releasing it: our lock must wait
@@ -701,7 +651,7 @@ static void test_lock_follows_replaced_file(void **state)
 	int p[2], status;
 	pid_t pid;
 
-	write_file(f->path, "old 1 1\n");
+	tf_write_file(f->path, "old 1 1\n");
 	snprintf(tmp, sizeof(tmp), "%s/coord.sed", f->dir);
 	assert_int_equal(pipe2(p, O_CLOEXEC), 0);
 	pid = fork();

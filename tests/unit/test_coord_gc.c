@@ -3,7 +3,6 @@
  * files in a mkdtemp directory, real processes for every owner state. */
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <inttypes.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -18,6 +17,8 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+
+#include "proc_files.h"
 
 #include "coord_gc.h"
 
@@ -49,46 +50,15 @@ static int setup(void **state)
 	return 0;
 }
 
-static int rm_one(const char *path, const struct stat *st, int flag,
-		  struct FTW *ftw)
-{
-	return remove(path);
-}
-
 static int teardown(void **state)
 {
 	struct fixture *f = *state;
-	int r = nftw(f->dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	int r = tf_remove_tree(f->dir);
 
 	if (f->zombie > 0 && waitpid(f->zombie, NULL, 0) != f->zombie)
 		r = -1;
 	free(f);
 	return r;
-}
-
-static void write_file(const char *path, const char *content)
-{
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	size_t len = strlen(content);
-
-	assert_true(fd >= 0);
-	assert_int_equal(write(fd, content, len), (ssize_t)len);
-	assert_int_equal(close(fd), 0);
-}
-
-/* The whole file as a NUL-terminated string (the tests write no NULs). */
-static char *read_file(const char *path)
-{
-	static char buf[65536];
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t n;
-
-	assert_true(fd >= 0);
-	n = read(fd, buf, sizeof(buf) - 1);
-	assert_true(n >= 0);
-	buf[n] = '\0';
-	close(fd);
-	return buf;
 }
 
 /* Back-date the file so that any write would show in its mtime. */
@@ -112,43 +82,7 @@ static void assert_untouched(const char *path, const struct stat *before,
 	assert_int_equal(st.st_mtim.tv_nsec, before->st_mtim.tv_nsec);
 	assert_int_equal(st.st_ctim.tv_sec, before->st_ctim.tv_sec);
 	assert_int_equal(st.st_ctim.tv_nsec, before->st_ctim.tv_nsec);
-	assert_string_equal(read_file(path), content);
-}
-
-static uint64_t starttime_of(pid_t pid)
-{
-	uint64_t st = 0;
-
-	assert_int_equal(extres_proc_starttime(pid, &st), 0);
-	return st;
-}
-
-/* A PID that existed and is gone: a child that exited and was reaped. */
-static pid_t dead_pid(void)
-{
-	pid_t pid = fork();
-
-	assert_true(pid >= 0);
-	if (pid == 0)
-		_exit(0);
-	assert_int_equal(waitpid(pid, NULL, 0), pid);
-	return pid;
-}
-
-/* A child that has exited and is not reaped: waitid(WNOWAIT) returns once
- * it is a zombie and leaves it one. */
-static pid_t zombie_pid(void)
-{
-	siginfo_t info;
-	pid_t pid = fork();
-
-	assert_true(pid >= 0);
-	if (pid == 0)
-		_exit(0);
-	memset(&info, 0, sizeof(info));
-	assert_int_equal(waitid(P_PID, (id_t)pid, &info, WEXITED | WNOWAIT), 0);
-	assert_int_equal(info.si_pid, pid);
-	return pid;
+	assert_string_equal(tf_read_file(path), content);
 }
 
 /*
@@ -170,11 +104,11 @@ enum {
 
 static void write_mixed(struct fixture *f)
 {
-	pid_t me = getpid(), dead = dead_pid();
-	uint64_t st = starttime_of(me);
+	pid_t me = getpid(), dead = tf_dead_pid();
+	uint64_t st = tf_starttime(me);
 	size_t i;
 
-	f->zombie = zombie_pid();
+	f->zombie = tf_zombie_pid();
 	snprintf(f->lines[L_LIVE], sizeof(f->lines[0]), "0 %d %" PRIu64,
 		 (int)me, st);
 	snprintf(f->lines[L_DEAD], sizeof(f->lines[0]), "1 %d %" PRIu64,
@@ -182,7 +116,7 @@ static void write_mixed(struct fixture *f)
 	snprintf(f->lines[L_REUSED], sizeof(f->lines[0]), "2 %d %" PRIu64,
 		 (int)me, st + 1);
 	snprintf(f->lines[L_ZOMBIE], sizeof(f->lines[0]), "3 %d %" PRIu64,
-		 (int)f->zombie, starttime_of(f->zombie));
+		 (int)f->zombie, tf_starttime(f->zombie));
 	snprintf(f->lines[L_FLINK], sizeof(f->lines[0]), "4 %d", (int)me);
 	snprintf(f->lines[L_GARBAGE], sizeof(f->lines[0]),
 		 "not\ta coordination \x01line");
@@ -192,7 +126,7 @@ static void write_mixed(struct fixture *f)
 		strcat(f->content, f->lines[i]);
 		strcat(f->content, "\n");
 	}
-	write_file(f->path, f->content);
+	tf_write_file(f->path, f->content);
 }
 
 static void assert_item(const struct extres_coord_item *it, const char *line,
@@ -253,7 +187,7 @@ static void test_list_empty(void **state)
 	struct stat before;
 	size_t n = 99;
 
-	write_file(f->path, "");
+	tf_write_file(f->path, "");
 	backdate(f->path, &before);
 	assert_int_equal(extres_coord_list(f->path, &items, &n, &err), 0);
 	assert_null(items);
@@ -278,7 +212,7 @@ static void test_gc_removes_gone_owners(void **state)
 	assert_int_equal(kept, 3);
 	snprintf(want, sizeof(want), "%s\n%s\n%s\n", f->lines[L_LIVE],
 		 f->lines[L_FLINK], f->lines[L_GARBAGE]);
-	assert_string_equal(read_file(f->path), want);
+	assert_string_equal(tf_read_file(f->path), want);
 	assert_int_equal(lstat(f->path, &after), 0);
 	assert_int_equal(after.st_ino, before.st_ino);
 	assert_int_equal(after.st_dev, before.st_dev);
@@ -321,18 +255,18 @@ static void test_gc_blank_lines(void **state)
 	struct extres_err err;
 	size_t n = 0, kept = 0;
 	char content[256], want[256];
-	pid_t me = getpid(), dead = dead_pid();
+	pid_t me = getpid(), dead = tf_dead_pid();
 
 	snprintf(content, sizeof(content), "\n7 %d\n  \n8 %d\n", (int)me,
 		 (int)dead);
 	snprintf(want, sizeof(want), "7 %d\n", (int)me);
-	write_file(f->path, content);
+	tf_write_file(f->path, content);
 	assert_int_equal(extres_coord_gc(f->path, 0, &removed, &n, &kept, &err),
 			 0);
 	assert_int_equal(n, 1);
 	assert_int_equal(kept, 1);
 	assert_string_equal(removed[0].entry.key, "8");
-	assert_string_equal(read_file(f->path), want);
+	assert_string_equal(tf_read_file(f->path), want);
 	extres_coord_items_free(removed, n);
 }
 
