@@ -45,3 +45,16 @@ int extres_err_prefix(struct extres_err *err, int errnum, const char *fmt, ...)
 	err->msg[EXTRES_ERR_MAX - 1] = '\0';
 	return -errnum;
 }
+
+void extres_err_append(struct extres_err *err, const char *fmt, ...)
+{
+	size_t len;
+	va_list ap;
+
+	if (!err)
+		return;
+	len = strnlen(err->msg, sizeof(err->msg) - 1);
+	va_start(ap, fmt);
+	vsnprintf(err->msg + len, sizeof(err->msg) - len, fmt, ap);
+	va_end(ap);
+}

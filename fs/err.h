@@ -28,6 +28,11 @@ int extres_err_set(struct extres_err *err, int errnum, const char *fmt, ...)
 int extres_err_setv(struct extres_err *err, int errnum, const char *fmt,
 		    va_list ap) __attribute__((format(printf, 3, 0)));
 
+/* Add to the end of the message already in `err` (NULL: nothing kept), for
+ * a second failure that must not hide the first. */
+void extres_err_append(struct extres_err *err, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
 /* Put "prefix: " in front of the message already in `err`; returns -errnum. */
 int extres_err_prefix(struct extres_err *err, int errnum, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));

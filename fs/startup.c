@@ -2,7 +2,6 @@
 #include "startup.h"
 
 #include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -167,26 +166,18 @@ fail:
 		if (extres_alloc_release_except(
 			    a->items[i],
 			    find_allocation(old, a->items[i]->resource),
-			    &rb) < 0 &&
-		    err) {
-			size_t len = strlen(err->msg);
-
-			snprintf(err->msg + len, sizeof(err->msg) - len,
-				 "; rolling back failed too: %s", rb.msg);
-		}
+			    &rb) < 0)
+			extres_err_append(err, "; rolling back failed too: %s",
+					  rb.msg);
 	}
 	/* Put back what a self-coordinating script was to pick again. */
 	for (i = 0; unrecorded && old && i < old->n; i++) {
 		struct extres_err rb;
 
-		if (unrecorded[i] && extres_alloc_record(old->items[i], &rb) < 0 &&
-		    err) {
-			size_t len = strlen(err->msg);
-
-			snprintf(err->msg + len, sizeof(err->msg) - len,
-				 "; recording '%s' again failed too: %s",
-				 old->items[i]->resource, rb.msg);
-		}
+		if (unrecorded[i] && extres_alloc_record(old->items[i], &rb) < 0)
+			extres_err_append(err,
+					  "; recording '%s' again failed too: %s",
+					  old->items[i]->resource, rb.msg);
 	}
 	free(unrecorded);
 	extres_allocations_free(a);

@@ -91,14 +91,14 @@ static void go_up(char *cur)
 
 /*
  * realpath(), one entry at a time, checking each: `cur` is the real path
- * walked so far (every entry in it checked), `todo` what is left. A symlink
+ * walked so far (every entry in it checked), `pending` what is left. A symlink
  * puts its target in front of what is left and goes on from "/" or `cur`.
  */
 int extres_check_trusted(const char *path, const char *what,
 			 struct extres_err *err)
 {
-	char cur[PATH_MAX], todo[PATH_MAX], entry[PATH_MAX], target[PATH_MAX];
-	const char *p = todo;
+	char cur[PATH_MAX], pending[PATH_MAX], entry[PATH_MAX], target[PATH_MAX];
+	const char *p = pending;
 	unsigned links = 0;
 	struct stat st;
 	int n, r;
@@ -109,13 +109,13 @@ int extres_check_trusted(const char *path, const char *what,
 		return extres_err_set(err, EINVAL, "%s: empty path", what);
 
 	if (path[0] == '/') {
-		n = snprintf(todo, sizeof(todo), "%s", path);
+		n = snprintf(pending, sizeof(pending), "%s", path);
 	} else {
 		if (!getcwd(cur, sizeof(cur)))
 			return lookup_failed(path, what, errno, err);
-		n = snprintf(todo, sizeof(todo), "%s/%s", cur, path);
+		n = snprintf(pending, sizeof(pending), "%s/%s", cur, path);
 	}
-	if (n < 0 || (size_t)n >= sizeof(todo))
+	if (n < 0 || (size_t)n >= sizeof(pending))
 		return lookup_failed(path, what, ENAMETOOLONG, err);
 
 	strcpy(cur, "/");
@@ -182,8 +182,8 @@ int extres_check_trusted(const char *path, const char *what,
 			if (n < 0 || (size_t)n >= sizeof(entry))
 				return lookup_failed(path, what, ENAMETOOLONG,
 						     err);
-			memcpy(todo, entry, (size_t)n + 1);
-			p = todo;
+			memcpy(pending, entry, (size_t)n + 1);
+			p = pending;
 			if (target[0] == '/')
 				strcpy(cur, "/");
 			/* The walk goes on in the directory holding the link. */
