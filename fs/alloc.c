@@ -5,7 +5,6 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "coord.h"
@@ -482,7 +481,6 @@ int extres_alloc_release_except(struct extres_allocation *a,
 	struct extres_coord *c = NULL;
 	const struct extres_coord_entry *e;
 	size_t i, removed = 0;
-	struct stat st;
 	int r;
 
 	if (!a || a->released || !a->coordination_file) {
@@ -490,12 +488,12 @@ int extres_alloc_release_except(struct extres_allocation *a,
 			a->released = 1;
 		return 0;
 	}
-	/* Nothing recorded in a file that is not there: do not create it. */
-	if (lstat(a->coordination_file, &st) < 0 && errno == ENOENT) {
+	r = extres_coord_lock_existing(a->coordination_file, &c, err);
+	/* Nothing is recorded in a file that is not there. */
+	if (r == -ENOENT) {
 		a->released = 1;
 		return 0;
 	}
-	r = extres_coord_lock(a->coordination_file, &c, err);
 	if (r < 0)
 		return extres_err_prefix(err, -r, "resource '%s'", a->resource);
 	/* Key, pid and start time must all match, so that a process that

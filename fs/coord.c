@@ -305,7 +305,8 @@ static int check_stat(const char *path, const struct stat *st,
  * without being opened, so a FIFO or a device is never touched; O_NOFOLLOW
  * and O_NONBLOCK cover the race where it appears between lstat() and open().
  */
-static int open_once(const char *path, int *ret_fd, struct extres_err *err)
+static int open_once(const char *path, int create, int *ret_fd,
+		     struct extres_err *err)
 {
 	int flags = O_RDWR | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | O_NOCTTY;
 	int created = 0, fd = -1, r;
@@ -315,6 +316,9 @@ static int open_once(const char *path, int *ret_fd, struct extres_err *err)
 		r = check_stat(path, &st, err);
 		if (r < 0)
 			return r;
+	} else if (errno == ENOENT && !create) {
+		return extres_err_set(err, ENOENT, "%s: %s", path,
+				      strerror(ENOENT));
 	} else if (errno == ENOENT) {
 		flags |= O_CREAT | O_EXCL;
 		created = 1;
@@ -490,8 +494,23 @@ static int parse_all(struct extres_coord *c, const char *buf, size_t len)
 	return 0;
 }
 
+static int lock_file(const char *path, int create, struct extres_coord **ret,
+		     struct extres_err *err);
+
 int extres_coord_lock(const char *path, struct extres_coord **ret,
 		      struct extres_err *err)
+{
+	return lock_file(path, 1, ret, err);
+}
+
+int extres_coord_lock_existing(const char *path, struct extres_coord **ret,
+			       struct extres_err *err)
+{
+	return lock_file(path, 0, ret, err);
+}
+
+static int lock_file(const char *path, int create, struct extres_coord **ret,
+		     struct extres_err *err)
 {
 	struct extres_coord *c = NULL;
 	char *buf = NULL;
@@ -506,7 +525,7 @@ int extres_coord_lock(const char *path, struct extres_coord **ret,
 				path);
 			goto out;
 		}
-		r = open_once(path, &fd, err);
+		r = open_once(path, create, &fd, err);
 		if (r == -EAGAIN)
 			continue;
 		if (r < 0)

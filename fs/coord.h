@@ -59,6 +59,11 @@ struct extres_coord {
 int extres_coord_lock(const char *path, struct extres_coord **ret,
 		      struct extres_err *err);
 
+/* The same for a file that must exist already (inspecting, releasing):
+ * -ENOENT ("PATH: No such file or directory") instead of creating it. */
+int extres_coord_lock_existing(const char *path, struct extres_coord **ret,
+			       struct extres_err *err);
+
 /* Append an entry for key/pid/starttime (in memory). 0, -ENOMEM, or -EINVAL
  * for an empty key, a key with whitespace or a pid <= 0. */
 int extres_coord_add(struct extres_coord *c, const char *key, pid_t pid,

@@ -4,24 +4,6 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-
-/*
- * extres_coord_lock() creates a missing file, as an allocator must; an
- * inspection must not, so look first. A file removed between this lstat()
- * and the lock is still created empty: the same thing an allocator starting
- * at that instant would do.
- */
-static int lock_existing(const char *path, struct extres_coord **ret,
-			 struct extres_err *err)
-{
-	struct stat st;
-
-	if (lstat(path, &st) < 0)
-		return extres_err_set(err, errno, "%s: %s", path,
-				      strerror(errno));
-	return extres_coord_lock(path, ret, err);
-}
 
 static int is_gone(int state)
 {
@@ -48,7 +30,7 @@ int extres_coord_list(const char *path, struct extres_coord_item **ret_items,
 	size_t i, n = 0;
 	int r;
 
-	r = lock_existing(path, &c, err);
+	r = extres_coord_lock_existing(path, &c, err);
 	if (r < 0)
 		goto out;
 	if (c->n) {
@@ -85,7 +67,7 @@ int extres_coord_gc(const char *path, int dry_run,
 	int *states = NULL;
 	int r;
 
-	r = lock_existing(path, &c, err);
+	r = extres_coord_lock_existing(path, &c, err);
 	if (r < 0)
 		goto out;
 	if (c->n) {

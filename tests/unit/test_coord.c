@@ -488,6 +488,25 @@ static void test_open_error_names_path(void **state)
 	assert_lock_fails(path, ENOENT, msg);
 }
 
+/* Inspecting or releasing never creates the file. */
+static void test_lock_existing(void **state)
+{
+	struct fixture *f = *state;
+	struct extres_coord *c = NULL;
+	struct extres_err err = { "" };
+	char msg[600];
+
+	assert_int_equal(extres_coord_lock_existing(f->path, &c, &err), -ENOENT);
+	snprintf(msg, sizeof(msg), "%s: No such file or directory", f->path);
+	assert_string_equal(err.msg, msg);
+	assert_null(c);
+	assert_int_equal(access(f->path, F_OK), -1);
+	tf_write_file(f->path, "3 1\n");
+	assert_int_equal(extres_coord_lock_existing(f->path, &c, &err), 0);
+	assert_int_equal(c->n, 1);
+	extres_coord_close(c);
+}
+
 static void test_create_missing_0644(void **state)
 {
 	struct fixture *f = *state;
@@ -733,6 +752,7 @@ int main(void)
 		T(test_refuse_socket),
 		T(test_open_error_names_path),
 		T(test_create_missing_0644),
+		T(test_lock_existing),
 		T(test_empty_file),
 		T(test_rewrite_in_place),
 		T(test_add_rejects_bad_key),
