@@ -549,41 +549,18 @@ $(line_for 2 "${PID[d]}")
 	assert_file "$WORK/nic.coord" ""
 }
 
-# Field 3 of /proc/PID/stat (R, S, Z, ...); nothing when PID is gone.
-proc_state() {
-	awk '{ sub(/.*\) /, ""); print $1 }' "/proc/$1/stat" 2>/dev/null || true
-}
-
 # Lines whose owner is gone are reclaimed, whatever the way it went: a dead
 # PID (Flink's two fields), a PID now used by another process (the start
 # time differs) and a zombie nobody reaps. Live owners keep theirs.
 case_stale_owners() {
 	it_setup
-	local coord=$WORK/gpu.coord s dead maker zombie live _
+	local coord=$WORK/gpu.coord s dead live
 	start_sleeper
 	s=$SLEEPER
-	sleep 0 &
-	dead=$!
-	wait "$dead"
-	# A child that exits only once its parent has become a sleep, which
-	# never reaps it.
-	bash -c '(while [[ ! -e $2 ]]; do sleep 0.01; done) & echo $! >"$1"; exec sleep 300' \
-		zombie-maker "$WORK/zombie" "$WORK/zombie.go" >/dev/null 2>&1 &
-	maker=$!
-	echo "$maker" >>"$WORK/sleepers.pid"
-	for _ in $(seq 200); do
-		[[ $(cat "/proc/$maker/comm" 2>/dev/null) == sleep && -s $WORK/zombie ]] && break
-		sleep 0.05
-	done
-	zombie=$(cat "$WORK/zombie") || fail "the zombie maker did not start"
-	touch "$WORK/zombie.go"
-	for _ in $(seq 200); do
-		[[ $(proc_state "$zombie") == Z ]] && break
-		sleep 0.05
-	done
-	[[ $(proc_state "$zombie") == Z ]] || fail "process $zombie did not become a zombie"
+	dead=$(dead_pid)
+	make_zombie
 	live="3 $s"
-	printf '0 %s\n1 %s 1\n2 %s %s\n%s\n' "$dead" "$s" "$zombie" "$(proc_starttime "$zombie")" \
+	printf '0 %s\n1 %s 1\n2 %s %s\n%s\n' "$dead" "$s" "$ZOMBIE" "$(proc_starttime "$ZOMBIE")" \
 		"$live" >"$coord"
 	write_gpu_config "$WORK/extres.yaml" 3 0,1,2,3,4 "$coord"
 	spawn d -c "$WORK/extres.yaml"

@@ -70,37 +70,6 @@ table() {
 
 HEADER=$'KEY\tPID\tSTARTTIME\tSTATE'
 
-# A PID that existed and is gone: a child that exited and was reaped.
-dead_pid() {
-	local pid
-	sh -c 'exit 0' &
-	pid=$!
-	wait "$pid" || true
-	echo "$pid"
-}
-
-# Start a process that leaves an unreaped child behind and set ZOMBIE to the
-# child's PID once it is a zombie. The child outlives the shell's exec (a
-# shell may reap a child that exits first); `sleep` then never reaps it. The
-# parent's PID goes to a .pid file in $WORK, which the cleanup kills.
-make_zombie() {
-	local _ state
-	rm -f "$WORK/zombie"
-	# Not on the case's stdout, which meson waits on.
-	sh -c 'sleep 0.1 & echo $! >"$1/zombie"; exec sleep 60' sh "$WORK" \
-		</dev/null >/dev/null 2>&1 &
-	echo $! >"$WORK/zombie-parent.$!.pid"
-	for _ in $(seq 200); do
-		if [[ -s $WORK/zombie ]]; then
-			ZOMBIE=$(cat "$WORK/zombie")
-			state=$(awk '{ sub(/.*\) /, ""); print $1 }' "/proc/$ZOMBIE/stat" 2>/dev/null || true)
-			[[ $state != Z ]] || return 0
-		fi
-		sleep 0.05
-	done
-	fail "no zombie after 10 s"
-}
-
 # The mtime (ns), inode and bytes of a file, to show that it was not written.
 fingerprint() {
 	stat -c '%Y.%y %i %s' -- "$1"

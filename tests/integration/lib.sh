@@ -19,6 +19,7 @@ DAEMON_PID=
 DAEMON_STATUS=
 DAEMON_ERR=
 RUN_ERR=
+ZOMBIE=
 
 it_log() {
 	printf '%s: %s\n' "$IT_CASE" "$*" >&2
@@ -301,6 +302,46 @@ proc_starttime() {
 	# shellcheck disable=SC2086
 	set -- $rest
 	echo "${20}"
+}
+
+# The state letter of PID (R, S, Z, ...), or nothing once it is gone.
+proc_state() {
+	awk '{ sub(/.*\) /, ""); print $1 }' "/proc/$1/stat" 2>/dev/null || true
+}
+
+# A PID that has just exited and been reaped.
+dead_pid() {
+	local pid
+	sleep 0 &
+	pid=$!
+	wait "$pid" || true
+	echo "$pid"
+}
+
+# Set ZOMBIE to the PID of a process that nobody reaps: the child of a shell
+# that has exec'd into sleep. The child exits only after that exec (it waits
+# for a go file), so the shell can never have reaped it first. The sleep's PID
+# goes to a .pid file in $WORK, which the cleanup kills.
+make_zombie() {
+	local maker _ tag=zombie.$RANDOM
+	# Not on our stdout: a caller's $(...) or meson would wait for it.
+	bash -c '(while [[ ! -e $2 ]]; do sleep 0.01; done) & echo $! >"$1"; exec sleep 300' \
+		zombie-maker "$WORK/$tag" "$WORK/$tag.go" </dev/null >/dev/null 2>&1 &
+	maker=$!
+	echo "$maker" >"$WORK/$tag.pid"
+	for _ in $(seq 400); do
+		[[ $(cat "/proc/$maker/comm" 2>/dev/null) == sleep && -s $WORK/$tag ]] && break
+		sleep 0.05
+	done
+	[[ $(cat "/proc/$maker/comm" 2>/dev/null) == sleep && -s $WORK/$tag ]] ||
+		fail "the zombie maker ($maker) did not exec sleep within 20 s"
+	ZOMBIE=$(cat "$WORK/$tag")
+	touch "$WORK/$tag.go"
+	for _ in $(seq 400); do
+		[[ $(proc_state "$ZOMBIE") == Z ]] && return 0
+		sleep 0.05
+	done
+	fail "process $ZOMBIE did not become a zombie within 20 s (state '$(proc_state "$ZOMBIE")')"
 }
 
 # Lines of a coordination file; nothing when it does not exist.

@@ -58,35 +58,6 @@ assert_nv() {
 	assert_file "$RUN_ERR" "$3"
 }
 
-# A PID that has just exited and been reaped.
-dead_pid() {
-	local pid
-	sleep 0 &
-	pid=$!
-	wait "$pid" || true
-	echo "$pid"
-}
-
-# A zombie: the child of a process that never reaps it. The parent's PID
-# goes to $WORK/zombie-parent.pid, so that the cleanup kills it.
-make_zombie() {
-	local _ pid=
-	# Not on our stdout: the caller's $(...) would wait for it to close.
-	bash -c 'sleep 0 & echo $! >"$1"; exec sleep 60' zombie "$WORK/zombie.child" \
-		>/dev/null 2>&1 </dev/null &
-	echo $! >"$WORK/zombie-parent.pid"
-	for _ in $(seq 200); do
-		[[ -s $WORK/zombie.child ]] && pid=$(cat "$WORK/zombie.child")
-		if [[ -n $pid ]] &&
-			[[ $(awk '{ sub(/.*\) /, ""); print $1 }' "/proc/$pid/stat" 2>/dev/null) == Z ]]; then
-			echo "$pid"
-			return 0
-		fi
-		sleep 0.05
-	done
-	fail "no zombie after 10 s"
-}
-
 # ---------------------------------------------------------------------------
 # Flink's contract
 
@@ -271,14 +242,14 @@ case_coord_skip_live() {
 # zombie. Only their lines go.
 case_coord_reclaim() {
 	nv_setup
-	local dead1 dead2 zombie zst
+	local dead1 dead2 zst
 	dead1=$(dead_pid)
 	dead2=$(dead_pid)
-	zombie=$(make_zombie)
-	zst=$(proc_starttime "$zombie")
+	make_zombie
+	zst=$(proc_starttime "$ZOMBIE")
 	! pid_alive "$dead1" || fail "pid $dead1 was reused at once"
 	! pid_alive "$dead2" || fail "pid $dead2 was reused at once"
-	printf '%s\n' "0 $dead1 12345" "1 $$ $((ME_ST + 1))" "2 $zombie $zst" \
+	printf '%s\n' "0 $dead1 12345" "1 $$ $((ME_ST + 1))" "2 $ZOMBIE $zst" \
 		"3 $$ $ME_ST" "4 $dead2" >"$COORD"
 	export FAKE_NVIDIA_SMI_GPUS=6
 	nv_run_coord 4
