@@ -571,7 +571,9 @@ static int check_exit(struct run *run)
  */
 static int pump(struct run *run, uint64_t timeout_ms)
 {
-	int64_t deadline = now_ms() + (int64_t)timeout_ms, grace_end = 0;
+	/* now_ms() truncates, so the start may be up to 1 ms past it: one ms
+	 * more keeps the script from ever getting less than its timeout. */
+	int64_t deadline = now_ms() + (int64_t)timeout_ms + 1, grace_end = 0;
 	int r;
 
 	for (;;) {

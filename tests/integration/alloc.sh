@@ -695,7 +695,7 @@ refused() {
 	write_gpu_config "$WORK/extres.yaml" 1 0,1 "$WORK/gpu.coord"
 	daemon_run_fail -f -c "$WORK/extres.yaml" "$MNT"
 	assert_startup_error "resource 'gpu'" "$WORK/gpu.coord" "$1"
-	awk -v t="$RUN_SECONDS" 'BEGIN { exit !(t < 5) }' ||
+	awk -v t="$RUN_SECONDS" 'BEGIN { exit !(t < 8) }' ||
 		fail "extresd took $RUN_SECONDS s to refuse the coordination file"
 }
 

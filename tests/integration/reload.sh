@@ -514,16 +514,16 @@ write_refresh_config() {
 	} | install_config
 }
 
-# wait_value FILE BYTES: poll (3 s at most, 15 refresh intervals) until FILE
-# holds exactly BYTES.
+# wait_value FILE BYTES: poll (10 s at most, 50 refresh intervals) until
+# FILE holds exactly BYTES.
 wait_value() {
 	local want _
 	want=$(printf '%q' "$2")
-	for _ in $(seq 60); do
+	for _ in $(seq 200); do
 		[[ $(shell_read "$1") == "$want" ]] && return 0
 		sleep 0.05
 	done
-	fail "$1 still holds $(shell_read "$1") 3 s after the change, wanted $want"
+	fail "$1 still holds $(shell_read "$1") 10 s after the change, wanted $want"
 }
 
 # A changed attribute shows within about a second, with its new size;
@@ -564,7 +564,7 @@ case_refresh() {
 	# dev1 disappears: info 1 keeps its last values.
 	mv "$WORK/sys/dev1" "$WORK/gone-dev1"
 	local _
-	for _ in $(seq 60); do
+	for _ in $(seq 200); do
 		grep -q "refresh of 'nic'" "$DAEMON_ERR" && break
 		sleep 0.05
 	done

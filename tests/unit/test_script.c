@@ -683,14 +683,16 @@ static void test_hanging_script_times_out(void **state)
 
 	add_scalar(f, "discovery-script.path", SCRIPTS "/hang.sh");
 	add_scalar(f, "discovery-script.args", f->file);
-	add_scalar(f, "discovery-script.timeout", "0.5");
+	add_scalar(f, "discovery-script.timeout", "2");
 	h = open_ok(f);
 	t0 = now_s();
 	assert_int_equal(discover(f, h, &ts), -ETIMEDOUT);
-	assert_true(now_s() - t0 >= 0.5);
-	assert_true(now_s() - t0 < 1.5);
+	/* Never early; the upper bound only catches a hang, with room for a
+	 * loaded machine under a sanitizer. */
+	assert_true(now_s() - t0 >= 2.0);
+	assert_true(now_s() - t0 < 6.0);
 	assert_string_equal(f->th.error,
-			    "discovery script " SCRIPTS "/hang.sh timed out after 0.5 s: started");
+			    "discovery script " SCRIPTS "/hang.sh timed out after 2 s: started");
 
 	/* The whole process group is dead: the script and its child. */
 	read_file(f->file, pids, sizeof(pids));
@@ -706,6 +708,7 @@ static void test_hanging_script_times_out(void **state)
 static void test_timeout_in_ms(void **state)
 {
 	struct fixture *f = *state;
+	const char *want = "discovery script " SCRIPTS "/hang.sh timed out after 0.25 s";
 	struct test_sink ts;
 	void *h;
 
@@ -714,8 +717,9 @@ static void test_timeout_in_ms(void **state)
 	add_scalar(f, "discovery-script.timeout", "250ms");
 	h = open_ok(f);
 	assert_int_equal(discover(f, h, &ts), -ETIMEDOUT);
-	assert_string_equal(f->th.error,
-			    "discovery script " SCRIPTS "/hang.sh timed out after 0.25 s: started");
+	/* Only the prefix: whether the script had written "started" within
+	 * 250 ms depends on the machine's load. */
+	assert_memory_equal(f->th.error, want, strlen(want));
 	f->ops->close(h);
 }
 
@@ -732,7 +736,7 @@ static void test_background_child_keeps_pipe(void **state)
 	h = open_ok(f);
 	t0 = now_s();
 	assert_int_equal(discover(f, h, &ts), 0);
-	assert_true(now_s() - t0 < 1.0);
+	assert_true(now_s() - t0 < 5.0);
 	expect_indexes(&ts, 2, "0", "1");
 	sink_clear(&ts);
 	assert_int_equal(f->th.nlog, 1);
