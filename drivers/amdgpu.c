@@ -306,10 +306,6 @@ static int read_properties(struct scan *s, struct kfd_node *node)
 	r = sysfs_read(node->properties, &s->buf, &s->why);
 	if (r < 0)
 		return r;
-	if (memchr(s->buf.data, '\0', s->buf.len)) {
-		s->why = "holds a NUL byte";
-		return -EBADMSG;
-	}
 	end = s->buf.data + s->buf.len;
 	for (line = s->buf.data; line < end; line = next) {
 		next = memchr(line, '\n', (size_t)(end - line));

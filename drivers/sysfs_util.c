@@ -72,10 +72,15 @@ int sysfs_read(const char *path, struct sysfs_buf *buf, const char **ret_why)
 		*ret_why = "not a regular file";
 	} else {
 		r = read_all(fd, buf);
-		if (r == -EFBIG)
+		if (r == -EFBIG) {
 			*ret_why = "longer than 4096 bytes";
-		else if (r < 0)
+		} else if (r < 0) {
 			*ret_why = strerror(-r);
+		} else if (memchr(buf->data, '\0', buf->len)) {
+			/* Text, as sysfs shows it: no caller can use a NUL. */
+			r = -EBADMSG;
+			*ret_why = "holds a NUL byte";
+		}
 	}
 	close(fd);
 	return r;
@@ -90,10 +95,6 @@ int sysfs_read_value(const char *path, struct sysfs_buf *buf,
 	r = sysfs_read(path, buf, ret_why);
 	if (r < 0)
 		return r;
-	if (memchr(buf->data, '\0', buf->len)) {
-		*ret_why = "holds a NUL byte";
-		return -EBADMSG;
-	}
 	start = buf->data;
 	end = buf->data + buf->len;
 	while (start < end && is_blank(*start))

@@ -21,18 +21,19 @@ struct sysfs_buf {
 /*
  * Read the whole of the regular file `path` into `buf`. Anything else (a
  * FIFO, a device node, a directory) is refused without being opened for
- * reading, so that a stray match cannot block or have side effects. Returns
- * 0, or a negative errno with a short reason for a message in *ret_why
- * (strerror's text, or "not a regular file" (-EINVAL), "longer than 4096
- * bytes" (-EFBIG)). `buf` is clobbered either way.
+ * reading, so that a stray match cannot block or have side effects; so is
+ * content with a NUL byte, which is no text. Returns 0, or a negative errno
+ * with a short reason for a message in *ret_why (strerror's text, or "not a
+ * regular file" (-EINVAL), "longer than 4096 bytes" (-EFBIG), "holds a NUL
+ * byte" (-EBADMSG)). `buf` is clobbered either way.
  */
 int sysfs_read(const char *path, struct sysfs_buf *buf, const char **ret_why);
 
 /*
  * sysfs_read() for a one-value attribute: *ret_value points into `buf` at the
  * content trimmed of surrounding whitespace. Also refused, as nothing a file
- * could serve: an empty value (-ENODATA, "empty"), one of several lines or
- * with a NUL byte (-EBADMSG).
+ * could serve: an empty value (-ENODATA, "empty"), one of several lines
+ * (-EBADMSG, "more than one line").
  */
 int sysfs_read_value(const char *path, struct sysfs_buf *buf,
 		     const char **ret_value, const char **ret_why);
