@@ -367,13 +367,33 @@ static int32_t add(struct scan *s, const char *key, const char *fmt, ...)
 	return s->sink->add_property(s->sink, key, value);
 }
 
+/* <dev>/<attr>, trimmed, into s->buf: *ret_value is NULL, after a warning
+ * naming the file and `property`, when it cannot be read. 0 or -ENOMEM. */
+static int32_t read_dev_attr(struct scan *s, const struct kfd_node *node,
+			     uint64_t gpu, const char *dev, const char *attr,
+			     const char *property, const char **ret_value)
+{
+	char *file;
+
+	if (asprintf(&file, "%s/%s", dev, attr) < 0)
+		return -ENOMEM;
+	*ret_value = NULL;
+	if (sysfs_read_value(file, &s->buf, ret_value, &s->why) < 0)
+		s->a->host->log(s->a->host, EXTRES_LOG_WARNING,
+				"GPU %" PRIu64 " (KFD node %" PRIu32
+				"): %s: %s; %s left out",
+				gpu, node->id, file, s->why, property);
+	free(file);
+	return 0;
+}
+
 /* pci.bus_id, memory.total and numa_node, from the DRM render node's PCI
  * device directory. */
 static int32_t add_drm(struct scan *s, const struct kfd_node *node,
 		       uint64_t gpu, uint64_t minor)
 {
 	const struct extres_host *host = s->a->host;
-	char *link = NULL, *dev = NULL, *file = NULL;
+	char *link = NULL, *dev = NULL;
 	const char *value, *bus;
 	uint64_t bytes;
 	int32_t r = -ENOMEM;
@@ -398,48 +418,27 @@ static int32_t add_drm(struct scan *s, const struct kfd_node *node,
 	bus = strrchr(dev, '/');
 	bus = bus ? bus + 1 : dev;
 	r = s->sink->add_property(s->sink, "pci.bus_id", *bus ? bus : dev);
-	if (r < 0)
-		goto out;
 
-	r = -ENOMEM;
-	if (asprintf(&file, "%s/mem_info_vram_total", dev) < 0) {
-		file = NULL;
-		goto out;
+	if (r == 0)
+		r = read_dev_attr(s, node, gpu, dev, "mem_info_vram_total",
+				  "memory.total", &value);
+	if (r == 0 && value) {
+		if (parse_u64(value, strlen(value), &bytes) < 0)
+			host->log(
+				host, EXTRES_LOG_WARNING,
+				"GPU %" PRIu64 " (KFD node %" PRIu32
+				"): %s/mem_info_vram_total: '%s' is not a number of bytes; memory.total left out",
+				gpu, node->id, dev, value);
+		else
+			r = add(s, "memory.total", "%" PRIu64, bytes >> 20);
 	}
-	r = 0;
-	if (sysfs_read_value(file, &s->buf, &value, &s->why) < 0)
-		host->log(host, EXTRES_LOG_WARNING,
-			  "GPU %" PRIu64 " (KFD node %" PRIu32
-			  "): %s: %s; memory.total left out",
-			  gpu, node->id, file, s->why);
-	else if (parse_u64(value, strlen(value), &bytes) < 0)
-		host->log(
-			host, EXTRES_LOG_WARNING,
-			"GPU %" PRIu64 " (KFD node %" PRIu32
-			"): %s: '%s' is not a number of bytes; memory.total left out",
-			gpu, node->id, file, value);
-	else
-		r = add(s, "memory.total", "%" PRIu64, bytes >> 20);
-	free(file);
-	file = NULL;
-	if (r < 0)
-		goto out;
 
-	r = -ENOMEM;
-	if (asprintf(&file, "%s/numa_node", dev) < 0) {
-		file = NULL;
-		goto out;
-	}
-	r = 0;
-	if (sysfs_read_value(file, &s->buf, &value, &s->why) < 0)
-		host->log(host, EXTRES_LOG_WARNING,
-			  "GPU %" PRIu64 " (KFD node %" PRIu32
-			  "): %s: %s; numa_node left out",
-			  gpu, node->id, file, s->why);
-	else
+	if (r == 0)
+		r = read_dev_attr(s, node, gpu, dev, "numa_node", "numa_node",
+				  &value);
+	if (r == 0 && value)
 		r = s->sink->add_property(s->sink, "numa_node", value);
 out:
-	free(file);
 	free(dev);
 	free(link);
 	return r;
