@@ -434,7 +434,7 @@ static int32_t sysfs_discover(void *handle, struct extres_sink *sink)
 	}
 	if (r != 0) {
 		explain_abort(d->pattern, why, sizeof(why));
-		r = host->error(host, "param.glob '%s': %s", d->pattern, why);
+		host->error(host, "param.glob '%s': %s", d->pattern, why);
 		r = -EIO;
 		goto out;
 	}
