@@ -186,16 +186,6 @@ void extres_tree_free(struct extres_tree *t)
 	free(t);
 }
 
-static int ino_taken(const struct extres_tree *t, uint64_t ino)
-{
-	size_t i;
-
-	for (i = mix(ino) & t->mask; t->by_ino[i]; i = (i + 1) & t->mask)
-		if (t->by_ino[i]->ino == ino)
-			return 1;
-	return 0;
-}
-
 static void insert_ino(struct extres_tree *t, const struct extres_node *n)
 {
 	size_t i = mix(n->ino) & t->mask;
@@ -244,8 +234,8 @@ static int same_dir(const struct extres_node *n, const struct extres_node *p)
 static int ino_free(const struct extres_tree *t, const struct extres_tree *prev,
 		    uint64_t ino)
 {
-	return ino > EXTRES_ROOT_INO && !ino_taken(t, ino) &&
-	       !(prev && ino_taken(prev, ino));
+	return ino > EXTRES_ROOT_INO && !extres_tree_get(t, ino) &&
+	       !(prev && extres_tree_get(prev, ino));
 }
 
 int extres_tree_seal(struct extres_tree_builder *b, struct timespec now,
