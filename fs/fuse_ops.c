@@ -50,15 +50,14 @@ static const struct extres_node *node_of(const struct extres_fs *fs,
 	return n;
 }
 
-static void fill_entry(const struct extres_tree *t, const struct extres_node *n,
-		       struct fuse_entry_param *e)
+static void fill_entry(const struct extres_node *n, struct fuse_entry_param *e)
 {
 	memset(e, 0, sizeof(*e));
 	e->ino = n->ino;
 	e->generation = 1;
 	e->attr_timeout = CACHE_TIMEOUT;
 	e->entry_timeout = CACHE_TIMEOUT;
-	extres_tree_stat(t, n, &e->attr);
+	extres_tree_stat(n, &e->attr);
 }
 
 static void op_init(void *userdata, struct fuse_conn_info *conn)
@@ -88,7 +87,7 @@ static int do_lookup(const struct extres_tree *t, fuse_ino_t parent,
 	n = extres_tree_lookup(t, parent, name);
 	if (!n)
 		return -ENOENT;
-	fill_entry(t, n, e);
+	fill_entry(n, e);
 	return 0;
 }
 
@@ -109,12 +108,13 @@ static void op_getattr(fuse_req_t req, fuse_ino_t ino,
 		       struct fuse_file_info *fi)
 {
 	struct extres_fs *fs = fuse_req_userdata(req);
-	const struct extres_tree *t = lock_tree(fs);
-	const struct extres_node *n = node_of(fs, ino);
+	const struct extres_node *n;
 	struct stat st;
 
+	lock_tree(fs);
+	n = node_of(fs, ino);
 	if (n) {
-		extres_tree_stat(t, n, &st);
+		extres_tree_stat(n, &st);
 		fuse_reply_attr(req, &st, CACHE_TIMEOUT);
 	} else {
 		fuse_reply_err(req, ESTALE);
@@ -221,20 +221,20 @@ static void do_readdir(fuse_req_t req, const struct extres_tree *t,
 
 		if (i == 0) {
 			name = ".";
-			extres_tree_stat(t, dir, &e.attr);
+			extres_tree_stat(dir, &e.attr);
 		} else if (i == 1) {
 			const struct extres_node *p =
 				extres_tree_get(t, dir->parent);
 
 			name = "..";
-			extres_tree_stat(t, p ? p : dir, &e.attr);
+			extres_tree_stat(p ? p : dir, &e.attr);
 		} else {
 			n = dir->children[i - 2];
 			name = n->name;
 		}
 		if (plus) {
 			if (n) {
-				fill_entry(t, n, &e);
+				fill_entry(n, &e);
 			} else {
 				/* No lookup count for the dot entries. */
 				e.ino = 0;
@@ -247,7 +247,7 @@ static void do_readdir(fuse_req_t req, const struct extres_tree *t,
 						     i + 1);
 		} else {
 			if (n)
-				extres_tree_stat(t, n, &e.attr);
+				extres_tree_stat(n, &e.attr);
 			len = fuse_add_direntry(req, buf + used, size - used,
 						name, &e.attr, i + 1);
 		}

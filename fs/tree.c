@@ -394,8 +394,7 @@ const struct extres_node *extres_tree_lookup(const struct extres_tree *t,
 	return NULL;
 }
 
-void extres_tree_stat(const struct extres_tree *t, const struct extres_node *n,
-		      struct stat *st)
+void extres_tree_stat(const struct extres_node *n, struct stat *st)
 {
 	memset(st, 0, sizeof(*st));
 	st->st_ino = n->ino;

@@ -108,8 +108,7 @@ const struct extres_node *extres_tree_lookup(const struct extres_tree *t,
 
 /* Fill *st for `n` (ino, mode, nlink, size, blocks, the node's time stamp
  * as atime, mtime and ctime, uid/gid 0). */
-void extres_tree_stat(const struct extres_tree *t, const struct extres_node *n,
-		      struct stat *st);
+void extres_tree_stat(const struct extres_node *n, struct stat *st);
 
 /* Number of nodes, root included. */
 size_t extres_tree_size(const struct extres_tree *t);
