@@ -14,9 +14,9 @@
 
 /*
  * Every handler takes the tree with lock_tree() and gives it back with
- * unlock_tree() after replying: a reply copies the bytes into the kernel, so
- * nothing refers to the tree afterwards. (The request itself is gone after
- * the reply: take fs from it first.)
+ * unlock_tree() once nothing refers to it: after replying, as a reply copies
+ * the bytes into the kernel, or before, once they are copied elsewhere.
+ * (The request itself is gone after the reply: take fs from it first.)
  */
 static const struct extres_tree *lock_tree(struct extres_fs *fs)
 {
@@ -122,48 +122,55 @@ static void op_getattr(fuse_req_t req, fuse_ino_t ino,
 	unlock_tree(fs);
 }
 
-/* 0 to open (keeping the cache), or the errno to answer. */
-static int do_open(const struct extres_fs *fs, const struct extres_node *n,
-		   int dir, struct fuse_file_info *fi)
+/* 0 to open (keeping the cache), or a negative errno to answer. Call with
+ * the lock held. */
+static int do_open(const struct extres_fs *fs, fuse_ino_t ino, int dir,
+		   struct fuse_file_info *fi)
 {
+	const struct extres_node *n = node_of(fs, ino);
+	int r = 0;
+
 	if (!n)
-		return ESTALE;
-	if (dir && !S_ISDIR(n->mode))
-		return ENOTDIR;
-	if (!dir && S_ISDIR(n->mode))
-		return EISDIR;
-	if (!dir && (fi->flags & O_ACCMODE) != O_RDONLY)
-		return EROFS;
-	if (dir ? fs->no_opendir : fs->no_open)
-		return ENOSYS;
-	fi->keep_cache = 1;
-	fi->cache_readdir = dir;
-	return 0;
+		r = -ESTALE;
+	else if (dir && !S_ISDIR(n->mode))
+		r = -ENOTDIR;
+	else if (!dir && S_ISDIR(n->mode))
+		r = -EISDIR;
+	else if (!dir && (fi->flags & O_ACCMODE) != O_RDONLY)
+		r = -EROFS;
+	else if (dir ? fs->no_opendir : fs->no_open)
+		r = -ENOSYS;
+	if (r == 0) {
+		fi->keep_cache = 1;
+		fi->cache_readdir = dir;
+	}
+	return r;
+}
+
+static void reply_open(fuse_req_t req, fuse_ino_t ino, int dir,
+		       struct fuse_file_info *fi)
+{
+	struct extres_fs *fs = fuse_req_userdata(req);
+	int r;
+
+	lock_tree(fs);
+	r = do_open(fs, ino, dir, fi);
+	if (r < 0)
+		fuse_reply_err(req, -r);
+	else
+		fuse_reply_open(req, fi);
+	unlock_tree(fs);
 }
 
 static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	struct extres_fs *fs = fuse_req_userdata(req);
-	int r = (lock_tree(fs), do_open(fs, node_of(fs, ino), 0, fi));
-
-	if (r)
-		fuse_reply_err(req, r);
-	else
-		fuse_reply_open(req, fi);
-	unlock_tree(fs);
+	reply_open(req, ino, 0, fi);
 }
 
 static void op_opendir(fuse_req_t req, fuse_ino_t ino,
 		       struct fuse_file_info *fi)
 {
-	struct extres_fs *fs = fuse_req_userdata(req);
-	int r = (lock_tree(fs), do_open(fs, node_of(fs, ino), 1, fi));
-
-	if (r)
-		fuse_reply_err(req, r);
-	else
-		fuse_reply_open(req, fi);
-	unlock_tree(fs);
+	reply_open(req, ino, 1, fi);
 }
 
 static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
@@ -189,31 +196,26 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 }
 
 /*
- * Entry i of a directory is "." (0), ".." (1) or child i - 2; it carries
- * offset i + 1, the entry to resume from.
+ * Fill `buf` (`size` bytes) with the entries of directory `ino` from offset
+ * `off` on, as many as fit, and set *ret_used. Entry i of a directory is
+ * "." (0), ".." (1) or child i - 2; it carries offset i + 1, the entry to
+ * resume from. 0, or a negative errno. Call with the lock held; `buf` holds
+ * copies, so it outlives the lock.
  */
-static void do_readdir(fuse_req_t req, const struct extres_tree *t,
-		       fuse_ino_t ino, size_t size, off_t off, int plus)
+static int do_readdir(fuse_req_t req, const struct extres_tree *t,
+		      fuse_ino_t ino, char *buf, size_t size, off_t off,
+		      int plus, size_t *ret_used)
 {
 	const struct extres_node *dir = extres_tree_get(t, ino);
-	char *buf;
 	size_t used = 0;
 	off_t i;
+	int r = 0;
 
-	if (!dir) {
-		fuse_reply_err(req, ESTALE);
-		return;
-	}
-	if (!S_ISDIR(dir->mode)) {
-		fuse_reply_err(req, ENOTDIR);
-		return;
-	}
-	buf = malloc(size);
-	if (!buf) {
-		fuse_reply_err(req, ENOMEM);
-		return;
-	}
-	for (i = off; i < (off_t)dir->n_children + 2; i++) {
+	if (!dir)
+		r = -ESTALE;
+	else if (!S_ISDIR(dir->mode))
+		r = -ENOTDIR;
+	for (i = off; r == 0 && i < (off_t)dir->n_children + 2; i++) {
 		const struct extres_node *n = NULL;
 		const char *name;
 		struct fuse_entry_param e;
@@ -255,24 +257,41 @@ static void do_readdir(fuse_req_t req, const struct extres_tree *t,
 			break;
 		used += len;
 	}
-	fuse_reply_buf(req, buf, used);
+	if (r == 0)
+		*ret_used = used;
+	return r;
+}
+
+static void reply_readdir(fuse_req_t req, fuse_ino_t ino, size_t size,
+			  off_t off, int plus)
+{
+	struct extres_fs *fs = fuse_req_userdata(req);
+	char *buf = malloc(size);
+	size_t used = 0;
+	int r = -ENOMEM;
+
+	if (buf) {
+		r = do_readdir(req, lock_tree(fs), ino, buf, size, off, plus,
+			       &used);
+		unlock_tree(fs);
+	}
+	if (r < 0)
+		fuse_reply_err(req, -r);
+	else
+		fuse_reply_buf(req, buf, used);
 	free(buf);
 }
 
 static void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		       struct fuse_file_info *fi)
 {
-	struct extres_fs *fs = fuse_req_userdata(req);
-	do_readdir(req, lock_tree(fs), ino, size, off, 0);
-	unlock_tree(fs);
+	reply_readdir(req, ino, size, off, 0);
 }
 
 static void op_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size,
 			   off_t off, struct fuse_file_info *fi)
 {
-	struct extres_fs *fs = fuse_req_userdata(req);
-	do_readdir(req, lock_tree(fs), ino, size, off, 1);
-	unlock_tree(fs);
+	reply_readdir(req, ino, size, off, 1);
 }
 
 static void op_statfs(fuse_req_t req, fuse_ino_t ino)

@@ -3,10 +3,11 @@
  * The FUSE low-level operations over an extres_tree.
  *
  * The only file that replies to the kernel. Every handler reads the current
- * tree through one atomic load and never blocks: no locks, no I/O, no driver
- * calls. Property files are served so that the kernel keeps them: long entry
- * and attribute timeouts, exact sizes, and open/opendir declined with ENOSYS
- * where the kernel supports that, so hot reads never reach the daemon.
+ * tree under a read lock that only a swap contends (see struct extres_fs)
+ * and waits on nothing else: no I/O, no driver calls. Property files are
+ * served so that the kernel keeps them: long entry and attribute timeouts,
+ * exact sizes, and open/opendir declined with ENOSYS where the kernel
+ * supports that, so hot reads never reach the daemon.
  */
 #ifndef EXTRES_FUSE_OPS_H
 #define EXTRES_FUSE_OPS_H
