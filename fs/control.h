@@ -23,7 +23,7 @@
 #include "err.h"
 
 struct extres_control {
-	int sigfd;  /* SIGHUP */
+	int sigfd;  /* SIGHUP, SIGTERM, SIGINT */
 	int stopfd; /* eventfd: end the thread */
 	pthread_t thread;
 	int started;
