@@ -14,8 +14,10 @@
 
 /*
  * Every handler takes the tree with lock_tree() and gives it back with
- * unlock_tree() once nothing refers to it: after replying, as a reply copies
- * the bytes into the kernel, or before, once they are copied elsewhere.
+ * unlock_tree() only after replying. The reply copies the bytes into the
+ * kernel, so nothing refers to the tree afterwards; and a swap, which takes
+ * the lock for writing before it invalidates, then knows that every entry
+ * the kernel got from the old tree is already there to be invalidated.
  * (The request itself is gone after the reply: take fs from it first.)
  */
 static const struct extres_tree *lock_tree(struct extres_fs *fs)
@@ -199,8 +201,7 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
  * Fill `buf` (`size` bytes) with the entries of directory `ino` from offset
  * `off` on, as many as fit, and set *ret_used. Entry i of a directory is
  * "." (0), ".." (1) or child i - 2; it carries offset i + 1, the entry to
- * resume from. 0, or a negative errno. Call with the lock held; `buf` holds
- * copies, so it outlives the lock.
+ * resume from. 0, or a negative errno. Call with the lock held.
  */
 static int do_readdir(fuse_req_t req, const struct extres_tree *t,
 		      fuse_ino_t ino, char *buf, size_t size, off_t off,
@@ -266,19 +267,18 @@ static void reply_readdir(fuse_req_t req, fuse_ino_t ino, size_t size,
 			  off_t off, int plus)
 {
 	struct extres_fs *fs = fuse_req_userdata(req);
+	const struct extres_tree *t = lock_tree(fs);
 	char *buf = malloc(size);
 	size_t used = 0;
 	int r = -ENOMEM;
 
-	if (buf) {
-		r = do_readdir(req, lock_tree(fs), ino, buf, size, off, plus,
-			       &used);
-		unlock_tree(fs);
-	}
+	if (buf)
+		r = do_readdir(req, t, ino, buf, size, off, plus, &used);
 	if (r < 0)
 		fuse_reply_err(req, -r);
 	else
 		fuse_reply_buf(req, buf, used);
+	unlock_tree(fs);
 	free(buf);
 }
 
