@@ -10,32 +10,21 @@
 #include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include <cmocka.h>
 
-#include "driver.h"
+#include "driver_run.h"
 
 #define NVML_SO EXTRES_DRIVERS_BUILD_DIR "/nvml.so"
 #define FAKE EXTRES_MOCK_DIR "/libnvidia-ml.so.1"
 #define FAKE_LEGACY EXTRES_MOCK_DIR "/fake_nvml_legacy.so"
-#define CONFIG "/etc/extres/extres.yaml"
 #define PREFIX "resource 'gpu': driver 'nvml': "
-
-#define SCALAR(k, v, l, c)                                             \
-	{                                                              \
-		.kind = EXTRES_PARAM_SCALAR, .key = (k), .value = (v), \
-		.line = (l), .column = (c)                             \
-	}
-#define N(a) ((uint32_t)(sizeof(a) / sizeof((a)[0])))
 
 typedef unsigned long (*count_fn)(void);
 
@@ -50,12 +39,6 @@ struct fake {
 struct state {
 	struct fake current;
 	struct fake legacy;
-};
-
-struct fixture {
-	struct extres_config config;
-	struct extres_resource_config res;
-	struct extres_param params;
 };
 
 static const char *const fake_env[] = {
@@ -115,21 +98,6 @@ static int teardown(void **state)
 	return setup(state);
 }
 
-static void fixture_init(struct fixture *f, const struct extres_param *items,
-			 uint32_t count)
-{
-	memset(f, 0, sizeof(*f));
-	f->config.path = CONFIG;
-	f->config.dir = "/etc/extres";
-	f->res.name = "gpu";
-	f->res.amount = 1;
-	f->res.driver = NVML_SO;
-	f->params.kind = EXTRES_PARAM_MAPPING;
-	f->params.count = count;
-	f->params.items = items;
-	f->res.params = &f->params;
-}
-
 static int count_fds(void)
 {
 	DIR *d = opendir("/proc/self/fd");
@@ -144,24 +112,13 @@ static int count_fds(void)
 }
 
 /* Open, discover and close with config dir `dir`; the caller frees the
- * list. */
-static struct extres_infos *
-discover_in(const char *dir, const struct extres_param *items, uint32_t count)
+ * list. What the driver logged goes to `log`. */
+static struct extres_infos *discover_in(const char *dir,
+					const struct extres_param *items,
+					uint32_t count, char *log,
+					size_t log_len)
 {
-	struct extres_driver *drv = NULL;
-	struct extres_infos *infos = NULL;
-	struct extres_err err = { "" };
-	struct fixture f;
-
-	fixture_init(&f, items, count);
-	f.config.dir = (char *)dir;
-	if (extres_driver_open(&f.config, &f.res, &drv, &err) < 0)
-		fail_msg("open: %s", err.msg);
-	assert_string_equal(extres_driver_name(drv), "nvml");
-	if (extres_driver_discover(drv, &infos, &err) < 0)
-		fail_msg("discover: %s", err.msg);
-	extres_driver_close(drv);
-	return infos;
+	return fake_discover(NVML_SO, "gpu", dir, items, count, log, log_len);
 }
 
 static struct extres_infos *discover_lib(const char *library)
@@ -169,8 +126,9 @@ static struct extres_infos *discover_lib(const char *library)
 	const struct extres_param items[] = {
 		SCALAR("library", library, 4, 14),
 	};
+	char log[4096];
 
-	return discover_in("/etc/extres", items, N(items));
+	return discover_in("/etc/extres", items, N(items), log, sizeof(log));
 }
 
 /* Open succeeds, discover fails with `errnum` and exactly `msg`. */
@@ -180,40 +138,24 @@ static void expect_discover_error(const char *library, int errnum,
 	const struct extres_param items[] = {
 		SCALAR("library", library, 4, 14),
 	};
-	struct extres_driver *drv = NULL;
-	struct extres_infos *infos = NULL;
-	struct extres_err err = { "" };
-	struct fixture f;
+	struct fake_run run;
 
-	fixture_init(&f, items, N(items));
-	if (extres_driver_open(&f.config, &f.res, &drv, &err) < 0)
-		fail_msg("open: %s", err.msg);
-	assert_int_equal(extres_driver_discover(drv, &infos, &err), -errnum);
-	assert_string_equal(err.msg, msg);
-	assert_null(infos);
-	extres_driver_close(drv);
+	fake_run(NVML_SO, "gpu", "/etc/extres", items, N(items), &run);
+	if (run.open_r < 0)
+		fail_msg("open: %s", run.err.msg);
+	assert_int_equal(run.discover_r, -errnum);
+	assert_string_equal(run.err.msg, msg);
+	assert_null(run.infos);
 }
 
 static void expect_open_error(const struct extres_param *items, uint32_t count,
 			      int errnum, const char *msg)
 {
-	struct extres_driver *drv = NULL;
-	struct extres_err err = { "" };
-	struct fixture f;
+	struct fake_run run;
 
-	fixture_init(&f, items, count);
-	assert_int_equal(extres_driver_open(&f.config, &f.res, &drv, &err),
-			 -errnum);
-	assert_string_equal(err.msg, msg);
-	assert_null(drv);
-}
-
-static void expect_prop(const struct extres_info *info, size_t i,
-			const char *key, const char *value)
-{
-	assert_true(i < info->n_props);
-	assert_string_equal(info->props[i].key, key);
-	assert_string_equal(info->props[i].value, value);
+	fake_run(NVML_SO, "gpu", "/etc/extres", items, count, &run);
+	assert_int_equal(run.open_r, -errnum);
+	assert_string_equal(run.err.msg, msg);
 }
 
 /* Every property of stand-in GPU `gpu` (0..9), in the driver's order,
@@ -246,34 +188,6 @@ static size_t expect_gpu(const struct extres_info *info, unsigned int gpu,
 	}
 	assert_int_equal(info->n_props, at);
 	return at;
-}
-
-/* Run `fn` with stderr going to a file; returns what it wrote. */
-static char *capture_stderr(void (*fn)(void *), void *arg)
-{
-	char tmpl[] = "/tmp/extres-test-nvml.XXXXXX", path[PATH_MAX];
-	static char out[4096];
-	int fd, saved;
-	ssize_t n;
-
-	assert_non_null(mkdtemp(tmpl));
-	snprintf(path, sizeof(path), "%s/stderr", tmpl);
-	fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	assert_true(fd >= 0);
-	saved = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3);
-	assert_true(saved >= 0);
-	fflush(stderr);
-	assert_int_equal(dup2(fd, STDERR_FILENO), STDERR_FILENO);
-	fn(arg);
-	assert_int_equal(dup2(saved, STDERR_FILENO), STDERR_FILENO);
-	close(saved);
-	n = pread(fd, out, sizeof(out) - 1, 0);
-	assert_true(n >= 0);
-	out[n] = '\0';
-	close(fd);
-	assert_int_equal(unlink(path), 0);
-	assert_int_equal(rmdir(tmpl), 0);
-	return out;
 }
 
 /* Three GPUs, every property exact and in NVML index order. */
@@ -317,28 +231,24 @@ static void test_unsupported_field(void **state)
 	extres_infos_free(infos);
 }
 
-static void run_with_errors(void *arg)
-{
-	struct extres_infos **ret = arg;
-
-	*ret = discover_lib(FAKE);
-}
-
 /* Any other error for a field leaves it out too, and says so at info
  * level; "not supported" is only debug, which the default level hides. A
  * GPU without a handle is skipped with a warning. */
 static void test_field_errors(void **state)
 {
-	struct extres_infos *infos = NULL;
-	const char *out;
+	const struct extres_param items[] = {
+		SCALAR("library", FAKE, 4, 14),
+	};
+	struct extres_infos *infos;
+	char log[4096];
 
 	setenv("FAKE_NVML_GPUS", "4", 1);
 	setenv("FAKE_NVML_UNSUPPORTED",
 	       "memory:0:999,pci:0,cuda:3,minor:3:15,handle:2:4,index:1:999",
 	       1);
-	out = capture_stderr(run_with_errors, &infos);
+	infos = discover_in("/etc/extres", items, N(items), log, sizeof(log));
 	assert_string_equal(
-		out,
+		log,
 		"extres: resource 'gpu': driver 'nvml': GPU 0: no memory.total: nvmlDeviceGetMemoryInfo: Unknown Error\n"
 		"extres: resource 'gpu': driver 'nvml': GPU 1: nvmlDeviceGetIndex: Unknown Error; index 1 is the one it was enumerated at\n"
 		"extres: warning: resource 'gpu': driver 'nvml': GPU 2 skipped: nvmlDeviceGetHandleByIndex_v2: Insufficient Permissions\n"
@@ -428,10 +338,10 @@ static void test_init_shutdown_balanced(void **state)
 	struct extres_driver *drv = NULL;
 	struct extres_infos *infos = NULL;
 	struct extres_err err = { "" };
-	struct fixture f;
+	struct fake_resource f;
 	int i;
 
-	fixture_init(&f, items, N(items));
+	fake_resource_init(&f, NVML_SO, "gpu", "/etc/extres", items, N(items));
 	assert_int_equal(extres_driver_open(&f.config, &f.res, &drv, &err), 0);
 	/* Opening loads the library but does not initialise NVML. */
 	assert_int_equal(s->current.inits(), inits);
@@ -500,32 +410,28 @@ static void test_bad_param(void **state)
 
 	expect_open_error(
 		empty, N(empty), EINVAL,
-		PREFIX CONFIG
+		PREFIX FAKE_CONFIG
 		":4:14: param.library must be a file name or path of the NVML library, like libnvidia-ml.so.1");
 	expect_open_error(
 		seq, N(seq), EINVAL,
-		PREFIX CONFIG
+		PREFIX FAKE_CONFIG
 		":4:14: param.library must be a file name or path of the NVML library, like libnvidia-ml.so.1");
 }
 
-static void run_unknown_key(void *arg)
+static void test_unknown_key(void **state)
 {
 	const struct extres_param items[] = {
 		SCALAR("library", FAKE, 4, 14),
 		SCALAR("libary", "x", 5, 5),
 	};
-	struct extres_infos *infos =
-		discover_in("/etc/extres", items, N(items));
+	struct extres_infos *infos;
+	char log[4096];
 
+	infos = discover_in("/etc/extres", items, N(items), log, sizeof(log));
 	assert_int_equal(infos->n, 3);
 	extres_infos_free(infos);
-}
-
-static void test_unknown_key(void **state)
-{
-	assert_string_equal(capture_stderr(run_unknown_key, NULL),
-			    "extres: warning: " PREFIX CONFIG
-			    ":5:5: unknown key param.libary ignored\n");
+	assert_string_equal(log, "extres: warning: " PREFIX FAKE_CONFIG
+				 ":5:5: unknown key param.libary ignored\n");
 }
 
 /* Without param.library the driver asks the dynamic loader for
@@ -536,8 +442,9 @@ static void test_default_library(void **state)
 	struct state *s = *state;
 	unsigned long inits = s->current.inits();
 	struct extres_infos *infos;
+	char log[4096];
 
-	infos = discover_in("/etc/extres", NULL, 0);
+	infos = discover_in("/etc/extres", NULL, 0, log, sizeof(log));
 	assert_int_equal(infos->n, 3);
 	expect_gpu(&infos->items[2], 2, NULL);
 	extres_infos_free(infos);
@@ -553,8 +460,9 @@ static void test_relative_library(void **state)
 	struct state *s = *state;
 	unsigned long inits = s->current.inits();
 	struct extres_infos *infos;
+	char log[4096];
 
-	infos = discover_in(EXTRES_MOCK_DIR, items, N(items));
+	infos = discover_in(EXTRES_MOCK_DIR, items, N(items), log, sizeof(log));
 	assert_int_equal(infos->n, 3);
 	extres_infos_free(infos);
 	assert_int_equal(s->current.inits(), inits + 1);

@@ -5,95 +5,37 @@
  * loader would hand them over, positions included.
  */
 #include <errno.h>
-#include <fcntl.h>
-#include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include <cmocka.h>
 
-#include "driver.h"
+#include "driver_run.h"
 
 #define STATIC_SO EXTRES_DRIVERS_BUILD_DIR "/static.so"
-#define CONFIG "/etc/extres/extres.yaml"
-#define PREFIX "resource 'gpu': driver 'static': " CONFIG
-
-#define SCALAR(k, v, l, c)                                                    \
-	{ .kind = EXTRES_PARAM_SCALAR, .key = (k), .value = (v), .line = (l), \
-	  .column = (c) }
-#define SEQUENCE(k, it, l, c)                                                 \
-	{ .kind = EXTRES_PARAM_SEQUENCE, .key = (k), .items = (it),           \
-	  .count = sizeof(it) / sizeof((it)[0]), .line = (l), .column = (c) }
-#define MAPPING(k, it, l, c)                                                  \
-	{ .kind = EXTRES_PARAM_MAPPING, .key = (k), .items = (it),            \
-	  .count = sizeof(it) / sizeof((it)[0]), .line = (l), .column = (c) }
-#define N(a) ((uint32_t)(sizeof(a) / sizeof((a)[0])))
-
-struct fixture {
-	struct extres_config config;
-	struct extres_resource_config res;
-	struct extres_param params;
-};
-
-static void fixture_init(struct fixture *f, const struct extres_param *items,
-			 uint32_t count)
-{
-	memset(f, 0, sizeof(*f));
-	f->config.path = CONFIG;
-	f->config.dir = "/etc/extres";
-	f->res.name = "gpu";
-	f->res.amount = 1;
-	f->res.driver = STATIC_SO;
-	f->params.kind = EXTRES_PARAM_MAPPING;
-	f->params.count = count;
-	f->params.items = items;
-	f->res.params = &f->params;
-}
+#define PREFIX "resource 'gpu': driver 'static': " FAKE_CONFIG
 
 /* Open and discover; the caller frees the list. */
 static struct extres_infos *discover(const struct extres_param *items,
 				     uint32_t count)
 {
-	struct extres_driver *drv = NULL;
-	struct extres_infos *infos = NULL;
-	struct extres_err err = { "" };
-	struct fixture f;
+	char log[4096];
 
-	fixture_init(&f, items, count);
-	if (extres_driver_open(&f.config, &f.res, &drv, &err) < 0)
-		fail_msg("open: %s", err.msg);
-	assert_string_equal(extres_driver_name(drv), "static");
-	if (extres_driver_discover(drv, &infos, &err) < 0)
-		fail_msg("discover: %s", err.msg);
-	extres_driver_close(drv);
-	return infos;
+	return fake_discover(STATIC_SO, "gpu", "/etc/extres", items, count, log,
+			     sizeof(log));
 }
 
 static void expect_open_error(const struct extres_param *items, uint32_t count,
 			      const char *msg)
 {
-	struct extres_driver *drv = NULL;
-	struct extres_err err = { "" };
-	struct fixture f;
+	struct fake_run run;
 
-	fixture_init(&f, items, count);
-	assert_int_equal(extres_driver_open(&f.config, &f.res, &drv, &err),
-			 -EINVAL);
-	assert_string_equal(err.msg, msg);
-	assert_null(drv);
-}
-
-static void expect_prop(const struct extres_info *info, size_t i,
-			const char *key, const char *value)
-{
-	assert_true(i < info->n_props);
-	assert_string_equal(info->props[i].key, key);
-	assert_string_equal(info->props[i].value, value);
+	fake_run(STATIC_SO, "gpu", "/etc/extres", items, count, &run);
+	assert_int_equal(run.open_r, -EINVAL);
+	assert_string_equal(run.err.msg, msg);
 }
 
 /*
@@ -216,9 +158,9 @@ static void test_discover_twice(void **state)
 	struct extres_driver *drv = NULL;
 	struct extres_infos *a = NULL, *b = NULL;
 	struct extres_err err = { "" };
-	struct fixture f;
+	struct fake_resource f;
 
-	fixture_init(&f, items, N(items));
+	fake_resource_init(&f, STATIC_SO, "gpu", "/etc/extres", items, N(items));
 	assert_int_equal(extres_driver_open(&f.config, &f.res, &drv, &err), 0);
 	assert_int_equal(extres_driver_discover(drv, &a, &err), 0);
 	assert_int_equal(extres_driver_discover(drv, &b, &err), 0);
@@ -383,35 +325,15 @@ static void test_unknown_key(void **state)
 		SCALAR("indexes", "0", 4, 14),
 		SCALAR("index-list", "1,2", 5, 17),
 	};
-	char tmpl[] = "/tmp/extres-test-static-XXXXXX";
-	char path[PATH_MAX];
-	struct extres_infos *infos;
-	char out[4096] = "";
-	int fd, saved;
-	ssize_t n;
+	struct fake_run run;
 
-	assert_non_null(mkdtemp(tmpl));
-	snprintf(path, sizeof(path), "%s/stderr", tmpl);
-	fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	assert_true(fd >= 0);
-	saved = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3);
-	assert_true(saved >= 0);
-	fflush(stderr);
-	assert_int_equal(dup2(fd, STDERR_FILENO), STDERR_FILENO);
-	infos = discover(items, N(items));
-	assert_int_equal(dup2(saved, STDERR_FILENO), STDERR_FILENO);
-	close(saved);
-
-	n = pread(fd, out, sizeof(out) - 1, 0);
-	assert_true(n >= 0);
-	close(fd);
-	assert_string_equal(out,
-			    "extres: warning: resource 'gpu': driver 'static': " CONFIG
+	fake_run(STATIC_SO, "gpu", "/etc/extres", items, N(items), &run);
+	assert_string_equal(run.log,
+			    "extres: warning: resource 'gpu': driver 'static': " FAKE_CONFIG
 			    ":5:17: unknown key param.index-list ignored\n");
-	assert_int_equal(infos->n, 1);
-	extres_infos_free(infos);
-	assert_int_equal(unlink(path), 0);
-	assert_int_equal(rmdir(tmpl), 0);
+	assert_int_equal(run.discover_r, 0);
+	assert_int_equal(run.infos->n, 1);
+	extres_infos_free(run.infos);
 }
 
 int main(void)
