@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -37,6 +38,16 @@ char *tf_read_file(const char *path)
 	buf[n] = '\0';
 	close(fd);
 	return buf;
+}
+
+int tf_coord_dir(const char *name, char dir[TF_DIR_LEN], char path[TF_PATH_LEN])
+{
+	int n = snprintf(dir, TF_DIR_LEN, "/tmp/extres-test-%s-XXXXXX", name);
+
+	if (n < 0 || n >= TF_DIR_LEN || !mkdtemp(dir))
+		return -1;
+	snprintf(path, TF_PATH_LEN, "%s/coord", dir);
+	return 0;
 }
 
 static int rm_one(const char *path, const struct stat *st, int flag,

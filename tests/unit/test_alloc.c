@@ -26,8 +26,8 @@
 #include "coord.h"
 
 struct fixture {
-	char dir[64];
-	char path[128]; /* dir/coord, not created */
+	char dir[TF_DIR_LEN];
+	char path[TF_PATH_LEN]; /* dir/coord, not created */
 	struct extres_param root; /* the resource's params: a MAPPING */
 	struct extres_param arg; /* its one member, when set */
 	struct extres_param seq[3]; /* items of a sequence-valued arg */
@@ -39,14 +39,10 @@ static int setup(void **state)
 {
 	struct fixture *f = calloc(1, sizeof(*f));
 
-	if (!f)
-		return -1;
-	strcpy(f->dir, "/tmp/extres-test-alloc-XXXXXX");
-	if (!mkdtemp(f->dir)) {
+	if (!f || tf_coord_dir("alloc", f->dir, f->path) < 0) {
 		free(f);
 		return -1;
 	}
-	snprintf(f->path, sizeof(f->path), "%s/coord", f->dir);
 	f->root.kind = EXTRES_PARAM_MAPPING;
 	f->res.name = "gpu";
 	f->res.amount = 1;

@@ -30,22 +30,18 @@
 #define REFUSE "; refusing to use it as a coordination file"
 
 struct fixture {
-	char dir[64];
-	char path[128]; /* dir/coord, not created */
+	char dir[TF_DIR_LEN];
+	char path[TF_PATH_LEN]; /* dir/coord, not created */
 };
 
 static int setup(void **state)
 {
 	struct fixture *f = calloc(1, sizeof(*f));
 
-	if (!f)
-		return -1;
-	strcpy(f->dir, "/tmp/extres-test-coord-XXXXXX");
-	if (!mkdtemp(f->dir)) {
+	if (!f || tf_coord_dir("coord", f->dir, f->path) < 0) {
 		free(f);
 		return -1;
 	}
-	snprintf(f->path, sizeof(f->path), "%s/coord", f->dir);
 	*state = f;
 	return 0;
 }

@@ -27,8 +27,8 @@
 #define SENTINEL ((struct extres_coord_item *)(uintptr_t)0x5e5e)
 
 struct fixture {
-	char dir[64];
-	char path[128]; /* dir/coord, not created */
+	char dir[TF_DIR_LEN];
+	char path[TF_PATH_LEN]; /* dir/coord, not created */
 	pid_t zombie; /* exited, not reaped until teardown; 0 when none */
 	char lines[8][128];
 	char content[1024]; /* every line of `lines`, in order */
@@ -38,14 +38,10 @@ static int setup(void **state)
 {
 	struct fixture *f = calloc(1, sizeof(*f));
 
-	if (!f)
-		return -1;
-	strcpy(f->dir, "/tmp/extres-test-coord-gc-XXXXXX");
-	if (!mkdtemp(f->dir)) {
+	if (!f || tf_coord_dir("coord-gc", f->dir, f->path) < 0) {
 		free(f);
 		return -1;
 	}
-	snprintf(f->path, sizeof(f->path), "%s/coord", f->dir);
 	*state = f;
 	return 0;
 }
