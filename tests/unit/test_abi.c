@@ -18,50 +18,59 @@
 
 #define MEMBER_SIZE(type, member) sizeof(((type *)0)->member)
 
+/*
+ * The layout on LP64, one line per member: X(type, member, offset, size),
+ * and S(type, size) for the whole struct. Expanded twice below: into
+ * static_asserts, and into run-time checks that say which member moved
+ * when it fails under a compiler that is lenient.
+ */
+#define LAYOUT(X, S)                                          \
+	X(struct extres_param, kind, 0, 4)                    \
+	X(struct extres_param, count, 4, 4)                   \
+	X(struct extres_param, key, 8, 8)                     \
+	X(struct extres_param, value, 16, 8)                  \
+	X(struct extres_param, items, 24, 8)                  \
+	X(struct extres_param, line, 32, 4)                   \
+	X(struct extres_param, column, 36, 4)                 \
+	S(struct extres_param, 40)                            \
+                                                              \
+	X(struct extres_host, abi_version, 0, 4)              \
+	X(struct extres_host, struct_size, 4, 4)              \
+	X(struct extres_host, resource, 8, 8)                 \
+	X(struct extres_host, config_path, 16, 8)             \
+	X(struct extres_host, config_dir, 24, 8)              \
+	X(struct extres_host, amount, 32, 8)                  \
+	X(struct extres_host, log, 40, 8)                     \
+	X(struct extres_host, error, 48, 8)                   \
+	X(struct extres_host, core, 56, 8)                    \
+	/* Appended in ABI 1: a driver checks struct_size. */ \
+	X(struct extres_host, check_trusted_path, 64, 8)      \
+	S(struct extres_host, 72)                             \
+                                                              \
+	X(struct extres_sink, struct_size, 0, 4)              \
+	X(struct extres_sink, begin_info, 8, 8)               \
+	X(struct extres_sink, add_property, 16, 8)            \
+	X(struct extres_sink, core, 24, 8)                    \
+	S(struct extres_sink, 32)                             \
+                                                              \
+	X(struct extres_driver_ops, abi_version, 0, 4)        \
+	X(struct extres_driver_ops, struct_size, 4, 4)        \
+	X(struct extres_driver_ops, name, 8, 8)               \
+	X(struct extres_driver_ops, open, 16, 8)              \
+	X(struct extres_driver_ops, discover, 24, 8)          \
+	X(struct extres_driver_ops, close, 32, 8)             \
+	S(struct extres_driver_ops, 40)
+
 #define PIN(type, member, off, size)                                          \
 	static_assert(offsetof(type, member) == (off),                        \
 		      #type "." #member " moved");                            \
 	static_assert(MEMBER_SIZE(type, member) == (size),                    \
-		      #type "." #member " changed size")
+		      #type "." #member " changed size");
+#define PIN_SIZE(type, size) \
+	static_assert(sizeof(type) == (size), #type " size");
 
 #if UINTPTR_MAX == UINT64_MAX
-
-PIN(struct extres_param, kind, 0, 4);
-PIN(struct extres_param, count, 4, 4);
-PIN(struct extres_param, key, 8, 8);
-PIN(struct extres_param, value, 16, 8);
-PIN(struct extres_param, items, 24, 8);
-PIN(struct extres_param, line, 32, 4);
-PIN(struct extres_param, column, 36, 4);
-static_assert(sizeof(struct extres_param) == 40, "extres_param size");
-
-PIN(struct extres_host, abi_version, 0, 4);
-PIN(struct extres_host, struct_size, 4, 4);
-PIN(struct extres_host, resource, 8, 8);
-PIN(struct extres_host, config_path, 16, 8);
-PIN(struct extres_host, config_dir, 24, 8);
-PIN(struct extres_host, amount, 32, 8);
-PIN(struct extres_host, log, 40, 8);
-PIN(struct extres_host, error, 48, 8);
-PIN(struct extres_host, core, 56, 8);
-/* Appended in ABI 1: a driver checks struct_size before using it. */
-PIN(struct extres_host, check_trusted_path, 64, 8);
-static_assert(sizeof(struct extres_host) == 72, "extres_host size");
-
-PIN(struct extres_sink, struct_size, 0, 4);
-PIN(struct extres_sink, begin_info, 8, 8);
-PIN(struct extres_sink, add_property, 16, 8);
-PIN(struct extres_sink, core, 24, 8);
-static_assert(sizeof(struct extres_sink) == 32, "extres_sink size");
-
-PIN(struct extres_driver_ops, abi_version, 0, 4);
-PIN(struct extres_driver_ops, struct_size, 4, 4);
-PIN(struct extres_driver_ops, name, 8, 8);
-PIN(struct extres_driver_ops, open, 16, 8);
-PIN(struct extres_driver_ops, discover, 24, 8);
-PIN(struct extres_driver_ops, close, 32, 8);
-static_assert(sizeof(struct extres_driver_ops) == 40, "extres_driver_ops size");
-
+LAYOUT(PIN, PIN_SIZE)
 #endif
 
 /* Types, callbacks' signatures included, are the other half of the ABI. */
@@ -121,45 +130,14 @@ static_assert(EXTRES_LOG_ERR == 3 && EXTRES_LOG_WARNING == 4 &&
 		      EXTRES_LOG_DEBUG == 7,
 	      "log levels are syslog's");
 
-/* The same numbers again at run time, so that the test also says which
- * member moved when it fails under a compiler that is lenient. */
 static void test_layout(void **state)
 {
 #if UINTPTR_MAX == UINT64_MAX
-	assert_int_equal(offsetof(struct extres_param, kind), 0);
-	assert_int_equal(offsetof(struct extres_param, count), 4);
-	assert_int_equal(offsetof(struct extres_param, key), 8);
-	assert_int_equal(offsetof(struct extres_param, value), 16);
-	assert_int_equal(offsetof(struct extres_param, items), 24);
-	assert_int_equal(offsetof(struct extres_param, line), 32);
-	assert_int_equal(offsetof(struct extres_param, column), 36);
-	assert_int_equal(sizeof(struct extres_param), 40);
-
-	assert_int_equal(offsetof(struct extres_host, abi_version), 0);
-	assert_int_equal(offsetof(struct extres_host, struct_size), 4);
-	assert_int_equal(offsetof(struct extres_host, resource), 8);
-	assert_int_equal(offsetof(struct extres_host, config_path), 16);
-	assert_int_equal(offsetof(struct extres_host, config_dir), 24);
-	assert_int_equal(offsetof(struct extres_host, amount), 32);
-	assert_int_equal(offsetof(struct extres_host, log), 40);
-	assert_int_equal(offsetof(struct extres_host, error), 48);
-	assert_int_equal(offsetof(struct extres_host, core), 56);
-	assert_int_equal(offsetof(struct extres_host, check_trusted_path), 64);
-	assert_int_equal(sizeof(struct extres_host), 72);
-
-	assert_int_equal(offsetof(struct extres_sink, struct_size), 0);
-	assert_int_equal(offsetof(struct extres_sink, begin_info), 8);
-	assert_int_equal(offsetof(struct extres_sink, add_property), 16);
-	assert_int_equal(offsetof(struct extres_sink, core), 24);
-	assert_int_equal(sizeof(struct extres_sink), 32);
-
-	assert_int_equal(offsetof(struct extres_driver_ops, abi_version), 0);
-	assert_int_equal(offsetof(struct extres_driver_ops, struct_size), 4);
-	assert_int_equal(offsetof(struct extres_driver_ops, name), 8);
-	assert_int_equal(offsetof(struct extres_driver_ops, open), 16);
-	assert_int_equal(offsetof(struct extres_driver_ops, discover), 24);
-	assert_int_equal(offsetof(struct extres_driver_ops, close), 32);
-	assert_int_equal(sizeof(struct extres_driver_ops), 40);
+#define CHECK(type, member, off, size)                          \
+	assert_int_equal(offsetof(type, member), (off));        \
+	assert_int_equal(MEMBER_SIZE(type, member), (size));
+#define CHECK_SIZE(type, size) assert_int_equal(sizeof(type), (size));
+	LAYOUT(CHECK, CHECK_SIZE)
 #else
 	skip();
 #endif
