@@ -35,24 +35,6 @@ void extres_allocations_free(struct extres_allocations *a)
 	free(a);
 }
 
-int extres_release_all(struct extres_allocations *a, struct extres_err *err)
-{
-	struct extres_err one;
-	int first = 0;
-	size_t i;
-
-	/* Newest first, the reverse of taking. */
-	for (i = a->n; i-- > 0;) {
-		int r = extres_alloc_release(a->items[i], &one);
-
-		if (r < 0 && first == 0) {
-			first = r;
-			extres_err_set(err, -r, "%s", one.msg);
-		}
-	}
-	return first;
-}
-
 /* The allocation `old` holds for resource `name`, or NULL. */
 static struct extres_allocation *
 find_allocation(const struct extres_allocations *old, const char *name)
@@ -192,6 +174,7 @@ int extres_release_dropped(struct extres_allocations *old,
 	int first = 0;
 	size_t i;
 
+	/* Newest first, the reverse of taking. */
 	for (i = old->n; i-- > 0;) {
 		int r = extres_alloc_release_except(
 			old->items[i], find_allocation(now, old->items[i]->resource),
@@ -203,4 +186,10 @@ int extres_release_dropped(struct extres_allocations *old,
 		}
 	}
 	return first;
+}
+
+/* Nothing is kept: every allocation releases all of its lines. */
+int extres_release_all(struct extres_allocations *a, struct extres_err *err)
+{
+	return extres_release_dropped(a, NULL, err);
 }

@@ -56,8 +56,9 @@ int extres_reallocate_all(const struct extres_config *config,
 			  struct extres_allocations **ret,
 			  struct extres_err *err);
 
-/* Release what `old` holds and `now` does not (removed resources, lowered
- * amounts, devices gone). Carries on past failures; the first is returned. */
+/* Release what `old` holds and `now` (NULL: nothing) does not (removed
+ * resources, lowered amounts, devices gone), newest first. Carries on past
+ * failures; the first is returned. */
 int extres_release_dropped(struct extres_allocations *old,
 			   const struct extres_allocations *now,
 			   struct extres_err *err);
