@@ -12,6 +12,7 @@
 
 #include <yaml.h>
 
+#include "fileio.h"
 #include "param.h"
 
 /* A config file is a page or two; anything this big is a mistake. */
@@ -1352,10 +1353,7 @@ int extres_config_load_buffer(const char *path, const char *buf, size_t len,
 static int read_file(const char *path, char **ret_buf, size_t *ret_len,
 		     struct extres_err *err)
 {
-	size_t len = 0, cap;
-	char *buf = NULL, *grown;
 	struct stat st;
-	ssize_t n;
 	int fd, r;
 
 	/* O_NONBLOCK: a FIFO must not hang us; it is refused below. */
@@ -1375,47 +1373,15 @@ static int read_file(const char *path, char **ret_buf, size_t *ret_len,
 		r = extres_err_set(err, EINVAL, "%s: not a regular file", path);
 		goto out;
 	}
-	cap = st.st_size > 0 && (size_t)st.st_size < MAX_FILE_SIZE
-		      ? (size_t)st.st_size + 1
-		      : 4096;
-	buf = malloc(cap);
-	if (!buf) {
-		r = extres_err_set(err, ENOMEM, "out of memory");
-		goto out;
-	}
-	for (;;) {
-		if (len == cap) {
-			cap *= 2;
-			grown = realloc(buf, cap);
-			if (!grown) {
-				r = extres_err_set(err, ENOMEM, "out of memory");
-				goto out;
-			}
-			buf = grown;
-		}
-		n = read(fd, buf + len, cap - len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			r = extres_err_set(err, errno, "%s: %s", path,
-					   strerror(errno));
-			goto out;
-		}
-		if (n == 0)
-			break;
-		len += (size_t)n;
-		if (len > MAX_FILE_SIZE) {
-			r = extres_err_set(err, EFBIG, "%s: larger than %u MiB",
-					   path, MAX_FILE_SIZE >> 20);
-			goto out;
-		}
-	}
-	*ret_buf = buf;
-	*ret_len = len;
-	buf = NULL;
-	r = 0;
+	r = extres_read_all(fd, MAX_FILE_SIZE, ret_buf, ret_len);
+	if (r == -EFBIG)
+		extres_err_set(err, EFBIG, "%s: larger than %u MiB", path,
+			       MAX_FILE_SIZE >> 20);
+	else if (r == -ENOMEM)
+		extres_err_set(err, ENOMEM, "out of memory");
+	else if (r < 0)
+		extres_err_set(err, -r, "%s: %s", path, strerror(-r));
 out:
-	free(buf);
 	close(fd);
 	return r;
 }

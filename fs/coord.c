@@ -13,6 +13,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fileio.h"
+
 /* Far beyond one line per device on any host: a bigger file is not ours. */
 #define COORD_MAX_SIZE (16u << 20)
 /* How many times the file may be replaced under us before we give up. */
@@ -408,48 +410,19 @@ static int lock_fd(const char *path, int fd, struct extres_err *err)
 static int read_all(const char *path, int fd, char **ret_buf, size_t *ret_len,
 		    struct extres_err *err)
 {
-	size_t cap = 4096, len = 0;
-	char *buf = malloc(cap), *nbuf;
-	ssize_t n;
+	int r = extres_read_all(fd, COORD_MAX_SIZE, ret_buf, ret_len);
 
-	if (!buf)
+	if (r == -EFBIG)
+		return extres_err_set(
+			err, EFBIG,
+			"coordination file %s is larger than %u bytes; refusing to read it",
+			path, COORD_MAX_SIZE);
+	if (r == -ENOMEM)
 		return extres_err_set(err, ENOMEM, "out of memory");
-	for (;;) {
-		if (len == cap) {
-			if (cap > COORD_MAX_SIZE) {
-				free(buf);
-				return extres_err_set(
-					err, EFBIG,
-					"coordination file %s is larger than %u bytes; refusing to read it",
-					path, COORD_MAX_SIZE);
-			}
-			cap = cap * 2 > COORD_MAX_SIZE ? COORD_MAX_SIZE + 1 :
-							 cap * 2;
-			nbuf = realloc(buf, cap);
-			if (!nbuf) {
-				free(buf);
-				return extres_err_set(err, ENOMEM,
-						      "out of memory");
-			}
-			buf = nbuf;
-		}
-		n = pread(fd, buf + len, cap - len, (off_t)len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			int e = errno;
-
-			free(buf);
-			return extres_err_set(
-				err, e, "cannot read coordination file %s: %s",
-				path, strerror(e));
-		}
-		if (n == 0)
-			break;
-		len += (size_t)n;
-	}
-	*ret_buf = buf;
-	*ret_len = len;
+	if (r < 0)
+		return extres_err_set(err, -r,
+				      "cannot read coordination file %s: %s",
+				      path, strerror(-r));
 	return 0;
 }
 

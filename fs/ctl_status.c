@@ -21,6 +21,7 @@
 
 #include "ctl.h"
 #include "err.h"
+#include "fileio.h"
 #include "infos.h"
 #include "json.h"
 #include "log.h"
@@ -96,46 +97,6 @@ static struct node *node_add(struct node *node, const char *name)
 	return &node->kids[node->n++];
 }
 
-/* All of `fd` up to `max` bytes, NUL-terminated, into *ret (free()) and
- * *ret_len. -EFBIG past `max`. */
-static int read_all(int fd, size_t max, char **ret, size_t *ret_len)
-{
-	size_t len = 0, cap = 0;
-	char *buf = NULL, *p;
-	ssize_t n;
-
-	for (;;) {
-		if (cap - len < 4096) {
-			cap = cap ? cap * 2 : 8192;
-			p = realloc(buf, cap);
-			if (!p) {
-				free(buf);
-				return -ENOMEM;
-			}
-			buf = p;
-		}
-		n = read(fd, buf + len, cap - len - 1);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			n = -errno;
-			free(buf);
-			return (int)n;
-		}
-		if (n == 0)
-			break;
-		len += (size_t)n;
-		if (len > max) {
-			free(buf);
-			return -EFBIG;
-		}
-	}
-	buf[len] = '\0';
-	*ret = buf;
-	*ret_len = len;
-	return 0;
-}
-
 /* The mount point, absolute; a missing path is named as "no extresd". */
 static int absolute(const char *path, char **ret, struct extres_err *err)
 {
@@ -168,7 +129,8 @@ static int read_property(int fd, struct node *prop)
 		return -errno;
 	if (!S_ISREG(st.st_mode))
 		return 1;
-	r = read_all(fd, MAX_PROPERTY_FILE, &prop->value, &prop->value_len);
+	r = extres_read_all(fd, MAX_PROPERTY_FILE, &prop->value,
+			    &prop->value_len);
 	if (r < 0)
 		return r;
 	if (prop->value_len > 0 && prop->value[prop->value_len - 1] == '\n')

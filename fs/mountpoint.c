@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <libgen.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,8 @@
 #include <sys/stat.h>
 #include <sys/vfs.h>
 #include <unistd.h>
+
+#include "fileio.h"
 
 #define OUR_FSTYPE "fuse.extresd"
 
@@ -81,46 +84,21 @@ int extres_mountinfo_lookup(const char *mountinfo, const char *path,
 
 static int read_mountinfo(char **ret, struct extres_err *err)
 {
-	size_t len = 0, cap = 0;
-	char *buf = NULL;
-	int fd, r = 0;
+	size_t len;
+	int fd, r;
 
 	fd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return extres_err_set(err, errno, "/proc/self/mountinfo: %s",
 				      strerror(errno));
-	for (;;) {
-		ssize_t n;
-
-		if (cap - len < 4096) {
-			char *b = realloc(buf, cap + 65536);
-
-			if (!b) {
-				r = extres_err_set(err, ENOMEM, "out of memory");
-				goto out;
-			}
-			buf = b;
-			cap += 65536;
-		}
-		n = read(fd, buf + len, cap - len - 1);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			r = extres_err_set(err, errno, "/proc/self/mountinfo: %s",
-					   strerror(errno));
-			goto out;
-		}
-		if (n == 0)
-			break;
-		len += (size_t)n;
-	}
-	buf[len] = '\0';
-	*ret = buf;
-	buf = NULL;
-out:
-	free(buf);
+	r = extres_read_all(fd, SIZE_MAX, ret, &len);
 	close(fd);
-	return r;
+	if (r == -ENOMEM)
+		return extres_err_set(err, ENOMEM, "out of memory");
+	if (r < 0)
+		return extres_err_set(err, -r, "/proc/self/mountinfo: %s",
+				      strerror(-r));
+	return 0;
 }
 
 static int mkdir_p(const char *path)

@@ -1,0 +1,19 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Reading a whole file into memory: the config, the coordination file,
+ * /proc/self/mountinfo and a mount's property files all need the same
+ * bounded loop.
+ */
+#ifndef EXTRES_FILEIO_H
+#define EXTRES_FILEIO_H
+
+#include <stddef.h>
+
+/*
+ * Read `fd` from its offset to the end into *ret_buf (free() it), with a NUL
+ * after the *ret_len bytes read. 0, -EFBIG past `max` bytes, -ENOMEM, or
+ * read()'s -errno (EINTR is retried); on failure nothing is returned.
+ */
+int extres_read_all(int fd, size_t max, char **ret_buf, size_t *ret_len);
+
+#endif
