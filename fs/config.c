@@ -13,6 +13,7 @@
 #include <yaml.h>
 
 #include "fileio.h"
+#include "infos.h"
 #include "param.h"
 
 /* A config file is a page or two; anything this big is a mistake. */
@@ -219,30 +220,9 @@ static uint32_t value_column(const struct extres_flat *e)
 	return extres_yaml_pos(e->value->start_mark.column);
 }
 
-static const char *name_problem(const char *name)
-{
-	size_t len = strlen(name), i;
-
-	if (len == 0)
-		return "is empty";
-	if (len > 255)
-		return "is longer than 255 bytes";
-	if (name[0] == '.')
-		return "starts with '.'";
-	for (i = 0; i < len; i++) {
-		unsigned char c = (unsigned char)name[i];
-
-		if (c == '/')
-			return "contains '/'";
-		if (c < 0x20 || c == 0x7f)
-			return "contains a control character";
-	}
-	return NULL;
-}
-
 int extres_check_name(const char *name)
 {
-	return name_problem(name) ? -EINVAL : 0;
+	return extres_name_problem(name) ? -EINVAL : 0;
 }
 
 static int is_absolute(const char *path)
@@ -455,7 +435,7 @@ static int add_resource(struct loader *l, const char *text, size_t len,
 	name = strndup(text, len);
 	if (!name)
 		return fail_oom(l);
-	problem = name_problem(name);
+	problem = extres_name_problem(name);
 	if (problem) {
 		fail(l, EINVAL, line, column, "resource name '%s' in %s %s",
 		     name, l->list_key, problem);
@@ -976,7 +956,7 @@ static int set_coordination(struct loader *l,
 	if (r < 0)
 		return r;
 	if (key) {
-		problem = name_problem(key);
+		problem = extres_name_problem(key);
 		if (problem)
 			return fail(l, EINVAL, value_line(key_entry),
 				    value_column(key_entry), "%s '%s' %s",

@@ -62,32 +62,42 @@ int extres_infos_begin(struct extres_infos *infos, struct extres_err *err)
 	return 0;
 }
 
-static int check_key(const char *key, struct extres_err *err)
+const char *extres_name_problem(const char *name)
 {
-	size_t len = strlen(key);
-	size_t i;
+	size_t len = strlen(name), i;
 
 	if (len == 0)
-		return extres_err_set(err, EINVAL, "empty property name");
+		return "is empty";
 	if (len > EXTRES_MAX_KEY_LEN)
+		return "is longer than 255 bytes";
+	if (name[0] == '.')
+		return "starts with '.'";
+	for (i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)name[i];
+
+		if (c == '/')
+			return "contains '/'";
+		if (c < 0x20 || c == 0x7f)
+			return "contains a control character";
+	}
+	return NULL;
+}
+
+static int check_key(const char *key, struct extres_err *err)
+{
+	const char *problem;
+
+	/* An empty name is not worth quoting; a long one is cut short. */
+	if (!*key)
+		return extres_err_set(err, EINVAL, "empty property name");
+	if (strlen(key) > EXTRES_MAX_KEY_LEN)
 		return extres_err_set(err, EINVAL,
 				      "property name '%.40s...' is longer than %d bytes",
 				      key, EXTRES_MAX_KEY_LEN);
-	if (key[0] == '.')
-		return extres_err_set(err, EINVAL,
-				      "property name '%s' starts with '.'", key);
-	for (i = 0; i < len; i++) {
-		unsigned char c = (unsigned char)key[i];
-
-		if (c == '/')
-			return extres_err_set(err, EINVAL,
-					      "property name '%s' contains '/'",
-					      key);
-		if (c < 0x20 || c == 0x7f)
-			return extres_err_set(err, EINVAL,
-					      "property name '%s' contains a control character",
-					      key);
-	}
+	problem = extres_name_problem(key);
+	if (problem)
+		return extres_err_set(err, EINVAL, "property name '%s' %s", key,
+				      problem);
 	return 0;
 }
 

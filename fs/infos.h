@@ -35,6 +35,14 @@ struct extres_infos {
 	struct extres_info *items;
 };
 
+/*
+ * What keeps `name` from being one entry of the mount (a resource's or a
+ * property's file name): "is empty", "is longer than 255 bytes", "starts
+ * with '.'" (hidden names are the daemon's own), "contains '/'" or
+ * "contains a control character"; NULL when it is fine.
+ */
+const char *extres_name_problem(const char *name);
+
 /* An empty list; free with extres_infos_free(). Returns 0 or -ENOMEM. */
 int extres_infos_new(struct extres_infos **ret);
 /* Accepts NULL. */
