@@ -21,21 +21,38 @@ static int is_coordination_flag(const char *s, size_t len)
 	return 0;
 }
 
-/* Flink hands the args string to Runtime.exec(), which splits it on
- * whitespace; the script driver does the same. */
+/* Whitespace as the C locale has it, without depending on the locale. */
+static int is_space(char c)
+{
+	return c == ' ' || (c >= '\t' && c <= '\r');
+}
+
+/*
+ * The next whitespace-separated word at *s and its length, moving *s past
+ * it; NULL when none is left. Flink hands the args string to
+ * Runtime.exec(), which splits it so; the script driver does the same.
+ */
+static const char *next_word(const char **s, size_t *ret_len)
+{
+	const char *p = *s, *w;
+
+	while (is_space(*p))
+		p++;
+	for (w = p; *p && !is_space(*p);)
+		p++;
+	*s = p;
+	*ret_len = (size_t)(p - w);
+	return p > w ? w : NULL;
+}
+
 static int words_have_flag(const char *s)
 {
 	const char *w;
+	size_t len;
 
-	while (*s) {
-		while (*s == ' ' || (*s >= '\t' && *s <= '\r'))
-			s++;
-		w = s;
-		while (*s && *s != ' ' && !(*s >= '\t' && *s <= '\r'))
-			s++;
-		if (s > w && is_coordination_flag(w, (size_t)(s - w)))
+	while ((w = next_word(&s, &len)))
+		if (is_coordination_flag(w, len))
 			return 1;
-	}
 	return 0;
 }
 
@@ -74,6 +91,7 @@ static char *script_coordination_file(const struct extres_resource_config *res)
 		extres_param_get(res->params, "discovery-script.args");
 	static const char flag[] = "--coordination-file";
 	const char *s, *w;
+	size_t len;
 	uint32_t i;
 
 	if (args && args->kind == EXTRES_PARAM_SEQUENCE) {
@@ -85,20 +103,13 @@ static char *script_coordination_file(const struct extres_resource_config *res)
 			    args->items[i + 1].value)
 				return strdup(args->items[i + 1].value);
 	} else if (args && args->kind == EXTRES_PARAM_SCALAR && args->value) {
-		/* Words split on whitespace, as the script driver does. */
 		int after_flag = 0;
 
-		for (s = args->value; *s;) {
-			while (*s == ' ' || (*s >= '\t' && *s <= '\r'))
-				s++;
-			for (w = s; *s && *s != ' ' && !(*s >= '\t' && *s <= '\r');)
-				s++;
-			if (s == w)
-				break;
+		for (s = args->value; (w = next_word(&s, &len));) {
 			if (after_flag)
-				return strndup(w, (size_t)(s - w));
-			after_flag = (size_t)(s - w) == sizeof(flag) - 1 &&
-				     memcmp(w, flag, sizeof(flag) - 1) == 0;
+				return strndup(w, len);
+			after_flag = len == sizeof(flag) - 1 &&
+				     memcmp(w, flag, len) == 0;
 		}
 	}
 	return strdup(FLINK_COORDINATION_FILE);
@@ -163,7 +174,7 @@ static int check_keys(const struct extres_resource_config *res, const char *key,
 				"resource '%s': info %zu has no property '%s' (the coordination key)",
 				res->name, i, key);
 		for (j = 0; v[j]; j++)
-			if (v[j] == ' ' || (v[j] >= '\t' && v[j] <= '\r'))
+			if (is_space(v[j]))
 				return extres_err_set(
 					err, EINVAL,
 					"resource '%s': info %zu has '%s' = '%s', which contains whitespace and cannot be recorded in the coordination file",
@@ -281,6 +292,20 @@ static int can_keep(const struct extres_resource_config *res, int coordinated,
 	       strcmp(prev->coordination_file, res->coordination_file) == 0;
 }
 
+/* The start time recorded with `owner`'s lines, with a message naming it. */
+static int owner_starttime(const struct extres_resource_config *res,
+			   pid_t owner, uint64_t *ret, struct extres_err *err)
+{
+	int r = extres_proc_starttime(owner, ret);
+
+	if (r < 0)
+		return extres_err_set(
+			err, -r,
+			"resource '%s': cannot read the start time of process %d: %s",
+			res->name, (int)owner, strerror(-r));
+	return 0;
+}
+
 int extres_alloc_take(const struct extres_resource_config *res,
 		      const struct extres_infos *candidates, pid_t owner,
 		      struct extres_allocation **ret, struct extres_err *err)
@@ -321,14 +346,9 @@ int extres_alloc_retake(const struct extres_resource_config *res,
 		r = check_keys(res, key, candidates, err);
 		if (r < 0)
 			goto out;
-		r = extres_proc_starttime(owner, &starttime);
-		if (r < 0) {
-			r = extres_err_set(
-				err, -r,
-				"resource '%s': cannot read the start time of process %d: %s",
-				res->name, (int)owner, strerror(-r));
+		r = owner_starttime(res, owner, &starttime, err);
+		if (r < 0)
 			goto out;
-		}
 		r = extres_coord_lock(res->coordination_file, &c, err);
 		if (r < 0) {
 			extres_err_prefix(err, -r, "resource '%s'", res->name);
@@ -388,18 +408,21 @@ int extres_alloc_retake(const struct extres_resource_config *res,
 
 	r = new_allocation(res, coordinated, owner, starttime, candidates,
 			   picked, n_picked, &a);
-	if (r == 0 && extres_alloc_script_coordinates(res)) {
+	if (r < 0) {
+		r = extres_err_set(err, -r, "out of memory");
+		goto out;
+	}
+	if (extres_alloc_script_coordinates(res)) {
 		/* The script recorded its $PPID, this process, as owner. */
 		a->recorded_by_script = 1;
 		a->owner = getpid();
 		a->coordination_file = script_coordination_file(res);
-		if (!a->coordination_file ||
-		    extres_proc_starttime(a->owner, &a->owner_starttime) < 0)
-			r = -ENOMEM;
-	}
-	if (r < 0) {
-		r = extres_err_set(err, -r, "out of memory");
-		goto out;
+		r = a->coordination_file ?
+			    owner_starttime(res, a->owner, &a->owner_starttime,
+					    err) :
+			    extres_err_set(err, ENOMEM, "out of memory");
+		if (r < 0)
+			goto out;
 	}
 	if (coordinated) {
 		/* Kept devices are recorded already, unless found missing. */
