@@ -13,6 +13,7 @@
 #include "json.h"
 
 #define CTL_DEFAULT_CONFIG "/etc/extres/extres.yaml"
+#define CTL_DEFAULT_MOUNTPOINT "/run/extres"
 
 #define CTL_EXIT_USAGE 2
 

@@ -22,7 +22,6 @@
 #include "log.h"
 #include "mountpoint.h"
 
-#define DEFAULT_MOUNTPOINT "/run/extres"
 #define DEFAULT_TIMEOUT_S 60
 
 struct status {
@@ -37,7 +36,7 @@ static void usage_reload(FILE *out)
 	fprintf(out,
 		"usage: extresctl reload [--timeout SECONDS] [MOUNTPOINT]\n"
 		"\n"
-		"Make the extresd serving MOUNTPOINT (default " DEFAULT_MOUNTPOINT ")\n"
+		"Make the extresd serving MOUNTPOINT (default " CTL_DEFAULT_MOUNTPOINT ")\n"
 		"re-read its configuration, as SIGHUP does, and wait for the outcome.\n"
 		"A reload is all or nothing: if the new configuration or a driver fails,\n"
 		"the daemon keeps serving what it served and keeps its devices.\n"
@@ -122,7 +121,7 @@ int extres_ctl_reload(int argc, char *argv[])
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *path = DEFAULT_MOUNTPOINT;
+	const char *path = CTL_DEFAULT_MOUNTPOINT;
 	struct status before, now;
 	struct extres_err err;
 	struct timespec pause = { 0, 20 * 1000 * 1000 };

@@ -27,7 +27,6 @@
 #include "log.h"
 #include "mountpoint.h"
 
-#define DEFAULT_MOUNTPOINT "/run/extres"
 
 /* A property file holds at most its value and a newline. */
 #define MAX_PROPERTY_FILE (EXTRES_MAX_VALUE_LEN + 1)
@@ -50,7 +49,7 @@ static void usage_status(FILE *out)
 	fprintf(out,
 		"usage: extresctl status [--json] [MOUNTPOINT]\n"
 		"\n"
-		"Show what the extresd serving MOUNTPOINT (default " DEFAULT_MOUNTPOINT
+		"Show what the extresd serving MOUNTPOINT (default " CTL_DEFAULT_MOUNTPOINT
 		") serves,\n"
 		"read through the mount: each resource, its infos and their\n"
 		"properties, in the daemon's order. Hidden names (starting with\n"
@@ -300,7 +299,7 @@ int extres_ctl_status(int argc, char *argv[])
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *path = DEFAULT_MOUNTPOINT;
+	const char *path = CTL_DEFAULT_MOUNTPOINT;
 	struct node root = { 0 };
 	struct extres_err err;
 	char *mnt = NULL;
