@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -197,6 +198,7 @@ static int new_allocation(const struct extres_resource_config *res,
 		return -ENOMEM;
 	a->owner = owner;
 	a->owner_starttime = starttime;
+	a->lock_timeout_ms = res->lock_timeout_ms;
 	a->resource = strdup(res->name);
 	a->coordination_key =
 		strdup(res->coordination_key ? res->coordination_key : "index");
@@ -278,6 +280,64 @@ static int recorded_for(const struct extres_coord *c, const char *key,
 	return 0;
 }
 
+/* Whether `e` is a line recorded by `owner` (with `starttime`, when the line
+ * has one: a script writes none). */
+static int line_of(const struct extres_coord_entry *e, pid_t owner,
+		   uint64_t starttime)
+{
+	return e->parsed && e->pid == owner &&
+	       (!e->has_starttime || e->starttime == starttime);
+}
+
+/* Whether `c` has a line for `key` by `owner`, with or without a start
+ * time (a script's line has none). */
+static int has_line_of(const struct extres_coord *c, const char *key,
+		       pid_t owner)
+{
+	size_t i;
+
+	for (i = 0; i < c->n; i++)
+		if (c->entries[i].parsed && c->entries[i].pid == owner &&
+		    strcmp(c->entries[i].key, key) == 0)
+			return 1;
+	return 0;
+}
+
+/*
+ * The live owner other than owner/starttime recording `key` in `c`, or 0.
+ * Lines of owners that are gone were reclaimed already, except where the
+ * caller did not reclaim (the guard): so judge each one.
+ */
+static pid_t other_holder(const struct extres_coord *c, const char *key,
+			  pid_t owner, uint64_t starttime)
+{
+	size_t i;
+
+	for (i = 0; i < c->n; i++) {
+		const struct extres_coord_entry *e = &c->entries[i];
+
+		if (e->parsed && strcmp(e->key, key) == 0 &&
+		    !line_of(e, owner, starttime) &&
+		    extres_coord_owner_state(e) == EXTRES_OWNER_LIVE)
+			return e->pid;
+	}
+	return 0;
+}
+
+/* "resource 'R': device KEY=V is held by PID N (cmd) in coordination file
+ * F" as the error, returning -EBUSY. */
+static int held_error(const char *resource, const char *key, const char *v,
+		      pid_t holder, const char *file, struct extres_err *err)
+{
+	char who[320];
+
+	extres_proc_describe(holder, who, sizeof(who));
+	return extres_err_set(
+		err, EBUSY,
+		"resource '%s': device %s %s is held by %s in coordination file %s",
+		resource, key, v, who, file);
+}
+
 /* Whether `prev` was taken the way `res` would take now, so that its
  * devices can simply stay where they are. */
 static int can_keep(const struct extres_resource_config *res, int coordinated,
@@ -313,6 +373,115 @@ int extres_alloc_take(const struct extres_resource_config *res,
 	return extres_alloc_retake(res, candidates, NULL, owner, ret, err);
 }
 
+/*
+ * A script that is said to coordinate by itself has returned `candidates`.
+ * Trust nothing it claims: under the lock of the file it uses, every device
+ * taken must be recorded for this daemon, which the script records as its
+ * $PPID. A device the script did not record (it ignored the flag, or knows
+ * another spelling) is recorded here; one a live other owner holds is
+ * skipped, so a script that returns more devices than the amount still
+ * yields a disjoint set, and too few left is an error naming the holders.
+ */
+static int take_from_script(const struct extres_resource_config *res,
+			    const struct extres_infos *candidates,
+			    struct extres_allocation **ret,
+			    struct extres_err *err)
+{
+	const char *key =
+		res->coordination_key ? res->coordination_key : "index";
+	struct extres_allocation *a = NULL;
+	struct extres_coord *c = NULL;
+	size_t *picked = NULL, n_picked = 0, n_added = 0, i;
+	pid_t self = getpid(), holder, first_holder = 0;
+	const char *v, *first_held = NULL;
+	char *file = NULL;
+	uint64_t starttime;
+	int r;
+
+	picked = calloc(candidates->n ? candidates->n : 1, sizeof(*picked));
+	file = script_coordination_file(res);
+	if (!picked || !file) {
+		r = extres_err_set(err, ENOMEM, "out of memory");
+		goto out;
+	}
+	r = check_keys(res, key, candidates, err);
+	if (r == 0)
+		r = owner_starttime(res, self, &starttime, err);
+	if (r < 0)
+		goto out;
+	r = extres_coord_lock(file, res->lock_timeout_ms, &c, err);
+	if (r < 0) {
+		extres_err_prefix(err, -r, "resource '%s'", res->name);
+		goto out;
+	}
+	extres_coord_reclaim(c);
+	for (i = 0; i < candidates->n && n_picked < res->amount; i++) {
+		v = extres_info_get(&candidates->items[i], key);
+		if (picked_has(candidates, picked, n_picked, key, v))
+			continue;
+		holder = other_holder(c, v, self, starttime);
+		if (holder) {
+			if (!first_holder) {
+				first_holder = holder;
+				first_held = v;
+			}
+			continue;
+		}
+		if (!recorded_for(c, v, self, starttime) &&
+		    !extres_coord_has_key(c, v)) {
+			r = extres_coord_add(c, v, self, starttime);
+			if (r < 0) {
+				r = extres_err_set(err, -r, "out of memory");
+				goto out;
+			}
+			n_added++;
+		}
+		picked[n_picked++] = i;
+	}
+	if (n_picked < res->amount) {
+		char who[320] = "";
+
+		if (first_holder)
+			extres_proc_describe(first_holder, who, sizeof(who));
+		r = extres_err_set(
+			err, first_holder ? EBUSY : ENOSPC,
+			"resource '%s': wanted %" PRIu64
+			", found %zu free of the %zu its discovery script returned (coordination file %s)%s%s%s%s%s",
+			res->name, res->amount, n_picked, candidates->n, file,
+			first_holder ? "; device " : "",
+			first_holder ? key : "", first_holder ? " " : "",
+			first_holder ? first_held : "",
+			first_holder ? " is held by " : "");
+		if (first_holder)
+			extres_err_append(err, "%s", who);
+		goto out;
+	}
+	r = new_allocation(res, 0, self, starttime, candidates, picked,
+			   n_picked, &a);
+	if (r < 0) {
+		r = extres_err_set(err, -r, "out of memory");
+		goto out;
+	}
+	a->recorded_by_script = 1;
+	a->coordination_file = file;
+	file = NULL;
+	if (n_added) {
+		r = extres_coord_write(c, err);
+		if (r < 0) {
+			extres_err_prefix(err, -r, "resource '%s'", res->name);
+			goto out;
+		}
+	}
+	*ret = a;
+	a = NULL;
+out:
+	extres_coord_close(c);
+	extres_allocation_free(a);
+	free(file);
+	free(picked);
+	return r;
+}
+
 int extres_alloc_retake(const struct extres_resource_config *res,
 			const struct extres_infos *candidates,
 			const struct extres_allocation *prev, pid_t owner,
@@ -332,6 +501,8 @@ int extres_alloc_retake(const struct extres_resource_config *res,
 	ssize_t k;
 	int r;
 
+	if (extres_alloc_script_coordinates(res))
+		return take_from_script(res, candidates, ret, err);
 	if (!can_keep(res, coordinated, key, owner, prev))
 		prev = NULL;
 	picked = calloc(candidates->n ? candidates->n : 1, sizeof(*picked));
@@ -349,7 +520,8 @@ int extres_alloc_retake(const struct extres_resource_config *res,
 		r = owner_starttime(res, owner, &starttime, err);
 		if (r < 0)
 			goto out;
-		r = extres_coord_lock(res->coordination_file, &c, err);
+		r = extres_coord_lock(res->coordination_file,
+				      res->lock_timeout_ms, &c, err);
 		if (r < 0) {
 			extres_err_prefix(err, -r, "resource '%s'", res->name);
 			goto out;
@@ -369,8 +541,16 @@ int extres_alloc_retake(const struct extres_resource_config *res,
 		if (k < 0)
 			continue;
 		if (coordinated && !recorded_for(c, v, owner, starttime)) {
-			if (extres_coord_has_key(c, v))
-				continue;
+			pid_t holder = other_holder(c, v, owner, starttime);
+
+			/* Ours, and somebody else's too: a reload must not
+			 * quietly hand the device over (the guard reports
+			 * it); the operator decides. */
+			if (holder) {
+				r = held_error(res->name, key, v, holder,
+					       res->coordination_file, err);
+				goto out;
+			}
 			unrecorded[n_picked] = 1;
 		}
 		picked[n_picked++] = (size_t)k;
@@ -411,18 +591,6 @@ int extres_alloc_retake(const struct extres_resource_config *res,
 	if (r < 0) {
 		r = extres_err_set(err, -r, "out of memory");
 		goto out;
-	}
-	if (extres_alloc_script_coordinates(res)) {
-		/* The script recorded its $PPID, this process, as owner. */
-		a->recorded_by_script = 1;
-		a->owner = getpid();
-		a->coordination_file = script_coordination_file(res);
-		r = a->coordination_file ?
-			    owner_starttime(res, a->owner, &a->owner_starttime,
-					    err) :
-			    extres_err_set(err, ENOMEM, "out of memory");
-		if (r < 0)
-			goto out;
 	}
 	if (coordinated) {
 		/* Kept devices are recorded already, unless found missing. */
@@ -511,7 +679,8 @@ int extres_alloc_release_except(struct extres_allocation *a,
 			a->released = 1;
 		return 0;
 	}
-	r = extres_coord_lock_existing(a->coordination_file, &c, err);
+	r = extres_coord_lock_existing(a->coordination_file,
+				       a->lock_timeout_ms, &c, err);
 	/* Nothing is recorded in a file that is not there. */
 	if (r == -ENOENT) {
 		a->released = 1;
@@ -559,7 +728,8 @@ int extres_alloc_record(const struct extres_allocation *a,
 
 	if (!a->coordination_file)
 		return 0;
-	r = extres_coord_lock(a->coordination_file, &c, err);
+	r = extres_coord_lock(a->coordination_file, a->lock_timeout_ms, &c,
+			      err);
 	if (r < 0)
 		return extres_err_prefix(err, -r, "resource '%s'", a->resource);
 	extres_coord_reclaim(c);
@@ -573,6 +743,69 @@ int extres_alloc_record(const struct extres_allocation *a,
 		r = extres_coord_write(c, err);
 	else
 		r = extres_err_set(err, -r, "out of memory");
+	extres_coord_close(c);
+	return r;
+}
+
+int extres_alloc_guard(struct extres_allocation *a, char **ret_conflicts,
+		       size_t *ret_restored, struct extres_err *err)
+{
+	struct extres_coord *c = NULL;
+	char *conflicts = NULL, *grown;
+	size_t restored = 0, len = 0, i;
+	struct extres_err one;
+	const char *v;
+	pid_t holder;
+	int r;
+
+	*ret_conflicts = NULL;
+	*ret_restored = 0;
+	if (a->released || !a->coordination_file)
+		return 0;
+	/* Created again if somebody removed it: our lines belong there. */
+	r = extres_coord_lock(a->coordination_file, a->lock_timeout_ms, &c,
+			      err);
+	if (r < 0)
+		return extres_err_prefix(err, -r, "resource '%s'", a->resource);
+	for (i = 0; i < a->n; i++) {
+		v = extres_info_get(&a->infos[i], a->coordination_key);
+		if (!v)
+			continue;
+		holder = other_holder(c, v, a->owner, a->owner_starttime);
+		if (holder) {
+			held_error(a->resource, a->coordination_key, v, holder,
+				   a->coordination_file, &one);
+			grown = realloc(conflicts, len + strlen(one.msg) + 2);
+			if (!grown) {
+				r = extres_err_set(err, ENOMEM, "out of memory");
+				goto out;
+			}
+			conflicts = grown;
+			len += (size_t)sprintf(conflicts + len, "%s\n", one.msg);
+			continue;
+		}
+		if (recorded_for(c, v, a->owner, a->owner_starttime) ||
+		    (a->recorded_by_script && has_line_of(c, v, a->owner)))
+			continue;
+		r = extres_coord_add(c, v, a->owner, a->owner_starttime);
+		if (r < 0) {
+			r = extres_err_set(err, -r, "out of memory");
+			goto out;
+		}
+		restored++;
+	}
+	if (restored) {
+		r = extres_coord_write(c, err);
+		if (r < 0) {
+			extres_err_prefix(err, -r, "resource '%s'", a->resource);
+			goto out;
+		}
+	}
+	*ret_conflicts = conflicts;
+	conflicts = NULL;
+	*ret_restored = restored;
+out:
+	free(conflicts);
 	extres_coord_close(c);
 	return r;
 }

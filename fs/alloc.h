@@ -21,6 +21,7 @@ struct extres_allocation {
 	char *coordination_key;
 	pid_t owner;
 	uint64_t owner_starttime;
+	unsigned lock_timeout_ms; /* the resource's, for releasing */
 	/* The resource's script took the devices in its own coordination
 	 * file (coordination_file), recording this daemon as their owner:
 	 * nothing is written here, but the lines are ours to release. */
@@ -34,6 +35,9 @@ struct extres_allocation {
  * Take res->amount infos from `candidates`, in order, skipping any whose
  * coordination key is held by a live owner in the coordination file, and
  * record the taken ones for `owner` (whose start time is read from /proc).
+ * Waits at most res->lock_timeout_ms for the file's lock (see
+ * extres_coord_lock(): -ETIMEDOUT naming the holders, -EINTR when asked to
+ * stop).
  * Entries of owners that are gone (dead, reused PID, zombie) are dropped on
  * the way. A candidate without the coordination key property, or whose key
  * value holds whitespace, is -EINVAL naming the info; `owner` not running is
@@ -56,7 +60,15 @@ int extres_alloc_take(const struct extres_resource_config *res,
  * that (dropped, or amount lowered) are not released here: see
  * extres_alloc_release_except(). If `prev` was taken differently (another
  * coordination file or key, or coordination switched), nothing is kept.
- * On failure nothing new is recorded.
+ * A device of `prev` that a live other owner now holds fails the call with
+ * -EBUSY naming the device and that process: a reload never quietly drops
+ * a device in conflict. On failure nothing new is recorded.
+ *
+ * When the resource's script coordinates by itself
+ * (extres_alloc_script_coordinates()), its output is checked, not trusted:
+ * every device taken is recorded for this process in the script's file,
+ * by the script or else here; devices a live other owner holds are skipped;
+ * too few left is -EBUSY naming a holder (-ENOSPC when none is held).
  */
 int extres_alloc_retake(const struct extres_resource_config *res,
 			const struct extres_infos *candidates,
@@ -97,11 +109,26 @@ int extres_alloc_unrecord(struct extres_allocation *a, struct extres_err *err);
 int extres_alloc_record(const struct extres_allocation *a,
 			struct extres_err *err);
 
-/* 1 if the resource's own script coordinates (args contain
+/*
+ * The guard of a held allocation, run when its coordination file changed:
+ * under the lock, a line of ours that went missing (Flink's script frees an
+ * index with `sed -i "/INDEX /d"`, which also hits "13 ...") is written
+ * back when nobody else recorded the device since; a device that a live
+ * other owner now holds is a conflict, which cannot be undone from here.
+ * *ret_conflicts is NULL or one line per conflict ("resource 'R': device
+ * KEY V is held by PID N (cmd) in coordination file F\n"), malloc'd;
+ * *ret_restored counts the lines written back. No-op (0, NULL) without a
+ * coordination file. 0 or a negative errno with `err` set.
+ */
+int extres_alloc_guard(struct extres_allocation *a, char **ret_conflicts,
+		       size_t *ret_restored, struct extres_err *err);
+
+/* 1 if the resource's own script is said to coordinate (args contain
  * --enable-coordination-mode or --enable-coordination), else 0. Its
  * allocation then has recorded_by_script set, the script's coordination
  * file (--coordination-file, else Flink's /var/tmp/flink-gpu-coordination)
- * and this process, which the script records as $PPID, as the owner. */
+ * and this process, which the script records as $PPID, as the owner; and
+ * extres_alloc_retake() makes sure of every line. */
 int extres_alloc_script_coordinates(const struct extres_resource_config *res);
 
 #endif

@@ -95,6 +95,7 @@ struct loader {
 	struct extres_flat_list flat;
 	const char *list_key; /* the key the resources were listed under */
 	const struct extres_flat *mountpoint;
+	const struct extres_flat *lock_timeout;
 	struct resource_keys *keys; /* parallel to config->resources */
 	struct unlisted *unlisted;
 	size_t n_unlisted;
@@ -700,6 +701,8 @@ static int sort_keys(struct loader *l)
 			r = resource_key(l, e, key + strlen(RESOURCE_PREFIX));
 		else if (strcmp(key, EXTRES_PREFIX "mountpoint") == 0)
 			l->mountpoint = e;
+		else if (strcmp(key, EXTRES_PREFIX "lock-timeout") == 0)
+			l->lock_timeout = e;
 		else if (starts_with(key, EXTRES_PREFIX) ||
 			 starts_with(key, LIST_KEY "."))
 			r = warn_unknown(l, e);
@@ -825,26 +828,23 @@ not_a_number:
 }
 
 /*
- * refresh-interval: seconds, with up to three decimals ("30", "0.5"), from
- * EXTRES_MIN_REFRESH_MS; unset or null for none.
+ * Seconds, with up to three decimals ("30", "0.5"), into milliseconds:
+ * 0 or -EINVAL when the text is anything else or falls outside
+ * [min_ms, max_ms].
  */
-static int set_refresh(struct loader *l, struct extres_resource_config *res,
-		       const struct extres_flat *e)
+static int parse_seconds(const char *text, unsigned long long min_ms,
+			 unsigned long long max_ms, unsigned long long *ret_ms)
 {
 	unsigned long long whole = 0, ms;
-	const char *text, *p;
-	int r, decimals = 0;
+	const char *p = text;
+	int decimals = 0;
 
-	r = scalar_of(l, e, &text);
-	if (r < 0 || !text)
-		return r;
-	p = text;
 	if (*p < '0' || *p > '9')
-		goto bad;
+		return -EINVAL;
 	for (; *p >= '0' && *p <= '9'; p++) {
 		whole = whole * 10 + (unsigned long long)(*p - '0');
-		if (whole > EXTRES_MAX_REFRESH_MS / 1000)
-			goto bad;
+		if (whole > max_ms / 1000 + 1)
+			return -EINVAL;
 	}
 	ms = whole * 1000;
 	if (*p == '.') {
@@ -854,17 +854,33 @@ static int set_refresh(struct loader *l, struct extres_resource_config *res,
 		     p++, decimals++, scale /= 10)
 			ms += (unsigned long long)(*p - '0') * scale;
 		if (decimals == 0)
-			goto bad;
+			return -EINVAL;
 	}
-	if (*p != '\0' || ms < EXTRES_MIN_REFRESH_MS || ms > EXTRES_MAX_REFRESH_MS)
-		goto bad;
+	if (*p != '\0' || ms < min_ms || ms > max_ms)
+		return -EINVAL;
+	*ret_ms = ms;
+	return 0;
+}
+
+/* refresh-interval: from EXTRES_MIN_REFRESH_MS; unset or null for none. */
+static int set_refresh(struct loader *l, struct extres_resource_config *res,
+		       const struct extres_flat *e)
+{
+	unsigned long long ms;
+	const char *text;
+	int r;
+
+	r = scalar_of(l, e, &text);
+	if (r < 0 || !text)
+		return r;
+	if (parse_seconds(text, EXTRES_MIN_REFRESH_MS, EXTRES_MAX_REFRESH_MS,
+			  &ms) < 0)
+		return fail(l, EINVAL, value_line(e), value_column(e),
+			    "%s is '%s'; it must be seconds from %g to %llu, with at most three decimals",
+			    e->key, text, EXTRES_MIN_REFRESH_MS / 1000.0,
+			    (unsigned long long)EXTRES_MAX_REFRESH_MS / 1000);
 	res->refresh_ms = ms;
 	return 0;
-bad:
-	return fail(l, EINVAL, value_line(e), value_column(e),
-		    "%s is '%s'; it must be seconds from %g to %llu, with at most three decimals",
-		    e->key, text, EXTRES_MIN_REFRESH_MS / 1000.0,
-		    (unsigned long long)EXTRES_MAX_REFRESH_MS / 1000);
 }
 
 static int valid_driver(const char *driver)
@@ -1174,6 +1190,32 @@ static int set_mountpoint(struct loader *l)
 	return l->config->mountpoint ? 0 : fail_oom(l);
 }
 
+/* extres.lock-timeout: how long any wait for a coordination file's lock
+ * may last (seconds; 0 tries once). Every resource gets it. */
+static int set_lock_timeout(struct loader *l)
+{
+	const struct extres_flat *e = l->lock_timeout;
+	unsigned long long ms = EXTRES_LOCK_TIMEOUT_DEFAULT_MS;
+	const char *text = NULL;
+	size_t i;
+	int r;
+
+	if (e) {
+		r = scalar_of(l, e, &text);
+		if (r < 0)
+			return r;
+	}
+	if (text && parse_seconds(text, 0, EXTRES_MAX_LOCK_TIMEOUT_MS, &ms) < 0)
+		return fail(l, EINVAL, value_line(e), value_column(e),
+			    "%s is '%s'; it must be seconds from 0 to %llu, with at most three decimals",
+			    e->key, text,
+			    (unsigned long long)EXTRES_MAX_LOCK_TIMEOUT_MS / 1000);
+	l->config->lock_timeout_ms = (unsigned)ms;
+	for (i = 0; i < l->config->n_resources; i++)
+		l->config->resources[i].lock_timeout_ms = (unsigned)ms;
+	return 0;
+}
+
 static int compare_warnings(const void *a, const void *b)
 {
 	const struct warning *x = a, *y = b;
@@ -1241,6 +1283,9 @@ static int interpret(struct loader *l, yaml_node_t *root)
 	if (r < 0)
 		return r;
 	r = set_mountpoint(l);
+	if (r < 0)
+		return r;
+	r = set_lock_timeout(l);
 	if (r < 0)
 		return r;
 	r = warn_unlisted(l);

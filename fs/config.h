@@ -18,6 +18,8 @@
  *   external-resource.<name>.refresh-interval   (seconds, e.g. 30 or 0.5)
  *   external-resource.<name>.env-var            (see "Environment variables")
  *   extres.mountpoint
+ *   extres.lock-timeout        (seconds, default 10: the longest wait for a
+ *                               coordination file's lock)
  *
  * Everything else outside `external-resource.`/`extres.` is ignored silently;
  * an unknown key inside them is a warning that names it with file:line:col.
@@ -58,6 +60,9 @@
 #define EXTRES_MIN_REFRESH_MS 100ULL
 #define EXTRES_MAX_REFRESH_MS 86400000ULL
 #define EXTRES_MAX_RESOURCES 256
+/* extres.lock-timeout, in milliseconds: default 10 s, at most an hour. */
+#define EXTRES_LOCK_TIMEOUT_DEFAULT_MS 10000ULL
+#define EXTRES_MAX_LOCK_TIMEOUT_MS 3600000ULL
 
 struct extres_resource_config {
 	char *name;    /* safe directory name */
@@ -75,6 +80,8 @@ struct extres_resource_config {
 	/* external-resource.<name>.refresh-interval in ms: re-read the
 	 * allocated devices' properties this often; 0 = never. */
 	uint64_t refresh_ms;
+	/* extres.lock-timeout in ms (the same for every resource). */
+	unsigned lock_timeout_ms;
 	uint32_t line, column;   /* where the name was listed */
 };
 
@@ -82,6 +89,7 @@ struct extres_config {
 	char *path; /* absolute path of the file read */
 	char *dir;  /* its directory */
 	char *mountpoint; /* extres.mountpoint, or NULL */
+	unsigned lock_timeout_ms; /* extres.lock-timeout */
 	size_t n_resources;
 	struct extres_resource_config *resources; /* in list order */
 	size_t n_warnings;

@@ -27,15 +27,6 @@ int extres_control_block_signals(void)
 	return -pthread_sigmask(SIG_BLOCK, &set, NULL);
 }
 
-int extres_control_stop_pending(void)
-{
-	sigset_t set;
-
-	if (sigpending(&set) < 0)
-		return 0;
-	return sigismember(&set, SIGTERM) == 1 || sigismember(&set, SIGINT) == 1;
-}
-
 int extres_control_open(struct extres_control *c, void (*reload)(void *ctx),
 			void (*stop)(void *ctx),
 			long long (*refresh)(void *ctx), void *ctx,
@@ -47,6 +38,8 @@ int extres_control_open(struct extres_control *c, void (*reload)(void *ctx),
 	c->reload = reload;
 	c->stop = stop;
 	c->refresh = refresh;
+	c->watchfd = -1;
+	c->watch = NULL;
 	c->ctx = ctx;
 	c->sigfd = signalfd(-1, &set, SFD_CLOEXEC);
 	if (c->sigfd < 0)
@@ -66,16 +59,18 @@ int extres_control_open(struct extres_control *c, void (*reload)(void *ctx),
 static void *run(void *arg)
 {
 	struct extres_control *c = arg;
-	struct pollfd p[2] = {
+	struct pollfd p[3] = {
 		{ .fd = c->sigfd, .events = POLLIN },
 		{ .fd = c->stopfd, .events = POLLIN },
+		/* poll() skips a negative fd. */
+		{ .fd = c->watch ? c->watchfd : -1, .events = POLLIN },
 	};
 	struct signalfd_siginfo si;
 	long long next = c->refresh(c->ctx);
 	int n;
 
 	for (;;) {
-		n = poll(p, 2, next < 0 ? -1 : next > INT_MAX ? INT_MAX : (int)next);
+		n = poll(p, 3, next < 0 ? -1 : next > INT_MAX ? INT_MAX : (int)next);
 		if (n < 0 && errno != EINTR)
 			return NULL;
 		if (n > 0 && p[1].revents)
@@ -88,6 +83,8 @@ static void *run(void *arg)
 			}
 			c->reload(c->ctx);
 		}
+		if (n > 0 && p[2].revents)
+			c->watch(c->ctx);
 		/* Due refreshes run after a reload too (which reschedules). */
 		next = c->refresh(c->ctx);
 	}

@@ -5,7 +5,8 @@
  * It reads SIGHUP, SIGTERM and SIGINT from a signalfd (so no handler and
  * no global state): SIGHUP calls the reload callback, SIGTERM and SIGINT the
  * stop callback, after which the thread ends. In between it calls the
- * refresh callback whenever the next refresh is due. Slow work (drivers, the
+ * refresh callback whenever the next refresh is due, and the watch callback
+ * whenever `watchfd` (if not -1) is readable. Slow work (drivers, the
  * coordination file's lock) therefore never runs in a request handler, and a
  * stop never cuts a reload short: the session keeps serving until the
  * reload, and the kernel invalidations it makes, are done.
@@ -13,7 +14,7 @@
  * The three signals must be blocked in every thread: call
  * extres_control_block_signals() in the main thread before any other thread
  * starts. Until the thread runs they stay pending (see
- * extres_control_stop_pending()).
+ * extres_stop_pending() (fs/stop.h)).
  */
 #ifndef EXTRES_CONTROL_H
 #define EXTRES_CONTROL_H
@@ -34,15 +35,16 @@ struct extres_control {
 	 * due, or -1 for none. Also called once at start and after every
 	 * reload, to learn the first delay. */
 	long long (*refresh)(void *ctx);
+	/* Set after extres_control_open() (which leaves watchfd -1), before
+	 * the start: called when watchfd is readable; it must read it. */
+	int watchfd;
+	void (*watch)(void *ctx);
 	void *ctx;
 };
 
 /* Block SIGHUP, SIGTERM and SIGINT in the calling thread (and so in the
  * threads it starts later). */
 int extres_control_block_signals(void);
-
-/* 1 if a SIGTERM or SIGINT is pending (asked to stop during start-up). */
-int extres_control_stop_pending(void);
 
 /* Open the descriptors; 0 or a negative errno with a message. */
 int extres_control_open(struct extres_control *c, void (*reload)(void *ctx),

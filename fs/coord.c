@@ -11,12 +11,18 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "fileio.h"
+#include "stop.h"
+#include "trust.h"
 
-/* Far beyond one line per device on any host: a bigger file is not ours. */
-#define COORD_MAX_SIZE (16u << 20)
+#define COORD_MAX_SIZE EXTRES_COORD_MAX_SIZE
+/* Polling a lock another process holds: start fast (most holders are done
+ * within a few ms), then at most this often. */
+#define LOCK_POLL_MAX_MS 20
 /* How many times the file may be replaced under us before we give up. */
 #define COORD_MAX_REOPEN 64
 
@@ -181,6 +187,42 @@ int extres_proc_starttime(pid_t pid, uint64_t *ret)
 	return proc_stat(pid, NULL, ret);
 }
 
+void extres_proc_describe(pid_t pid, char *buf, size_t size)
+{
+	char path[64], cmd[256];
+	size_t len = 0, i;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		while (len < sizeof(cmd) - 1) {
+			n = read(fd, cmd + len, sizeof(cmd) - 1 - len);
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n <= 0)
+				break;
+			len += (size_t)n;
+		}
+		close(fd);
+	}
+	/* Arguments are NUL-separated; any user chose these bytes, so no
+	 * control character reaches a log or a terminal. */
+	while (len > 0 && cmd[len - 1] == '\0')
+		len--;
+	for (i = 0; i < len; i++)
+		if (cmd[i] == '\0')
+			cmd[i] = ' ';
+		else if ((unsigned char)cmd[i] < 0x20 || cmd[i] == 0x7f)
+			cmd[i] = '?';
+	cmd[len] = '\0';
+	if (len)
+		snprintf(buf, size, "PID %d (%s)", (int)pid, cmd);
+	else
+		snprintf(buf, size, "PID %d", (int)pid);
+}
+
 /* What /proc says of one PID; probed once per PID per pass. */
 struct proc_probe {
 	pid_t pid;
@@ -318,12 +360,21 @@ static int open_once(const char *path, int create, int *ret_fd,
 		r = check_stat(path, &st, err);
 		if (r < 0)
 			return r;
+		r = extres_check_trusted_shared(path, "coordination file", err);
+		if (r < 0)
+			return r;
+	} else if (errno == ENOENT && create) {
+		/* Only a directory nobody else can write, or a sticky one
+		 * (where a file another user made first is refused above on
+		 * the next try), may receive the file. */
+		r = extres_check_trusted_shared(path, "coordination file", err);
+		if (r < 0)
+			return r;
+		flags |= O_CREAT | O_EXCL;
+		created = 1;
 	} else if (errno == ENOENT && !create) {
 		return extres_err_set(err, ENOENT, "%s: %s", path,
 				      strerror(ENOENT));
-	} else if (errno == ENOENT) {
-		flags |= O_CREAT | O_EXCL;
-		created = 1;
 	} else {
 		return extres_err_set(err, errno,
 				      "cannot open coordination file %s: %s",
@@ -376,21 +427,112 @@ fail:
 	return r;
 }
 
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* ", PID 12 (cmd), PID 34 (cmd)" for the processes that /proc/locks shows
+ * holding a lock on the file open at fd (not those waiting for one). */
+static void lock_holders(int fd, char *buf, size_t size)
+{
+	char line[256], who[320];
+	unsigned maj, min;
+	unsigned long long ino;
+	struct stat st;
+	size_t len = 0;
+	int pid, n;
+	FILE *f;
+
+	buf[0] = '\0';
+	if (fstat(fd, &st) < 0)
+		return;
+	f = fopen("/proc/locks", "re");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f) && len + 1 < size) {
+		/* "1: FLOCK  ADVISORY  READ 1234 08:01:5678 0 EOF"; a waiter's
+		 * line has "->" after the number. */
+		if (strstr(line, "->") ||
+		    sscanf(line, "%*d: %*s %*s %*s %d %x:%x:%llu", &pid, &maj,
+			   &min, &ino) != 4)
+			continue;
+		if (maj != major(st.st_dev) || min != minor(st.st_dev) ||
+		    ino != (unsigned long long)st.st_ino || pid <= 0)
+			continue;
+		extres_proc_describe(pid, who, sizeof(who));
+		n = snprintf(buf + len, size - len, ", %s", who);
+		if (n < 0)
+			break;
+		len += (size_t)n < size - len ? (size_t)n : size - len - 1;
+	}
+	fclose(f);
+}
+
+/*
+ * Take the exclusive lock on fd within `timeout_ms`. Another process can hold
+ * it forever (anyone who can open the file can take a shared lock), so this
+ * never blocks: it polls, gives up at the deadline naming the holders, and
+ * gives up at once when this process has been asked to stop.
+ */
+static int wait_lock(const char *path, int fd, unsigned timeout_ms,
+		     struct extres_err *err)
+{
+	long long deadline = now_ms() + timeout_ms, left;
+	struct timespec nap;
+	long step = 1;
+	char holders[1024];
+
+	for (;;) {
+		if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+			return 0;
+		if (errno == EINTR)
+			continue;
+		if (errno != EWOULDBLOCK)
+			return extres_err_set(
+				err, errno,
+				"cannot lock coordination file %s: %s", path,
+				strerror(errno));
+		if (extres_stop_pending())
+			return extres_err_set(
+				err, EINTR,
+				"stopped while waiting for the lock on coordination file %s",
+				path);
+		left = deadline - now_ms();
+		if (left <= 0)
+			break;
+		if (step > left)
+			step = (long)left;
+		nap = (struct timespec){ step / 1000, (step % 1000) * 1000000 };
+		nanosleep(&nap, NULL);
+		if (step < LOCK_POLL_MAX_MS)
+			step *= 2;
+	}
+	lock_holders(fd, holders, sizeof(holders));
+	return extres_err_set(
+		err, ETIMEDOUT,
+		"timed out after %u.%03u s waiting for the lock on coordination file %s; held by %s",
+		timeout_ms / 1000, timeout_ms % 1000, path,
+		holders[0] ? holders + 2 : "a process /proc/locks does not show");
+}
+
 /*
  * Lock fd, then make sure it is still the file at `path`: Flink's scripts
  * edit the file with `sed -i`, which renames a new file over it, so the inode
  * we waited on may be gone. 0, -EAGAIN (try again) or an error.
  */
-static int lock_fd(const char *path, int fd, struct extres_err *err)
+static int lock_fd(const char *path, int fd, unsigned timeout_ms,
+		   struct extres_err *err)
 {
 	struct stat a, b;
+	int r;
 
-	while (flock(fd, LOCK_EX) < 0)
-		if (errno != EINTR)
-			return extres_err_set(
-				err, errno,
-				"cannot lock coordination file %s: %s", path,
-				strerror(errno));
+	r = wait_lock(path, fd, timeout_ms, err);
+	if (r < 0)
+		return r;
 	if (fstat(fd, &a) < 0)
 		return extres_err_set(err, errno,
 				      "cannot lock coordination file %s: %s",
@@ -467,24 +609,26 @@ static int parse_all(struct extres_coord *c, const char *buf, size_t len)
 	return 0;
 }
 
-static int lock_file(const char *path, int create, struct extres_coord **ret,
-		     struct extres_err *err);
+static int lock_file(const char *path, int create, unsigned timeout_ms,
+		     struct extres_coord **ret, struct extres_err *err);
 
-int extres_coord_lock(const char *path, struct extres_coord **ret,
-		      struct extres_err *err)
+int extres_coord_lock(const char *path, unsigned timeout_ms,
+		      struct extres_coord **ret, struct extres_err *err)
 {
-	return lock_file(path, 1, ret, err);
+	return lock_file(path, 1, timeout_ms, ret, err);
 }
 
-int extres_coord_lock_existing(const char *path, struct extres_coord **ret,
+int extres_coord_lock_existing(const char *path, unsigned timeout_ms,
+			       struct extres_coord **ret,
 			       struct extres_err *err)
 {
-	return lock_file(path, 0, ret, err);
+	return lock_file(path, 0, timeout_ms, ret, err);
 }
 
-static int lock_file(const char *path, int create, struct extres_coord **ret,
-		     struct extres_err *err)
+static int lock_file(const char *path, int create, unsigned timeout_ms,
+		     struct extres_coord **ret, struct extres_err *err)
 {
+	long long deadline = now_ms() + timeout_ms, left;
 	struct extres_coord *c = NULL;
 	char *buf = NULL;
 	size_t len = 0;
@@ -503,7 +647,10 @@ static int lock_file(const char *path, int create, struct extres_coord **ret,
 			continue;
 		if (r < 0)
 			goto out;
-		r = lock_fd(path, fd, err);
+		/* One deadline for the whole wait, however often the file
+		 * is replaced under us. */
+		left = deadline - now_ms();
+		r = lock_fd(path, fd, left > 0 ? (unsigned)left : 0, err);
 		if (r == 0)
 			break;
 		close(fd);
@@ -550,7 +697,11 @@ int extres_coord_add(struct extres_coord *c, const char *key, pid_t pid,
 	for (i = 0; key[i]; i++)
 		if (is_space(key[i]))
 			return -EINVAL;
-	if (asprintf(&e.line, "%s %d %" PRIu64, key, (int)pid, starttime) < 0)
+	/* A tab, not a space, before the start time: Flink frees an index
+	 * with `sed -i "/INDEX /d"`, which must never match inside our
+	 * line (PID 981 and index 1). Its `grep "^INDEX "` and
+	 * `awk '{print $2}'` read the line as before. */
+	if (asprintf(&e.line, "%s %d\t%" PRIu64, key, (int)pid, starttime) < 0)
 		return -ENOMEM;
 	e.line_len = strlen(e.line);
 	e.key = strdup(key);
@@ -644,6 +795,13 @@ int extres_coord_write(struct extres_coord *c, struct extres_err *err)
 		return write_error(c, errno, err);
 	for (i = 0; i < c->n; i++)
 		total += c->entries[i].line_len + 1;
+	/* What we write we must be able to read back, or nobody could ever
+	 * release a line of it again. */
+	if (total > COORD_MAX_SIZE)
+		return extres_err_set(
+			err, EFBIG,
+			"coordination file %s would grow to %zu bytes, past the %u-byte limit; nothing was written (extresctl coord gc drops the lines of owners that are gone)",
+			c->path, total, COORD_MAX_SIZE);
 	/* A shorter file is written padded with newlines to the old length
 	 * and only then cut, so a kill -9 between the write and the cut
 	 * leaves whole lines and blank ones (which readers skip), never a

@@ -3,16 +3,23 @@
  * The coordination file: who holds which device on this host, shared with
  * Flink's discovery scripts.
  *
- * One line per taken device: `KEY PID [STARTTIME]`. KEY is the coordination
+ * One line per taken device: `KEY PID[\tSTARTTIME]`. KEY is the coordination
  * key's value (a GPU index by default), PID the owner, STARTTIME field 22 of
  * /proc/PID/stat when the owner was recorded (extres writes it; Flink does
- * not). Lines that do not parse are kept verbatim and ignored.
+ * not). extres writes a tab before STARTTIME and reads any whitespace
+ * between fields (older versions wrote a space). Lines that do not parse are
+ * kept verbatim and ignored.
  *
  * Every read-decide-write happens under an exclusive flock() on the file
  * itself, and the file is rewritten in place (pwrite + ftruncate on the locked
  * descriptor), never replaced by rename, so every process locks the same
  * inode. The file is opened with O_NOFOLLOW|O_CLOEXEC and must be a regular
- * file with one link; it is created 0644 if missing.
+ * file with one link that passes extres_check_trusted_shared() (fs/trust.h):
+ * no user but root and the daemon's own (and members of its groups) could
+ * write it or replace it. It is created 0644 if missing.
+ *
+ * A lock is never waited for without a deadline: anyone who can open the
+ * file can hold a lock on it forever.
  */
 #ifndef EXTRES_COORD_H
 #define EXTRES_COORD_H
@@ -47,21 +54,32 @@ struct extres_coord {
 	struct extres_coord_entry *entries;
 };
 
+/* The largest file read, and written: one limit both ways, so that every
+ * file extres wrote can be read back (and its lines released). */
+#define EXTRES_COORD_MAX_SIZE (16u << 20)
+
 /*
  * Open (creating 0644 if missing) and lock `path` exclusively, then read all
- * entries. Blocks until the lock is free. Refuses symlinks, non-regular files
- * and files with more than one link (-ELOOP, -EINVAL, -EMLINK) with a message
- * naming the path, without opening them. If the file was replaced (renamed
+ * entries. Refuses symlinks, non-regular files and files with more than one
+ * link (-ELOOP, -EINVAL, -EMLINK) with a message naming the path, without
+ * opening them; a file or directory another user could write is -EPERM
+ * naming the entry, its owner and mode. If the file was replaced (renamed
  * over, as `sed -i` does) while we waited, locks the new one instead. A file
- * over 16 MiB is -EFBIG. Blank lines are dropped. On success *ret holds the
- * lock until extres_coord_close().
+ * over EXTRES_COORD_MAX_SIZE is -EFBIG. Blank lines are dropped.
+ *
+ * Waits at most `timeout_ms` for the lock: then -ETIMEDOUT, naming the file
+ * and the processes holding a lock on it (from /proc/locks). A SIGTERM or
+ * SIGINT pending (blocked) in this process ends the wait at once with
+ * -EINTR (see fs/stop.h). On success *ret holds the lock until
+ * extres_coord_close().
  */
-int extres_coord_lock(const char *path, struct extres_coord **ret,
-		      struct extres_err *err);
+int extres_coord_lock(const char *path, unsigned timeout_ms,
+		      struct extres_coord **ret, struct extres_err *err);
 
 /* The same for a file that must exist already (inspecting, releasing):
  * -ENOENT ("PATH: No such file or directory") instead of creating it. */
-int extres_coord_lock_existing(const char *path, struct extres_coord **ret,
+int extres_coord_lock_existing(const char *path, unsigned timeout_ms,
+			       struct extres_coord **ret,
 			       struct extres_err *err);
 
 /* Append an entry for key/pid/starttime (in memory). 0, -ENOMEM, or -EINVAL
@@ -76,7 +94,8 @@ void extres_coord_remove(struct extres_coord *c, size_t i);
  * reused PID or zombie. Unparsable lines stay. Returns how many went. */
 size_t extres_coord_reclaim(struct extres_coord *c);
 
-/* Rewrite the file in place from the in-memory entries. */
+/* Rewrite the file in place from the in-memory entries. A file that would
+ * be larger than EXTRES_COORD_MAX_SIZE is -EFBIG, with nothing written. */
 int extres_coord_write(struct extres_coord *c, struct extres_err *err);
 
 /* Unlock and free. Accepts NULL. Does not write. */
@@ -100,6 +119,11 @@ int extres_coord_is_taken(const struct extres_coord *c, const char *key);
 
 /* Field 22 of /proc/PID/stat. 0, -ESRCH (no such process), or -EIO. */
 int extres_proc_starttime(pid_t pid, uint64_t *ret);
+
+/* "PID 123 (its command line)" into buf, for messages that name another
+ * process; control characters show as '?', the command line is cut at
+ * 255 bytes, and a process whose command line cannot be read is "PID 123". */
+void extres_proc_describe(pid_t pid, char *buf, size_t size);
 
 /* Parse one line into *e (line copied). 0 or -ENOMEM; unparsable lines
  * come back with parsed = 0: fewer than two fields, or a PID that is not a

@@ -22,15 +22,16 @@ void extres_coord_items_free(struct extres_coord_item *items, size_t n)
 	free(items);
 }
 
-int extres_coord_list(const char *path, struct extres_coord_item **ret_items,
-		      size_t *ret_n, struct extres_err *err)
+int extres_coord_list(const char *path, unsigned timeout_ms,
+		      struct extres_coord_item **ret_items, size_t *ret_n,
+		      struct extres_err *err)
 {
 	struct extres_coord_item *items = NULL;
 	struct extres_coord *c = NULL;
 	size_t i, n = 0;
 	int r;
 
-	r = extres_coord_lock_existing(path, &c, err);
+	r = extres_coord_lock_existing(path, timeout_ms, &c, err);
 	if (r < 0)
 		goto out;
 	if (c->n) {
@@ -56,7 +57,7 @@ out:
 	return r;
 }
 
-int extres_coord_gc(const char *path, int dry_run,
+int extres_coord_gc(const char *path, int dry_run, unsigned timeout_ms,
 		    struct extres_coord_item **ret_removed,
 		    size_t *ret_n_removed, size_t *ret_kept,
 		    struct extres_err *err)
@@ -67,7 +68,7 @@ int extres_coord_gc(const char *path, int dry_run,
 	int *states = NULL;
 	int r;
 
-	r = extres_coord_lock_existing(path, &c, err);
+	r = extres_coord_lock_existing(path, timeout_ms, &c, err);
 	if (r < 0)
 		goto out;
 	if (c->n) {

@@ -6,10 +6,11 @@
  * Both take the file's exclusive lock through extres_coord_lock(), so they
  * judge and rewrite the file exactly as an allocator would and never race
  * with one; they inherit its refusals (symbolic link -ELOOP, not a regular
- * file -EINVAL, hard links -EMLINK, over 16 MiB -EFBIG). Unlike an
- * allocator, neither creates a missing file: that is -ENOENT with the
- * message "PATH: No such file or directory". Both block while another
- * process holds the lock.
+ * file -EINVAL, hard links -EMLINK, over 16 MiB -EFBIG, writable by another
+ * user -EPERM). Unlike an allocator, neither creates a missing file: that is
+ * -ENOENT with the message "PATH: No such file or directory". Both wait at
+ * most `timeout_ms` while another process holds the lock (-ETIMEDOUT,
+ * naming the holders).
  *
  * Owner states are judged once per entry while the lock is held, with
  * extres_coord_owner_state(); a caller shows them with
@@ -36,8 +37,9 @@ struct extres_coord_item {
  * *ret_items (NULL when the file has no entries) and *ret_n are set; free
  * them with extres_coord_items_free(). 0 or a negative errno with `err` set.
  */
-int extres_coord_list(const char *path, struct extres_coord_item **ret_items,
-		      size_t *ret_n, struct extres_err *err);
+int extres_coord_list(const char *path, unsigned timeout_ms,
+		      struct extres_coord_item **ret_items, size_t *ret_n,
+		      struct extres_err *err);
 
 /*
  * Drop, under the lock, every entry whose owner is gone: dead, reused PID or
@@ -52,7 +54,7 @@ int extres_coord_list(const char *path, struct extres_coord_item **ret_items,
  * are untouched and `err` says why, naming the file; only a failing rewrite
  * (see extres_coord_write()) can have changed it.
  */
-int extres_coord_gc(const char *path, int dry_run,
+int extres_coord_gc(const char *path, int dry_run, unsigned timeout_ms,
 		    struct extres_coord_item **ret_removed,
 		    size_t *ret_n_removed, size_t *ret_kept,
 		    struct extres_err *err);

@@ -45,6 +45,9 @@ int extres_ctl_next_opt(const char *cmd, const char *help_cmd, int argc,
  * made, after saying why. */
 int extres_ctl_print_json(struct extres_json *json);
 
+/* A whole number of seconds from min to max; 0 or -EINVAL. */
+int extres_ctl_parse_seconds(const char *arg, long min, long max, long *ret);
+
 struct extres_config;
 
 /* Load CONFIG and print its warnings; 0, or -1 after printing the error. */

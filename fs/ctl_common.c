@@ -71,3 +71,17 @@ int extres_ctl_print_json(struct extres_json *json)
 	free(text);
 	return 0;
 }
+
+int extres_ctl_parse_seconds(const char *arg, long min, long max, long *ret)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(arg, &end, 10);
+	if (arg[0] < '0' || arg[0] > '9' || *end || errno || v < min ||
+	    v > max)
+		return -EINVAL;
+	*ret = v;
+	return 0;
+}

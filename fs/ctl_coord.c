@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "config.h"
 #include "coord_gc.h"
 #include "ctl.h"
 #include "json.h"
@@ -19,15 +20,16 @@
 static void usage_coord(FILE *out)
 {
 	fprintf(out,
-		"usage: extresctl coord list FILE [--json]\n"
-		"       extresctl coord gc FILE [--json] [--dry-run]\n"
+		"usage: extresctl coord list FILE [--json] [--timeout SECONDS]\n"
+		"       extresctl coord gc FILE [--json] [--dry-run] [--timeout SECONDS]\n"
 		"\n"
 		"Inspect or clean a coordination file: one 'KEY PID [STARTTIME]' line\n"
 		"per taken device, shared with Flink's discovery scripts. Both commands\n"
-		"take the file's lock, as an allocator does, and wait while another\n"
-		"process holds it. A missing FILE, a symbolic link (never followed),\n"
-		"anything but a regular file, or a file with hard links is refused\n"
-		"with exit status 1.\n"
+		"take the file's lock, as an allocator does, and wait at most\n"
+		"--timeout seconds (default 10) while another process holds it, then\n"
+		"fail naming the holders. A missing FILE, a symbolic link (never\n"
+		"followed), anything but a regular file, a file with hard links, or one\n"
+		"another user could write is refused with exit status 1.\n"
 		"\n"
 		"    list       print every entry with its owner's state:\n"
 		"                 live        the process runs (with the recorded\n"
@@ -225,7 +227,7 @@ static void json_items(struct extres_json *j,
 /* ---------------------------------------------------------------------- */
 /* The commands */
 
-static int coord_list(const char *path, int json)
+static int coord_list(const char *path, int json, unsigned timeout_ms)
 {
 	struct extres_coord_item *items = NULL;
 	struct extres_json *j = NULL;
@@ -233,7 +235,7 @@ static int coord_list(const char *path, int json)
 	size_t n = 0;
 	int r;
 
-	r = extres_coord_list(path, &items, &n, &err);
+	r = extres_coord_list(path, timeout_ms, &items, &n, &err);
 	if (r < 0) {
 		extres_log(EXTRES_LOG_ERR, "%s", err.msg);
 		return 1;
@@ -254,7 +256,8 @@ static int coord_list(const char *path, int json)
 	return r < 0 ? 1 : 0;
 }
 
-static int coord_gc(const char *path, int json, int dry_run)
+static int coord_gc(const char *path, int json, int dry_run,
+		    unsigned timeout_ms)
 {
 	struct extres_coord_item *removed = NULL;
 	struct extres_json *j = NULL;
@@ -262,7 +265,8 @@ static int coord_gc(const char *path, int json, int dry_run)
 	size_t n = 0, kept = 0;
 	int r;
 
-	r = extres_coord_gc(path, dry_run, &removed, &n, &kept, &err);
+	r = extres_coord_gc(path, dry_run, timeout_ms, &removed, &n, &kept,
+			    &err);
 	if (r < 0) {
 		extres_log(EXTRES_LOG_ERR, "%s", err.msg);
 		return 1;
@@ -300,16 +304,19 @@ int extres_ctl_coord(int argc, char *argv[])
 {
 	static const struct option list_opts[] = {
 		{ "json", no_argument, NULL, CTL_OPT_JSON },
+		{ "timeout", required_argument, NULL, 't' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	static const struct option gc_opts[] = {
 		{ "json", no_argument, NULL, CTL_OPT_JSON },
 		{ "dry-run", no_argument, NULL, CTL_OPT_DRY_RUN },
+		{ "timeout", required_argument, NULL, 't' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *sub, *cmd, *path;
+	long timeout = (long)(EXTRES_LOCK_TIMEOUT_DEFAULT_MS / 1000);
 	int c, json = 0, dry_run = 0, gc;
 
 	if (argc < 2)
@@ -342,6 +349,14 @@ int extres_ctl_coord(int argc, char *argv[])
 		case CTL_OPT_DRY_RUN:
 			dry_run = 1;
 			break;
+		case 't':
+			if (extres_ctl_parse_seconds(optarg, 0, 3600,
+						     &timeout) < 0)
+				return extres_ctl_usage_error(
+					"coord",
+					"%s: --timeout '%s' is not a number of seconds from 0 to 3600",
+					cmd, optarg);
+			break;
 		case 'h':
 			usage_coord(stdout);
 			return 0;
@@ -359,5 +374,6 @@ int extres_ctl_coord(int argc, char *argv[])
 	if (!path[0])
 		return extres_ctl_usage_error(
 			"coord", "%s: FILE is an empty string", cmd);
-	return gc ? coord_gc(path, json, dry_run) : coord_list(path, json);
+	return gc ? coord_gc(path, json, dry_run, (unsigned)timeout * 1000) :
+		    coord_list(path, json, (unsigned)timeout * 1000);
 }

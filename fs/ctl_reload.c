@@ -100,20 +100,6 @@ static int read_status(const char *mnt, struct status *st,
 	return 0;
 }
 
-static int parse_timeout(const char *arg, long *ret)
-{
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(arg, &end, 10);
-	if (arg[0] < '0' || arg[0] > '9' || *end || errno || v < 1 ||
-	    v > 86400)
-		return -EINVAL;
-	*ret = v;
-	return 0;
-}
-
 int extres_ctl_reload(int argc, char *argv[])
 {
 	static const struct option longopts[] = {
@@ -133,7 +119,7 @@ int extres_ctl_reload(int argc, char *argv[])
 	while ((c = extres_ctl_next_opt("reload", "reload", argc, argv, ":h",
 					longopts)) != -1) {
 		if (c == 't') {
-			if (parse_timeout(optarg, &timeout) < 0)
+			if (extres_ctl_parse_seconds(optarg, 1, 86400, &timeout) < 0)
 				return extres_ctl_usage_error(
 					"reload",
 					"reload: --timeout '%s' is not a number of seconds from 1 to 86400",

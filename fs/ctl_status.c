@@ -55,7 +55,8 @@ static void usage_status(FILE *out)
 		"properties, in the daemon's order. Hidden names (starting with\n"
 		"'.') are skipped. Exit 1 when MOUNTPOINT is not an extresd mount,\n"
 		"or its daemon is gone (a dead mount: 'Transport endpoint is not\n"
-		"connected').\n"
+		"connected'), and when another live process holds a device it\n"
+		"serves (each such conflict is printed on stderr).\n"
 		"\n"
 		"    --json       one JSON object instead, mirroring the tree:\n"
 		"                   {\"RESOURCE\": {\"INFO\": {\"KEY\": \"VALUE\", ...}, ...}, ...}\n"
@@ -292,6 +293,43 @@ static int print_json(const struct node *root)
 	return r;
 }
 
+/*
+ * Print the daemon's "conflict ..." lines from .meta/status as errors: a
+ * device it serves that another live process holds too. Returns how many
+ * (0 also when the status cannot be read: the tree was, which is the
+ * answer asked for).
+ */
+static int report_conflicts(const char *mnt)
+{
+	char path[PATH_MAX], *buf = NULL, *p, *nl;
+	size_t len = 0;
+	int fd, n = 0;
+
+	if (snprintf(path, sizeof(path), "%s/.meta/status", mnt) >=
+	    (int)sizeof(path))
+		return 0;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	if (extres_read_all(fd, 1 << 20, &buf, &len) < 0) {
+		close(fd);
+		return 0;
+	}
+	close(fd);
+	for (p = buf; p < buf + len; p = nl + 1) {
+		nl = memchr(p, '\n', (size_t)(buf + len - p));
+		if (!nl)
+			break;
+		*nl = '\0';
+		if (strncmp(p, "conflict ", 9) == 0) {
+			extres_log(EXTRES_LOG_ERR, "conflict: %s", p + 9);
+			n++;
+		}
+	}
+	free(buf);
+	return n;
+}
+
 int extres_ctl_status(int argc, char *argv[])
 {
 	static const struct option longopts[] = {
@@ -339,6 +377,8 @@ int extres_ctl_status(int argc, char *argv[])
 	} else {
 		print_text(mnt, &root);
 	}
+	if (r == 0 && report_conflicts(mnt) > 0)
+		r = -EBUSY;
 	node_clear(&root);
 	free(mnt);
 	return r < 0 ? 1 : 0;

@@ -16,6 +16,7 @@
 #include "control.h"
 #include "daemonize.h"
 #include "fuse_ops.h"
+#include "guard.h"
 #include "owner.h"
 #include "startup.h"
 
@@ -48,6 +49,13 @@ struct extresd {
 	long long *refresh_due;
 	/* How many of each resource's devices the last refresh missed. */
 	size_t *refresh_stale;
+	/* Our coordination-file lines: watched, kept, and the conflicts
+	 * found (NULL: none; else one "resource ...: device ... is held by
+	 * ..." line each), checked again at guard_due (monotonic ms, 0:
+	 * not scheduled). */
+	struct extres_guard guard;
+	char *conflicts;
+	long long guard_due;
 };
 
 /*
@@ -67,5 +75,19 @@ void extresd_reload(void *ctx);
  * none). Runs on the control thread.
  */
 long long extresd_refresh(void *ctx);
+
+/*
+ * Check our lines in every coordination file (extres_alloc_guard()): write
+ * back lost ones, and report conflicts when they change (log, .meta/status,
+ * systemd STATUS=). Runs on the control thread, or before it starts.
+ */
+void extresd_check_lines(struct extresd *d);
+
+/* The control thread's watch callback: the guard's descriptor is readable. */
+void extresd_guard_event(void *ctx);
+
+/* From the refresh callback: check again when due while conflicts last;
+ * the milliseconds until the next check, or -1 for none. */
+long long extresd_guard_tick(struct extresd *d);
 
 #endif

@@ -23,9 +23,12 @@
 #include "log.h"
 #include "mountpoint.h"
 #include "sdnotify.h"
+#include "stop.h"
 
 #define DEFAULT_CONFIG "/etc/extres/extres.yaml"
 #define DEFAULT_MOUNTPOINT "/run/extres"
+/* The longest wait for a coordination file's lock on the way out. */
+#define EXIT_LOCK_TIMEOUT_MS 250u
 
 static const struct fuse_opt extresd_opts[] = {
 	{ "-c %s", offsetof(struct extresd, config_path), 0 },
@@ -145,16 +148,26 @@ static int build_tree(struct extresd *d)
 
 	r = extres_allocate_all(d->config, d->owner, &d->allocs, &err);
 	if (r < 0) {
-		extres_log(EXTRES_LOG_ERR, "%s", err.msg);
+		/* -EINTR: asked to stop while waiting; main exits 0. */
+		extres_log(r == -EINTR ? EXTRES_LOG_NOTICE : EXTRES_LOG_ERR,
+			   "%s", err.msg);
 		return r;
 	}
 	/* Asked to stop while the drivers ran: hand everything back (main's
 	 * cleanup releases) rather than mount. */
-	if (extres_control_stop_pending()) {
+	if (extres_stop_pending()) {
 		extres_log(EXTRES_LOG_NOTICE, "stopped during start-up");
 		return -EINTR;
 	}
-	return extresd_publish(d);
+	r = extresd_publish(d);
+	if (r < 0)
+		return r;
+	/* From now on our lines are watched; a file that cannot be is no
+	 * reason not to serve. */
+	if (extres_guard_watch(&d->guard, d->allocs, &err) < 0)
+		extres_log(EXTRES_LOG_WARNING, "%s", err.msg);
+	extresd_check_lines(d);
+	return 0;
 }
 
 /* Default mount options in front of the user's, so that theirs win; the
@@ -267,9 +280,20 @@ static int setup_signals(void)
 static void cleanup(struct extresd *d)
 {
 	struct extres_err err;
+	size_t i;
 
 	extres_control_close(&d->control);
 	extres_owner_close(&d->owner_watch);
+	extres_guard_close(&d->guard);
+	free(d->conflicts);
+	/* A stop is obeyed within a second even when another process holds
+	 * a coordination file's lock forever: lines not removed then name a
+	 * process that is about to be gone, which every allocator (Flink's
+	 * script too) takes as free. */
+	for (i = 0; d->allocs && i < d->allocs->n; i++)
+		if (d->allocs->items[i]->lock_timeout_ms > EXIT_LOCK_TIMEOUT_MS)
+			d->allocs->items[i]->lock_timeout_ms =
+				EXIT_LOCK_TIMEOUT_MS;
 	if (d->allocs && extres_release_all(d->allocs, &err) < 0)
 		extres_log(EXTRES_LOG_ERR, "%s", err.msg);
 	extres_allocations_free(d->allocs);
@@ -293,7 +317,8 @@ int main(int argc, char *argv[])
 	struct extresd d = {
 		.daemon = { .fd = -1 },
 		.owner_watch = { .pidfd = -1, .stopfd = -1 },
-		.control = { .sigfd = -1, .stopfd = -1 },
+		.control = { .sigfd = -1, .stopfd = -1, .watchfd = -1 },
+		.guard = { .fd = -1 },
 		.last_reload = "-",
 	};
 	struct extres_err err;
@@ -364,10 +389,13 @@ int main(int argc, char *argv[])
 	if (!d.owner_arg)
 		d.owner = getpid();
 	if (extres_control_open(&d.control, extresd_reload, stop_session,
-				extresd_refresh, &d, &err) < 0) {
+				extresd_refresh, &d, &err) < 0 ||
+	    extres_guard_open(&d.guard, &err) < 0) {
 		extres_log(EXTRES_LOG_ERR, "%s", err.msg);
 		goto out;
 	}
+	d.control.watchfd = d.guard.fd;
+	d.control.watch = extresd_guard_event;
 	r = build_tree(&d);
 	if (r == -EINTR)
 		status = 0;

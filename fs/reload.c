@@ -32,11 +32,34 @@ static int status_text(const struct extresd *d, char **ret, size_t *ret_len)
 		     "config %s\n"
 		     "generation %lu\n"
 		     "reloads %lu\n"
-		     "last-reload %s\n",
+		     "last-reload %s\n"
+		     "%s",
 		     (int)getpid(), d->config->path, d->generation, d->reloads,
-		     d->last_reload);
+		     d->last_reload, d->conflicts ? "" : "conflicts 0\n");
 	if (n < 0)
 		return -ENOMEM;
+	/* One "conflict ..." line each, after the count. */
+	if (d->conflicts) {
+		const char *p, *nl;
+		size_t count = 0;
+		char *more;
+
+		for (p = d->conflicts; (nl = strchr(p, '\n')); p = nl + 1)
+			count++;
+		more = NULL;
+		n = asprintf(&more, "%sconflicts %zu\n", text, count);
+		free(text);
+		text = more;
+		for (p = d->conflicts; n >= 0 && (nl = strchr(p, '\n'));
+		     p = nl + 1) {
+			n = asprintf(&more, "%sconflict %.*s\n", text,
+				     (int)(nl - p), p);
+			free(text);
+			text = n >= 0 ? more : NULL;
+		}
+		if (n < 0)
+			return -ENOMEM;
+	}
 	*ret = text;
 	*ret_len = (size_t)n;
 	return 0;
@@ -188,6 +211,9 @@ static int try_reload(struct extresd *d)
 	if (extres_release_dropped(old, allocs, &err) < 0)
 		extres_log(EXTRES_LOG_ERR, "after reload: %s", err.msg);
 	extres_allocations_free(old);
+	if (extres_guard_watch(&d->guard, d->allocs, &err) < 0)
+		extres_log(EXTRES_LOG_ERR, "after reload: %s", err.msg);
+	extresd_check_lines(d);
 	return 0;
 fail:
 	extres_config_free(config);
@@ -314,7 +340,7 @@ static int refresh_resource(struct extresd *d, size_t i, int *changed)
 long long extresd_refresh(void *ctx)
 {
 	struct extresd *d = ctx;
-	long long now = now_ms(), next = -1;
+	long long now = now_ms(), next = extresd_guard_tick(d);
 	size_t n = d->config->n_resources, i;
 	int changed = 0;
 

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -11,11 +12,33 @@
 /* The kernel's own limit on symlinks followed in one lookup. */
 #define MAX_LINKS 40
 
-#define WRITABLE_BY_OTHERS (S_IWGRP | S_IWOTH)
+/* How strict the walk is; see extres_check_trusted_shared(). */
+struct rules {
+	int shared;   /* a data file: our groups may write, the end may be missing */
+	gid_t *groups; /* shared: the daemon's groups (egid first) */
+	int n_groups;
+};
 
 static int trusted_uid(uid_t uid)
 {
 	return uid == 0 || uid == geteuid();
+}
+
+/* Whether the write bits of `st` give nobody but trusted users a way in:
+ * never world-writable; group-writable only for a shared file whose group
+ * is one of the daemon's own (its members are as trusted as we are). */
+static int writers_trusted(const struct rules *ru, const struct stat *st)
+{
+	int i;
+
+	if (st->st_mode & S_IWOTH)
+		return 0;
+	if (!(st->st_mode & S_IWGRP))
+		return 1;
+	for (i = 0; ru->shared && i < ru->n_groups; i++)
+		if (ru->groups[i] == st->st_gid)
+			return 1;
+	return 0;
 }
 
 static int lookup_failed(const char *path, const char *what, int errnum,
@@ -28,7 +51,8 @@ static int lookup_failed(const char *path, const char *what, int errnum,
 /* The rules for an entry passed on the way: its owner can always replace
  * what lies below it, and a directory that others may write without the
  * sticky bit lets them rename or remove any entry in it. */
-static int check_passed(const char *path, const char *what, const char *entry,
+static int check_passed(const struct rules *ru, const char *path,
+			const char *what, const char *entry,
 			const struct stat *st, struct extres_err *err)
 {
 	const char *kind = S_ISDIR(st->st_mode) ? "directory" : "symlink";
@@ -40,7 +64,7 @@ static int check_passed(const char *path, const char *what, const char *entry,
 	if (!trusted_uid(st->st_uid))
 		extres_err_set(err, EPERM, "%s %s is owned by uid %u", kind,
 			       entry, (unsigned)st->st_uid);
-	else if (S_ISDIR(st->st_mode) && (mode & WRITABLE_BY_OTHERS) &&
+	else if (S_ISDIR(st->st_mode) && !writers_trusted(ru, st) &&
 		 !(mode & S_ISVTX))
 		extres_err_set(
 			err, EPERM,
@@ -54,15 +78,16 @@ static int check_passed(const char *path, const char *what, const char *entry,
 }
 
 /* The rules for the file itself: the sticky bit means nothing on a file. */
-static int check_final(const char *path, const char *what, const char *real,
+static int check_final(const struct rules *ru, const char *path,
+		       const char *what, const char *real,
 		       const struct stat *st, struct extres_err *err)
 {
 	unsigned mode = st->st_mode & 07777;
 
 	if (!trusted_uid(st->st_uid))
-		extres_err_set(err, EPERM, "it is owned by uid %u",
-			       (unsigned)st->st_uid);
-	else if (mode & WRITABLE_BY_OTHERS)
+		extres_err_set(err, EPERM, "it is owned by uid %u (mode %04o)",
+			       (unsigned)st->st_uid, mode);
+	else if (!writers_trusted(ru, st))
 		extres_err_set(err, EPERM, "it is %s-writable (mode %04o)",
 			       (mode & S_IWOTH) ? "world" : "group", mode);
 	else
@@ -94,8 +119,8 @@ static void go_up(char *cur)
  * walked so far (every entry in it checked), `pending` what is left. A symlink
  * puts its target in front of what is left and goes on from "/" or `cur`.
  */
-int extres_check_trusted(const char *path, const char *what,
-			 struct extres_err *err)
+static int walk(const struct rules *ru, const char *path, const char *what,
+		struct extres_err *err)
 {
 	char cur[PATH_MAX], pending[PATH_MAX], entry[PATH_MAX], target[PATH_MAX];
 	const char *p = pending;
@@ -121,7 +146,7 @@ int extres_check_trusted(const char *path, const char *what,
 	strcpy(cur, "/");
 	if (lstat(cur, &st) < 0)
 		return lookup_failed(path, what, errno, err);
-	r = check_passed(path, what, cur, &st, err);
+	r = check_passed(ru, path, what, cur, &st, err);
 	if (r < 0)
 		return r;
 
@@ -157,11 +182,16 @@ int extres_check_trusted(const char *path, const char *what,
 			     strcmp(cur, "/") == 0 ? "" : "/", (int)len, name);
 		if (n < 0 || (size_t)n >= sizeof(entry))
 			return lookup_failed(path, what, ENAMETOOLONG, err);
-		if (lstat(entry, &st) < 0)
+		if (lstat(entry, &st) < 0) {
+			/* A shared file not made yet: what decides who may
+			 * make it is the directory, checked already. */
+			if (errno == ENOENT && ru->shared && !more)
+				return 0;
 			return lookup_failed(path, what, errno, err);
+		}
 		/* A symlink's target cannot be changed in place, but its
 		 * owner can remove and replace it. */
-		r = check_passed(path, what, entry, &st, err);
+		r = check_passed(ru, path, what, entry, &st, err);
 		if (r < 0)
 			return r;
 
@@ -193,5 +223,34 @@ int extres_check_trusted(const char *path, const char *what,
 		}
 		memcpy(cur, entry, (size_t)n + 1);
 	}
-	return check_final(path, what, cur, &st, err);
+	return check_final(ru, path, what, cur, &st, err);
+}
+
+int extres_check_trusted(const char *path, const char *what,
+			 struct extres_err *err)
+{
+	const struct rules ru = { 0 };
+
+	return walk(&ru, path, what, err);
+}
+
+int extres_check_trusted_shared(const char *path, const char *what,
+				struct extres_err *err)
+{
+	struct rules ru = { .shared = 1 };
+	int n, r;
+
+	n = getgroups(0, NULL);
+	ru.groups = calloc((size_t)(n > 0 ? n : 0) + 1, sizeof(*ru.groups));
+	if (!ru.groups)
+		return extres_err_set(err, ENOMEM, "out of memory");
+	ru.groups[0] = getegid();
+	ru.n_groups = 1;
+	if (n > 0) {
+		n = getgroups(n, ru.groups + 1);
+		ru.n_groups += n > 0 ? n : 0;
+	}
+	r = walk(&ru, path, what, err);
+	free(ru.groups);
+	return r;
 }

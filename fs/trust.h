@@ -35,4 +35,16 @@
 int extres_check_trusted(const char *path, const char *what,
 			 struct extres_err *err);
 
+/*
+ * The same rule for a file that the daemon shares with processes it trusts
+ * and writes rather than runs (a coordination file), with two differences:
+ * an entry that is group-writable is fine when its group is the daemon's
+ * effective group or one of its supplementary groups (so a file can be
+ * shared with the Flink user's group: `SupplementaryGroups=flink`), and the
+ * file itself may be missing (0 then: the directories that decide who may
+ * create it were checked).
+ */
+int extres_check_trusted_shared(const char *path, const char *what,
+				struct extres_err *err);
+
 #endif

@@ -161,9 +161,9 @@ served_index() {
 	cat "$WORK/$1/gpu/0/index" || fail "cannot read $WORK/$1/gpu/0/index"
 }
 
-# `KEY PID STARTTIME` for process PID, as extres records it.
+# `KEY PID<tab>STARTTIME` for process PID, as extres records it.
 line_for() {
-	printf '%s %s %s' "$1" "$2" "$(proc_starttime "$2")"
+	printf '%s %s\t%s' "$1" "$2" "$(proc_starttime "$2")"
 }
 
 # A process that lives until the case ends, to stand for a workload.
@@ -207,11 +207,22 @@ file_inode() {
 # Wait (10 s at most) until N processes wait for the flock on $1, failing
 # if one of the daemons NAME... exits first.
 wait_lock_waiters() {
-	local file=$1 n=$2 ino _ got name
+	local file=$1 n=$2 ino _ got name fd
 	shift 2
 	ino=$(stat -c %i "$file")
 	for _ in $(seq 200); do
+		# Blocked waiters (Flink-style writers) show in /proc/locks;
+		# extresd polls the lock, so it counts once it has the file
+		# open.
 		got=$(awk -v ino="$ino" '$2 == "->" && $3 == "FLOCK" && $7 ~ (":" ino "$")' /proc/locks | wc -l)
+		for name in "$@"; do
+			for fd in "/proc/${PID[$name]}/fd/"*; do
+				if [[ $(readlink "$fd" 2>/dev/null) == "$file" ]]; then
+					got=$((got + 1))
+					break
+				fi
+			done
+		done
 		[[ $got -lt $n ]] || return 0
 		for name in "$@"; do
 			if ! pid_alive "${PID[$name]}"; then
@@ -646,7 +657,7 @@ case_background() {
 	wait "$launcher" || status=$?
 	[[ $status == 0 ]] || fail "extresd without -f exited with status $status"
 	is_our_mount "$MNT" || fail "$MNT is not an extresd mount after extresd returned"
-	pid=$(cut -d' ' -f2 "$coord" | sort -u)
+	pid=$(awk '{ print $2 }' "$coord" | sort -u)
 	[[ $pid =~ ^[0-9]+$ ]] || fail "coordination file names no single owner: $(cat "$coord")"
 	[[ $pid != "$launcher" ]] || fail "the recorded owner is the process that returned ($launcher)"
 	assert_eq extresd "$(ps -p "$pid" -o comm=)" "ps -p $pid (the recorded owner)"

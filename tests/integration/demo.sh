@@ -33,10 +33,10 @@ case_demo() {
 	assert_eq index "$(ls -1 "$MNT/fpga/0")" "ls fpga/0"
 	assert_file "$MNT/fpga/0/index" $'0\n'
 	st=$(proc_starttime "$DAEMON_PID")
-	assert_eq "0 $DAEMON_PID $st
-1 $DAEMON_PID $st" "$(grep " $DAEMON_PID " "$DEMO_COORD" | sort)" "$DEMO_COORD while running"
+	assert_eq "0 $DAEMON_PID$T$st
+1 $DAEMON_PID$T$st" "$(awk -v p="$DAEMON_PID" '$2 == p' "$DEMO_COORD" | sort)" "$DEMO_COORD while running"
 	daemon_stop
-	assert_eq "" "$(grep " $DAEMON_PID " "$DEMO_COORD" || true)" "$DEMO_COORD after a clean exit"
+	assert_eq "" "$(awk -v p="$DAEMON_PID" '$2 == p' "$DEMO_COORD")" "$DEMO_COORD after a clean exit"
 	# Leave /tmp as it was when the file is ours and now empty.
 	if [[ $existed == 0 && ! -s $DEMO_COORD ]]; then
 		rm -f "$DEMO_COORD"

@@ -294,6 +294,10 @@ assert_probe() {
 	[[ $got == "$want" ]] || fail "probe $*: wanted '$want', got '$got'"
 }
 
+# extres records `KEY PID<tab>STARTTIME`: a tab, so that Flink's
+# `sed -i "/INDEX /d"` can never match after the key.
+T=$'\t'
+
 # Field 22 (start time) of /proc/PID/stat, as extres records it.
 proc_starttime() {
 	local stat rest

@@ -70,8 +70,8 @@ case_crash_recovery() {
 	assert_file "$MNT/gpu/1/index" $'1\n'
 	assert_eq 1 "$(awk -v mp="$MNT" '$5 == mp' /proc/self/mountinfo | wc -l)" "mounts at $MNT"
 	st=$(proc_starttime "$DAEMON_PID")
-	assert_eq "0 $DAEMON_PID $st
-1 $DAEMON_PID $st" "$(sort "$WORK/gpu.coord")" "coordination file after the crash"
+	assert_eq "0 $DAEMON_PID$T$st
+1 $DAEMON_PID$T$st" "$(sort "$WORK/gpu.coord")" "coordination file after the crash"
 	daemon_stop
 	assert_eq "" "$(coord_lines "$WORK/gpu.coord")" "coordination file after a clean exit"
 }
@@ -98,8 +98,8 @@ case_background() {
 	[[ $(tr '\0' ' ' <"/proc/$pid/cmdline") == *"$WORK/extres.yaml"* ]] ||
 		fail "pid $pid is not our extresd: $(tr '\0' ' ' <"/proc/$pid/cmdline")"
 	starttime=$(proc_starttime "$pid")
-	assert_eq "0 $pid $starttime
-1 $pid $starttime" "$(sort "$WORK/gpu.coord")" "coordination file"
+	assert_eq "0 $pid$T$starttime
+1 $pid$T$starttime" "$(sort "$WORK/gpu.coord")" "coordination file"
 	# A daemon that kept the caller's stderr would hang `$(extresd ...)`.
 	[[ $(readlink "/proc/$pid/fd/2") != "$DAEMON_ERR" ]] ||
 		fail "the daemon still holds the caller's stderr"

@@ -676,8 +676,8 @@ case_extresd_shared() {
 	local st
 	st=$(proc_starttime "$DAEMON_PID")
 	assert_file "$COORD" "0 $$ $ME_ST
-1 $DAEMON_PID $st
-2 $DAEMON_PID $st
+1 $DAEMON_PID$T$st
+2 $DAEMON_PID$T$st
 3 $$ $ME_ST
 "
 	daemon_stop

@@ -122,8 +122,8 @@ case_coord() {
 	daemon_start -c "$WORK/extres.yaml" "$MNT"
 	local st
 	st=$(proc_starttime "$DAEMON_PID")
-	assert_eq "0 $DAEMON_PID $st
-1 $DAEMON_PID $st" "$(sort "$WORK/gpu.coord")" "coordination file while running"
+	assert_eq "0 $DAEMON_PID$T$st
+1 $DAEMON_PID$T$st" "$(sort "$WORK/gpu.coord")" "coordination file while running"
 	daemon_stop
 	assert_eq "" "$(coord_lines "$WORK/gpu.coord")" "coordination file after a clean exit"
 }

@@ -223,8 +223,8 @@ case_no_churn() {
 	daemon_start -c "$WORK/extres.yaml" "$MNT"
 	local st
 	st=$(proc_starttime "$DAEMON_PID")
-	assert_eq "0 $DAEMON_PID $st
-1 $DAEMON_PID $st" "$(coord_lines "$coord")" "coordination file"
+	assert_eq "0 $DAEMON_PID$T$st
+1 $DAEMON_PID$T$st" "$(coord_lines "$coord")" "coordination file"
 	cp -- "$coord" "$WORK/coord.before"
 	gpu_tree() {
 		tree_listing "$MNT/gpu"
@@ -307,10 +307,10 @@ case_add_remove() {
 	assert_file "$MNT/fpga/0/index" $'4\n'
 	assert_file "$MNT/fpga/1/serial" $'SN-fpga-6\n'
 	assert_probe "reg 0444 10" stat "$MNT/fpga/1/serial"
-	assert_eq "4 $DAEMON_PID $st
-6 $DAEMON_PID $st" "$(coord_lines "$WORK/fpga.coord")" "fpga coordination file"
-	assert_eq "0 $DAEMON_PID $st
-1 $DAEMON_PID $st" "$(coord_lines "$WORK/gpu.coord")" "gpu coordination file"
+	assert_eq "4 $DAEMON_PID$T$st
+6 $DAEMON_PID$T$st" "$(coord_lines "$WORK/fpga.coord")" "fpga coordination file"
+	assert_eq "0 $DAEMON_PID$T$st
+1 $DAEMON_PID$T$st" "$(coord_lines "$WORK/gpu.coord")" "gpu coordination file"
 
 	# gpu goes; its names were looked up (and cached) just before.
 	assert_file "$MNT/gpu/0/index" $'0\n'
@@ -330,9 +330,9 @@ case_add_remove() {
 	[[ ! -e $MNT/gpu ]] || fail "$MNT/gpu still exists"
 	assert_eq "" "$(coord_lines "$WORK/gpu.coord")" "gpu coordination file after removing gpu"
 	assert_eq 0 "$(stat -c %s "$WORK/gpu.coord")" "size of the gpu coordination file"
-	assert_eq "4 $DAEMON_PID $st
-6 $DAEMON_PID $st" "$(coord_lines "$WORK/fpga.coord")" "fpga coordination file after removing gpu"
-	assert_eq "0 $DAEMON_PID $st" "$(coord_lines "$WORK/nic.coord")" "nic coordination file"
+	assert_eq "4 $DAEMON_PID$T$st
+6 $DAEMON_PID$T$st" "$(coord_lines "$WORK/fpga.coord")" "fpga coordination file after removing gpu"
+	assert_eq "0 $DAEMON_PID$T$st" "$(coord_lines "$WORK/nic.coord")" "nic coordination file"
 	assert_eq "$nic_tree" "$(tree_contents "$MNT/nic")" "nic throughout"
 	daemon_stop
 	assert_eq "" "$(coord_lines "$WORK/fpga.coord")" "fpga coordination file after exit"
@@ -354,7 +354,7 @@ case_amount_up_down() {
 	daemon_start -c "$WORK/extres.yaml" "$MNT"
 	st=$(proc_starttime "$DAEMON_PID")
 	assert_eq 0 "$(ls -1 "$MNT/gpu")" "ls gpu with amount 1"
-	assert_eq "0 $DAEMON_PID $st" "$(coord_lines "$coord")" "coordination file with amount 1"
+	assert_eq "0 $DAEMON_PID$T$st" "$(coord_lines "$coord")" "coordination file with amount 1"
 	t0=$(mtime_ns "$MNT/gpu/0/serial")
 
 	write_amount 3
@@ -362,9 +362,9 @@ case_amount_up_down() {
 	assert_eq $'0\n1\n2' "$(ls -1 "$MNT/gpu")" "ls gpu with amount 3"
 	assert_eq $'0\n1\n2' "$(cat "$MNT"/gpu/*/index)" "indexes with amount 3"
 	assert_file "$MNT/gpu/2/serial" $'SN-gpu-2\n'
-	assert_eq "0 $DAEMON_PID $st
-1 $DAEMON_PID $st
-2 $DAEMON_PID $st" "$(coord_lines "$coord")" "coordination file with amount 3"
+	assert_eq "0 $DAEMON_PID$T$st
+1 $DAEMON_PID$T$st
+2 $DAEMON_PID$T$st" "$(coord_lines "$coord")" "coordination file with amount 3"
 	assert_eq "$t0" "$(mtime_ns "$MNT/gpu/0/serial")" "mtime of gpu/0/serial"
 
 	# Look gpu/2 up first, so that the kernel has it to forget.
@@ -377,8 +377,8 @@ case_amount_up_down() {
 	assert_file "$MNT/gpu/1/serial" $'SN-gpu-1\n'
 	assert_probe ENOENT stat "$MNT/gpu/2"
 	assert_probe ENOENT stat "$MNT/gpu/2/index"
-	assert_eq "0 $DAEMON_PID $st
-1 $DAEMON_PID $st" "$(coord_lines "$coord")" "coordination file with amount 2"
+	assert_eq "0 $DAEMON_PID$T$st
+1 $DAEMON_PID$T$st" "$(coord_lines "$coord")" "coordination file with amount 2"
 	assert_eq "$t0" "$(mtime_ns "$MNT/gpu/0/serial")" "mtime of gpu/0/serial"
 
 	# Released for real: another daemon on the same file gets 2 and 3.
@@ -540,8 +540,8 @@ case_refresh() {
 	st=$(proc_starttime "$DAEMON_PID")
 	assert_file "$MNT/nic/0/temp" $'40\n'
 	assert_file "$MNT/nic/1/temp" $'41\n'
-	assert_eq "0 $DAEMON_PID $st
-1 $DAEMON_PID $st" "$(coord_lines "$coord")" "coordination file"
+	assert_eq "0 $DAEMON_PID$T$st
+1 $DAEMON_PID$T$st" "$(coord_lines "$coord")" "coordination file"
 	cp -- "$coord" "$WORK/coord.before"
 	t_state=$(mtime_ns "$MNT/nic/0/state")
 	t_dev1=$(mtime_ns "$MNT/nic/1/temp")
@@ -717,17 +717,17 @@ case_lost_line() {
 	EOF
 	daemon_start -c "$WORK/extres.yaml" "$MNT"
 	st=$(proc_starttime "$DAEMON_PID")
-	assert_eq "0 $DAEMON_PID $st" "$(coord_lines "$coord")" "coordination file at start"
+	assert_eq "0 $DAEMON_PID$T$st" "$(coord_lines "$coord")" "coordination file at start"
 	: >"$coord"
 	reload_ok
-	assert_eq "0 $DAEMON_PID $st" "$(coord_lines "$coord")" "coordination file after a reload over a lost line"
+	assert_eq "0 $DAEMON_PID$T$st" "$(coord_lines "$coord")" "coordination file after a reload over a lost line"
 	assert_file "$MNT/gpu/0/index" $'0\n'
 	# Now someone else (alive: this shell) records 0 in our place.
 	printf '0 %s\n' "$$" >"$coord"
 	reload_ok
 	assert_file "$MNT/gpu/0/index" $'1\n'
 	assert_eq "0 $$
-1 $DAEMON_PID $st" "$(coord_lines "$coord")" "coordination file after a reload over a taken line"
+1 $DAEMON_PID$T$st" "$(coord_lines "$coord")" "coordination file after a reload over a taken line"
 	daemon_stop
 	assert_eq "0 $$" "$(coord_lines "$coord")" "coordination file after a clean exit"
 }

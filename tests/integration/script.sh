@@ -49,8 +49,8 @@ $WORK/args
 	assert_probe "reg 0444 2" stat "$MNT/fpga/1/index"
 	local st
 	st=$(proc_starttime "$DAEMON_PID")
-	assert_eq "4 $DAEMON_PID $st
-6 $DAEMON_PID $st" "$(sort "$WORK/fpga.coord")" "coordination file while running"
+	assert_eq "4 $DAEMON_PID$T$st
+6 $DAEMON_PID$T$st" "$(sort "$WORK/fpga.coord")" "coordination file while running"
 	daemon_stop
 	assert_eq "" "$(coord_lines "$WORK/fpga.coord")" "coordination file after a clean exit"
 }

@@ -49,6 +49,7 @@ static int setup(void **state)
 	f->res.driver = "static";
 	f->res.params = &f->root;
 	f->res.coordination_key = "index";
+	f->res.lock_timeout_ms = 10000;
 	*state = f;
 	return 0;
 }
@@ -210,7 +211,7 @@ static void test_coordination_take(void **state)
 	assert_true(a->owner_starttime == mst);
 	assert_string_equal(tf_read_file(f->path),
 			    fmt("0 %d %" PRIu64 "\nnot a line\n2 %d\n"
-				"1 %d %" PRIu64 "\n3 %d %" PRIu64 "\n",
+				"1 %d\t%" PRIu64 "\n3 %d\t%" PRIu64 "\n",
 				(int)holder, hst, (int)holder, (int)me, mst,
 				(int)me, mst));
 	assert_int_equal(stat(f->path, &after), 0);
@@ -242,8 +243,8 @@ static void test_coordination_take(void **state)
 	assert_index(a, 1, "1");
 	assert_index(a, 2, "2");
 	assert_string_equal(tf_read_file(f->path),
-			    fmt("not a line\n0 %d %" PRIu64 "\n1 %d %" PRIu64
-				"\n2 %d %" PRIu64 "\n",
+			    fmt("not a line\n0 %d\t%" PRIu64 "\n1 %d\t%" PRIu64
+				"\n2 %d\t%" PRIu64 "\n",
 				(int)me, mst, (int)me, mst, (int)me, mst));
 	assert_int_equal(extres_alloc_release(a, &err), 0);
 	extres_allocation_free(a);
@@ -303,7 +304,7 @@ static void test_release_exact(void **state)
 	f->res.coordination_file = f->path;
 	assert_int_equal(extres_alloc_take(&f->res, f->cands, me, &a, &err), 0);
 	assert_string_equal(tf_read_file(f->path),
-			    fmt("0 %d %" PRIu64 "\n1 %d %" PRIu64 "\n", (int)me,
+			    fmt("0 %d\t%" PRIu64 "\n1 %d\t%" PRIu64 "\n", (int)me,
 				mst, (int)me, mst));
 
 	/* A Flink line and another extres line of a live process; our PID
@@ -349,7 +350,7 @@ static void test_coordination_key_uuid(void **state)
 	assert_index(a, 0, "1");
 	assert_string_equal(a->coordination_key, "uuid");
 	assert_string_equal(tf_read_file(f->path),
-			    fmt("GPU-0 %d %" PRIu64 "\n0 %d\nGPU-1 %d %" PRIu64
+			    fmt("GPU-0 %d %" PRIu64 "\n0 %d\nGPU-1 %d\t%" PRIu64
 				"\n",
 				(int)holder, hst, (int)holder, (int)me, mst));
 	assert_int_equal(extres_alloc_release(a, &err), 0);
@@ -427,7 +428,7 @@ static void test_duplicate_keys(void **state)
 	assert_index(a, 0, "0");
 	assert_index(a, 1, "1");
 	assert_string_equal(tf_read_file(f->path),
-			    fmt("0 %d %" PRIu64 "\n1 %d %" PRIu64 "\n", (int)me,
+			    fmt("0 %d\t%" PRIu64 "\n1 %d\t%" PRIu64 "\n", (int)me,
 				mst, (int)me, mst));
 	assert_int_equal(extres_alloc_release(a, &err), 0);
 	extres_allocation_free(a);
@@ -535,56 +536,79 @@ static void test_script_coordinated_take(void **state)
 	struct fixture *f = *state;
 	struct extres_allocation *a = NULL;
 	struct extres_err err = { "" };
+	pid_t me = getpid(), holder = start_holder();
+	uint64_t mst = tf_starttime(me);
+	char args[512];
 
 	f->cands = make_candidates(3);
 	f->res.amount = 2;
 	f->res.driver = "script";
-	f->res.coordination_file = f->path;
-	set_scalar_args(f, "--enable-coordination");
-	assert_int_equal(
-		extres_alloc_take(&f->res, f->cands, getpid(), &a, &err), 0);
-	/* The script's file (Flink's default here), owned by this process,
-	 * as the script records its $PPID: nothing written by us. */
-	assert_string_equal(a->coordination_file, "/var/tmp/flink-gpu-coordination");
+	snprintf(args, sizeof(args),
+		 "--enable-coordination --coordination-file %s", f->path);
+	set_scalar_args(f, args);
+
+	/* A script that ignored the flag recorded nothing: every device it
+	 * returned is recorded here, for this process (the script's $PPID),
+	 * in the script's file. */
+	assert_int_equal(extres_alloc_take(&f->res, f->cands, me, &a, &err), 0);
+	assert_string_equal(a->coordination_file, f->path);
 	assert_int_equal(a->recorded_by_script, 1);
-	assert_int_equal(a->owner, getpid());
+	assert_int_equal(a->owner, me);
 	assert_index(a, 0, "0");
 	assert_index(a, 1, "1");
-	assert_int_equal(access(f->path, F_OK), -1);
-	extres_allocation_free(a);
-	a = NULL;
-
-	/* With --coordination-file, that file; release removes the lines
-	 * the script wrote for us (three fields, or Flink's two) and no
-	 * other, and creates no file when there is none. */
-	set_scalar_args(f, "--enable-coordination-mode --coordination-file /nonexistent/x");
-	assert_int_equal(
-		extres_alloc_take(&f->res, f->cands, getpid(), &a, &err), 0);
-	assert_string_equal(a->coordination_file, "/nonexistent/x");
+	assert_string_equal(tf_read_file(f->path),
+			    fmt("0 %d\t%" PRIu64 "\n1 %d\t%" PRIu64 "\n",
+				(int)me, mst, (int)me, mst));
 	assert_int_equal(extres_alloc_release(a, &err), 0);
+	assert_string_equal(tf_read_file(f->path), "");
 	extres_allocation_free(a);
 	a = NULL;
-	{
-		char args[512], want[256];
-		uint64_t st;
 
-		snprintf(args, sizeof(args),
-			 "--coordination-file %s --enable-coordination-mode", f->path);
-		set_scalar_args(f, args);
-		assert_int_equal(extres_proc_starttime(getpid(), &st), 0);
-		tf_write_file(f->path, fmt("0 %d %llu\n1 %d\n2 %d %llu\n",
-					(int)getpid(), (unsigned long long)st,
-					(int)getpid(), (int)getpid(),
-					(unsigned long long)st));
-		assert_int_equal(
-			extres_alloc_take(&f->res, f->cands, getpid(), &a, &err), 0);
-		assert_string_equal(a->coordination_file, f->path);
-		assert_int_equal(extres_alloc_release(a, &err), 0);
-		snprintf(want, sizeof(want), "2 %d %llu\n", (int)getpid(),
-			 (unsigned long long)st);
-		assert_string_equal(tf_read_file(f->path), want);
-		extres_allocation_free(a);
-	}
+	/* A script that coordinates wrote Flink's two fields: nothing is
+	 * added, and release removes exactly those lines. */
+	tf_write_file(f->path, fmt("0 %d\n1 %d\n", (int)me, (int)me));
+	assert_int_equal(extres_alloc_take(&f->res, f->cands, me, &a, &err), 0);
+	assert_string_equal(tf_read_file(f->path),
+			    fmt("0 %d\n1 %d\n", (int)me, (int)me));
+	assert_int_equal(extres_alloc_release(a, &err), 0);
+	assert_string_equal(tf_read_file(f->path), "");
+	extres_allocation_free(a);
+	a = NULL;
+
+	/* A device that a live other process holds is skipped when the
+	 * script returned more than the amount ... */
+	tf_write_file(f->path, fmt("0 %d\n", (int)holder));
+	assert_int_equal(extres_alloc_take(&f->res, f->cands, me, &a, &err), 0);
+	assert_index(a, 0, "1");
+	assert_index(a, 1, "2");
+	assert_int_equal(extres_alloc_release(a, &err), 0);
+	assert_string_equal(tf_read_file(f->path), fmt("0 %d\n", (int)holder));
+	extres_allocation_free(a);
+	a = NULL;
+
+	/* ... and when too few are left, the error names the holder, and
+	 * nothing is written. */
+	f->res.amount = 3;
+	assert_int_equal(extres_alloc_take(&f->res, f->cands, me, &a, &err),
+			 -EBUSY);
+	assert_null(a);
+	assert_non_null(strstr(
+		err.msg,
+		fmt("resource 'gpu': wanted 3, found 2 free of the 3 its discovery script returned (coordination file %s); device index 0 is held by PID %d (",
+		    f->path, (int)holder)));
+	assert_string_equal(tf_read_file(f->path), fmt("0 %d\n", (int)holder));
+	f->res.amount = 2;
+
+	/* Our lines with and without a start time are ours; a line of ours
+	 * for a device not taken stays. */
+	tf_write_file(f->path, fmt("0 %d %" PRIu64 "\n1 %d\n2 %d %" PRIu64 "\n",
+				(int)me, mst, (int)me, (int)me, mst));
+	assert_int_equal(extres_alloc_take(&f->res, f->cands, me, &a, &err), 0);
+	assert_int_equal(extres_alloc_release(a, &err), 0);
+	assert_string_equal(tf_read_file(f->path),
+			    fmt("2 %d %" PRIu64 "\n", (int)me, mst));
+	extres_allocation_free(a);
+	stop_holder(holder);
 }
 
 #define RACERS 8
@@ -677,7 +701,7 @@ static void race_round(struct fixture *f)
 			assert_true(k >= 0 && k < DEVICES);
 			assert_int_equal(held[k], 0);
 			held[k] = 1;
-			snprintf(expect[k], sizeof(expect[k]), "%s %d %" PRIu64,
+			snprintf(expect[k], sizeof(expect[k]), "%s %d\t%" PRIu64,
 				 res[i].key, (int)res[i].pid,
 				 tf_starttime(res[i].pid));
 			winners++;
@@ -730,8 +754,8 @@ static void test_race(void **state)
 	f->res.amount = DEVICES;
 	assert_int_equal(extres_alloc_take(&f->res, f->cands, me, &a, &err), 0);
 	assert_string_equal(tf_read_file(f->path),
-			    fmt("0 %d %" PRIu64 "\n1 %d %" PRIu64
-				"\n2 %d %" PRIu64 "\n3 %d %" PRIu64 "\n",
+			    fmt("0 %d\t%" PRIu64 "\n1 %d\t%" PRIu64
+				"\n2 %d\t%" PRIu64 "\n3 %d\t%" PRIu64 "\n",
 				(int)me, mst, (int)me, mst, (int)me, mst,
 				(int)me, mst));
 	assert_int_equal(extres_alloc_release(a, &err), 0);

@@ -373,7 +373,7 @@ static void test_exact_match(void **state)
 	snprintf(content, sizeof(content), "0 %d 5\n%s", (int)dead, expect);
 	tf_write_file(f->path, content);
 
-	assert_int_equal(extres_coord_lock(f->path, &c, &err), 0);
+	assert_int_equal(extres_coord_lock(f->path, 1000, &c, &err), 0);
 	assert_int_equal(c->n, 2);
 	assert_int_equal(extres_coord_is_taken(c, "0"), 0);
 	assert_int_equal(extres_coord_is_taken(c, "1"), 0);
@@ -392,7 +392,7 @@ static void assert_lock_fails(const char *path, int errnum, const char *msg)
 	struct extres_coord *c = (struct extres_coord *)0x1;
 	struct extres_err err = { "" };
 
-	assert_int_equal(extres_coord_lock(path, &c, &err), -errnum);
+	assert_int_equal(extres_coord_lock(path, 1000, &c, &err), -errnum);
 	assert_ptr_equal(c, (struct extres_coord *)0x1);
 	assert_string_equal(err.msg, msg);
 }
@@ -479,8 +479,7 @@ static void test_open_error_names_path(void **state)
 
 	snprintf(path, sizeof(path), "%s/no/such/dir", f->dir);
 	snprintf(msg, sizeof(msg),
-		 "cannot open coordination file %s: No such file or directory",
-		 path);
+		 "coordination file %s: No such file or directory", path);
 	assert_lock_fails(path, ENOENT, msg);
 }
 
@@ -492,13 +491,13 @@ static void test_lock_existing(void **state)
 	struct extres_err err = { "" };
 	char msg[600];
 
-	assert_int_equal(extres_coord_lock_existing(f->path, &c, &err), -ENOENT);
+	assert_int_equal(extres_coord_lock_existing(f->path, 1000, &c, &err), -ENOENT);
 	snprintf(msg, sizeof(msg), "%s: No such file or directory", f->path);
 	assert_string_equal(err.msg, msg);
 	assert_null(c);
 	assert_int_equal(access(f->path, F_OK), -1);
 	tf_write_file(f->path, "3 1\n");
-	assert_int_equal(extres_coord_lock_existing(f->path, &c, &err), 0);
+	assert_int_equal(extres_coord_lock_existing(f->path, 1000, &c, &err), 0);
 	assert_int_equal(c->n, 1);
 	extres_coord_close(c);
 }
@@ -511,7 +510,7 @@ static void test_create_missing_0644(void **state)
 	mode_t old = umask(077);
 	struct stat st;
 
-	assert_int_equal(extres_coord_lock(f->path, &c, &err), 0);
+	assert_int_equal(extres_coord_lock(f->path, 1000, &c, &err), 0);
 	umask(old);
 	assert_int_equal(c->n, 0);
 	assert_string_equal(c->path, f->path);
@@ -532,7 +531,7 @@ static void test_empty_file(void **state)
 	struct extres_err err = { "" };
 
 	tf_write_file(f->path, "");
-	assert_int_equal(extres_coord_lock(f->path, &c, &err), 0);
+	assert_int_equal(extres_coord_lock(f->path, 1000, &c, &err), 0);
 	assert_int_equal(c->n, 0);
 	assert_int_equal(extres_coord_is_taken(c, "0"), 0);
 	assert_int_equal(extres_coord_write(c, &err), 0);
@@ -541,7 +540,7 @@ static void test_empty_file(void **state)
 
 	/* Only blank lines: nothing, and they go on rewrite. */
 	tf_write_file(f->path, "\n  \n\t\n");
-	assert_int_equal(extres_coord_lock(f->path, &c, &err), 0);
+	assert_int_equal(extres_coord_lock(f->path, 1000, &c, &err), 0);
 	assert_int_equal(c->n, 0);
 	assert_int_equal(extres_coord_write(c, &err), 0);
 	extres_coord_close(c);
@@ -560,7 +559,7 @@ static void test_rewrite_in_place(void **state)
 	tf_write_file(f->path, "garbage here\n\n   \n0 1\nx y z w\n1 1 99");
 	assert_int_equal(stat(f->path, &before), 0);
 
-	assert_int_equal(extres_coord_lock(f->path, &c, &err), 0);
+	assert_int_equal(extres_coord_lock(f->path, 1000, &c, &err), 0);
 	assert_int_equal(c->n, 4);
 	assert_int_equal(c->entries[0].parsed, 0);
 	assert_string_equal(c->entries[0].line, "garbage here");
@@ -572,12 +571,12 @@ static void test_rewrite_in_place(void **state)
 	assert_int_equal(extres_coord_write(c, &err), 0);
 	extres_coord_close(c);
 	snprintf(expect, sizeof(expect),
-		 "garbage here\n0 1\nx y z w\n1 1 99\nGPU-2 %d 12345\n",
+		 "garbage here\n0 1\nx y z w\n1 1 99\nGPU-2 %d\t12345\n",
 		 (int)getpid());
 	assert_string_equal(tf_read_file(f->path), expect);
 
 	/* Shorter content truncates the rest. */
-	assert_int_equal(extres_coord_lock(f->path, &c, &err), 0);
+	assert_int_equal(extres_coord_lock(f->path, 1000, &c, &err), 0);
 	assert_int_equal(c->n, 5);
 	extres_coord_remove(c, 4);
 	extres_coord_remove(c, 1);
@@ -600,7 +599,7 @@ static void test_add_rejects_bad_key(void **state)
 	struct extres_coord *c = NULL;
 	struct extres_err err = { "" };
 
-	assert_int_equal(extres_coord_lock(f->path, &c, &err), 0);
+	assert_int_equal(extres_coord_lock(f->path, 1000, &c, &err), 0);
 	assert_int_equal(extres_coord_add(c, "Tesla V100", getpid(), 1),
 			 -EINVAL);
 	assert_int_equal(extres_coord_add(c, "", getpid(), 1), -EINVAL);
@@ -632,7 +631,7 @@ static void test_lock_excludes(void **state)
 	if (pid == 0) {
 		struct extres_coord *cc = NULL;
 
-		if (extres_coord_lock(f->path, &cc, NULL) < 0 ||
+		if (extres_coord_lock(f->path, 1000, &cc, NULL) < 0 ||
 		    write(p[1], "L", 1) != 1)
 			_exit(1);
 		usleep(300 * 1000);
@@ -644,7 +643,7 @@ static void test_lock_excludes(void **state)
 	}
 	close(p[1]);
 	assert_int_equal(read(p[0], &ch, 1), 1);
-	assert_int_equal(extres_coord_lock(f->path, &c, &err), 0);
+	assert_int_equal(extres_coord_lock(f->path, 1000, &c, &err), 0);
 	assert_int_equal(c->n, 1);
 	assert_string_equal(c->entries[0].key, "7");
 	assert_int_equal(c->entries[0].pid, pid);
@@ -688,7 +687,7 @@ static void test_lock_follows_replaced_file(void **state)
 	}
 	close(p[1]);
 	assert_int_equal(read(p[0], &ch, 1), 1);
-	assert_int_equal(extres_coord_lock(f->path, &c, &err), 0);
+	assert_int_equal(extres_coord_lock(f->path, 1000, &c, &err), 0);
 	assert_int_equal(c->n, 1);
 	assert_string_equal(c->entries[0].key, "new");
 	assert_int_equal(stat(f->path, &st), 0);

@@ -224,7 +224,7 @@ static void test_file_owner(void **state)
 	give_away(f, "theirs.sh");
 	expect_fail(
 		f, "theirs.sh", EPERM,
-		"discovery script %1$s/theirs.sh could be modified by another user: it is owned by uid 65534",
+		"discovery script %1$s/theirs.sh could be modified by another user: it is owned by uid 65534 (mode 0555)",
 		f->tmp);
 }
 
@@ -272,7 +272,7 @@ static void test_sticky_dir_foreign_entry(void **state)
 	give_away(f, "tmp/sub");
 	expect_fail(
 		f, "tmp/theirs.sh", EPERM,
-		"discovery script %1$s/tmp/theirs.sh could be modified by another user: it is owned by uid 65534",
+		"discovery script %1$s/tmp/theirs.sh could be modified by another user: it is owned by uid 65534 (mode 0755)",
 		f->tmp);
 	expect_fail(
 		f, "tmp/sub/run.sh", EPERM,
@@ -454,6 +454,90 @@ static void test_null_err(void **state)
 			 -ENOENT);
 }
 
+/* The shared-file rule (coordination files): `rel` under the temp dir. */
+static int shared(const struct fixture *f, const char *rel,
+		  struct extres_err *err)
+{
+	char path[256];
+
+	return extres_check_trusted_shared(at(f, rel, path, sizeof(path)),
+					   "coordination file", err);
+}
+
+static void chgrp_to(const struct fixture *f, const char *rel, gid_t gid)
+{
+	char path[256];
+
+	assert_int_equal(lchown(at(f, rel, path, sizeof(path)), (uid_t)-1, gid),
+			 0);
+}
+
+/* Group-writable is fine for a shared file only when the group is ours. */
+static void test_shared_group(void **state)
+{
+	struct fixture *f = *state;
+	struct extres_err err;
+	char want[512];
+
+	make_dir(f, "ours", 0775);
+	make_file(f, "ours/coord", 0664);
+	chgrp_to(f, "ours", getegid());
+	chgrp_to(f, "ours/coord", getegid());
+	assert_int_equal(shared(f, "ours/coord", &err), 0);
+	/* Scripts stay strict. */
+	expect_fail(
+		f, "ours/coord", EPERM,
+		"discovery script %1$s/ours/coord could be modified by another user: directory %1$s/ours is group-writable without the sticky bit (mode 0775)",
+		f->tmp);
+
+	skip_unless_root();
+	chgrp_to(f, "ours/coord", NOBODY);
+	assert_int_equal(shared(f, "ours/coord", &err), -EPERM);
+	snprintf(want, sizeof(want),
+		 "coordination file %s/ours/coord could be modified by another user: it is group-writable (mode 0664)",
+		 f->tmp);
+	assert_string_equal(err.msg, want);
+}
+
+/* A file not made yet is judged by its directory. */
+static void test_shared_missing(void **state)
+{
+	struct fixture *f = *state;
+	struct extres_err err;
+	char want[512];
+
+	make_dir(f, "mine", 0755);
+	make_dir(f, "sticky", 01777);
+	make_dir(f, "open", 0777);
+	assert_int_equal(shared(f, "mine/coord", &err), 0);
+	assert_int_equal(shared(f, "sticky/coord", &err), 0);
+	assert_int_equal(shared(f, "open/coord", &err), -EPERM);
+	snprintf(want, sizeof(want),
+		 "coordination file %1$s/open/coord could be modified by another user: directory %1$s/open is world-writable without the sticky bit (mode 0777)",
+		 f->tmp);
+	assert_string_equal(err.msg, want);
+	/* Only the last entry may be missing. */
+	assert_int_equal(shared(f, "none/coord", &err), -ENOENT);
+}
+
+/* Another user's file in a sticky directory: made before we came. */
+static void test_shared_foreign_file(void **state)
+{
+	struct fixture *f = *state;
+	struct extres_err err;
+	char want[512];
+
+	skip_unless_root();
+	make_dir(f, "sticky", 01777);
+	make_file(f, "sticky/coord", 0666);
+	give_away(f, "sticky/coord");
+	assert_int_equal(shared(f, "sticky/coord", &err), -EPERM);
+	snprintf(want, sizeof(want),
+		 "coordination file %s/sticky/coord could be modified by another user: it is owned by uid 65534 (mode 0666)",
+		 f->tmp);
+	assert_string_equal(err.msg, want);
+}
+
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 
 int main(void)
@@ -475,6 +559,9 @@ int main(void)
 		T(test_lookup_errors),
 		T(test_long_path),
 		T(test_null_err),
+		T(test_shared_group),
+		T(test_shared_missing),
+		T(test_shared_foreign_file),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
