@@ -10,15 +10,20 @@
 
 #include "coord.h"
 
+static const char *const coordination_flags[] = {
+	"--enable-coordination-mode", "--enable-coordination"
+};
+
+/* 1 + the index in coordination_flags of the flag s[0..len), or 0. */
 static int is_coordination_flag(const char *s, size_t len)
 {
-	static const char *const flags[] = { "--enable-coordination-mode",
-					     "--enable-coordination" };
 	size_t i;
 
-	for (i = 0; i < sizeof(flags) / sizeof(flags[0]); i++)
-		if (strlen(flags[i]) == len && memcmp(flags[i], s, len) == 0)
-			return 1;
+	for (i = 0; i < sizeof(coordination_flags) / sizeof(*coordination_flags);
+	     i++)
+		if (strlen(coordination_flags[i]) == len &&
+		    memcmp(coordination_flags[i], s, len) == 0)
+			return (int)i + 1;
 	return 0;
 }
 
@@ -50,14 +55,16 @@ static int words_have_flag(const char *s)
 {
 	const char *w;
 	size_t len;
+	int f;
 
 	while ((w = next_word(&s, &len)))
-		if (is_coordination_flag(w, len))
-			return 1;
+		if ((f = is_coordination_flag(w, len)))
+			return f;
 	return 0;
 }
 
-int extres_alloc_script_coordinates(const struct extres_resource_config *res)
+/* 1 + the index of the first coordination flag in the script's args, or 0. */
+static int script_flag(const struct extres_resource_config *res)
 {
 	const struct extres_param *args;
 	uint32_t i;
@@ -68,18 +75,24 @@ int extres_alloc_script_coordinates(const struct extres_resource_config *res)
 	if (!args)
 		return 0;
 	if (args->kind == EXTRES_PARAM_SCALAR)
-		return args->value && words_have_flag(args->value);
+		return args->value ? words_have_flag(args->value) : 0;
 	if (args->kind != EXTRES_PARAM_SEQUENCE)
 		return 0;
 	/* Each item is one argument, passed as it is. */
 	for (i = 0; i < args->count; i++) {
 		const struct extres_param *item = &args->items[i];
+		int f;
 
 		if (item->kind == EXTRES_PARAM_SCALAR && item->value &&
-		    is_coordination_flag(item->value, strlen(item->value)))
-			return 1;
+		    (f = is_coordination_flag(item->value, strlen(item->value))))
+			return f;
 	}
 	return 0;
+}
+
+int extres_alloc_script_coordinates(const struct extres_resource_config *res)
+{
+	return script_flag(res) != 0;
 }
 
 #define FLINK_COORDINATION_FILE "/var/tmp/flink-gpu-coordination"
@@ -808,4 +821,34 @@ out:
 	free(conflicts);
 	extres_coord_close(c);
 	return r;
+}
+
+int extres_alloc_describe(const struct extres_resource_config *res,
+			  char **ret)
+{
+	int flag = script_flag(res), n;
+	const char *unused = NULL;
+	char *file;
+
+	if (flag) {
+		file = script_coordination_file(res);
+		if (!file)
+			return -ENOMEM;
+		if (res->coordination_file &&
+		    strcmp(res->coordination_file, file) != 0)
+			unused = res->coordination_file;
+		n = asprintf(ret,
+			     "the discovery script is asked to record its devices in %s (%s); extresd records any it did not%s%s%s",
+			     file, coordination_flags[flag - 1],
+			     unused ? "; coordination-file " : "",
+			     unused ? unused : "", unused ? " is not used" : "");
+		free(file);
+	} else if (res->coordination_file) {
+		n = asprintf(ret, "extresd records its devices in %s",
+			     res->coordination_file);
+	} else {
+		n = asprintf(ret,
+			     "none: no coordination-file, so other processes on this host may take the same devices");
+	}
+	return n < 0 ? -ENOMEM : 0;
 }

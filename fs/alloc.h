@@ -131,4 +131,12 @@ int extres_alloc_guard(struct extres_allocation *a, char **ret_conflicts,
  * extres_alloc_retake() makes sure of every line. */
 int extres_alloc_script_coordinates(const struct extres_resource_config *res);
 
+/*
+ * One line for `extresctl check`: which coordination will really happen
+ * for `res` (the script's file and flag, extresd's file, or none).
+ * *ret is malloc'd. 0 or -ENOMEM.
+ */
+int extres_alloc_describe(const struct extres_resource_config *res,
+			  char **ret);
+
 #endif

@@ -116,6 +116,17 @@ int extres_ctl_check(const char *config_path, int argc, char *argv[])
 		       or_dash(r->coordination_file),
 		       or_dash(r->kubernetes_key), or_dash(r->yarn_key));
 	}
+	for (i = 0; i < cfg->n_resources; i++) {
+		char *how = NULL;
+
+		if (extres_alloc_describe(&cfg->resources[i], &how) < 0) {
+			extres_log(EXTRES_LOG_ERR, "out of memory");
+			failed = 1;
+			break;
+		}
+		printf("%s: coordination: %s\n", cfg->resources[i].name, how);
+		free(how);
+	}
 	/* Every driver is tried, so that one run names every mistake. */
 	for (i = 0; i < cfg->n_resources; i++) {
 		const struct extres_resource_config *res = &cfg->resources[i];

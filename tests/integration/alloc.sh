@@ -775,36 +775,43 @@ script_config() {
 		"external-resource.gpu.param.discovery-script.args: $2" >"$WORK/extres.yaml"
 }
 
-# A script that coordinates by itself (Flink's --enable-coordination-mode) is
-# trusted: extres writes no line of its own, even with coordination-file set,
-# and does not skip what the file says is taken (that is the script's job).
+# A script that coordinates by itself (Flink's --enable-coordination-mode)
+# records extresd, its parent, as the owner: extres checks that line and
+# writes none of its own (the file is not even rewritten), and its clean
+# exit removes the script's line. A script that recorded nothing (it does
+# not know the flag) has its device recorded by extresd instead.
 case_script_coordinates() {
 	it_setup
-	local coord=$WORK/gpu.coord s before id
-	start_sleeper
-	s=$SLEEPER
-	printf '#!/bin/sh\necho 0\n' >"$WORK/discover.sh"
+	local coord=$WORK/gpu.coord before id st
+	# shellcheck disable=SC2016 # expanded by the script
+	printf '#!/bin/sh
+echo "0 $PPID" >>%s
+echo 0
+' "$coord" >"$WORK/discover.sh"
 	chmod 0755 "$WORK/discover.sh"
 	script_config "$coord" "--coordination-file $coord --enable-coordination-mode"
-	before="0 $s"$'\n'
+	before="5 $$"$'\n'
 	printf '%s' "$before" >"$coord"
-	id=$(file_id "$coord")
 	daemon_start -c "$WORK/extres.yaml" "$MNT"
 	assert_file "$MNT/gpu/0/index" $'0\n'
-	assert_file "$coord" "$before"
-	assert_eq "$id" "$(file_id "$coord")" "coordination file while running"
+	assert_file "$coord" "${before}0 $DAEMON_PID"$'\n'
+	id=$(file_id "$coord")
+	"$EXTRESCTL" reload "$MNT" >/dev/null || fail "extresctl reload failed"
+	assert_eq "$id" "$(file_id "$coord")" "coordination file after a reload with the same settings"
 	daemon_stop
 	assert_file "$coord" "$before"
-	assert_eq "$id" "$(file_id "$coord")" "coordination file after a clean exit"
 
-	# The flag as one item of a YAML list; the file is not even created.
-	rm "$coord"
+	# The flag as one item of a YAML list; a script that records nothing.
+	printf '#!/bin/sh
+echo 0
+' >"$WORK/discover.sh"
 	script_config "$coord" "[--enable-coordination-mode, --coordination-file, $coord]"
 	daemon_start -c "$WORK/extres.yaml" "$MNT"
 	assert_file "$MNT/gpu/0/index" $'0\n'
-	[[ ! -e $coord ]] || fail "extresd created $coord: $(cat "$coord")"
+	st=$(proc_starttime "$DAEMON_PID")
+	assert_file "$coord" "${before}0 $DAEMON_PID$T$st"$'\n'
 	daemon_stop
-	[[ ! -e $coord ]] || fail "extresd created $coord: $(cat "$coord")"
+	assert_file "$coord" "$before"
 }
 
 it_main "$@"

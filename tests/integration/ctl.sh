@@ -178,6 +178,8 @@ case_check_discover() {
 	expect_ctl 0 "$cfg: 2 resources
 gpu: amount 2, driver static, coordination-file -, kubernetes -, yarn -
 nic: amount 1, driver static, coordination-file -, kubernetes -, yarn -
+gpu: coordination: none: no coordination-file, so other processes on this host may take the same devices
+nic: coordination: none: no coordination-file, so other processes on this host may take the same devices
 " "" -c "$cfg" check
 	expect_ctl 0 "nic: driver static, 1 candidate, amount 1
   0: index=0 name=mlx5_0 link_layer=InfiniBand
@@ -395,6 +397,8 @@ case_check() {
 	expect_ctl 0 "$cfg: 2 resources
 gpu: amount 2, driver static, coordination-file $WORK/gpu.coord, kubernetes nvidia.com/gpu, yarn yarn.io/gpu
 fpga: amount 1, driver script, coordination-file -, kubernetes -, yarn -
+gpu: coordination: extresd records its devices in $WORK/gpu.coord
+fpga: coordination: none: no coordination-file, so other processes on this host may take the same devices
 " "extresctl: warning: $cfg:8:1: unknown key 'external-resource.gpu.amout' (ignored)
 " -c "$cfg" check
 	[[ ! -e $WORK/fpga.args ]] || fail "check ran the discovery script"
@@ -445,6 +449,10 @@ gpu: amount 1, driver static, coordination-file -, kubernetes -, yarn -
 fpga: amount 1, driver script, coordination-file -, kubernetes -, yarn -
 nic: amount 1, driver nosuch, coordination-file -, kubernetes -, yarn -
 ok: amount 1, driver static, coordination-file -, kubernetes -, yarn -
+gpu: coordination: none: no coordination-file, so other processes on this host may take the same devices
+fpga: coordination: none: no coordination-file, so other processes on this host may take the same devices
+nic: coordination: none: no coordination-file, so other processes on this host may take the same devices
+ok: coordination: none: no coordination-file, so other processes on this host may take the same devices
 " "$CTL_OUT" "stdout of check with bad drivers"
 	local want="extresctl: error: resource 'gpu': driver 'static': $cfg:6:5: param.devices[1] must be a mapping of property: value
 extresctl: error: resource 'fpga': driver 'script': discovery script $WORK/missing.sh: No such file or directory

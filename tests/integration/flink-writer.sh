@@ -6,6 +6,7 @@
 # integration cases can check that extres and Flink share one file safely.
 #
 # usage: flink-writer.sh FILE OWNER_PID AMOUNT INDEX...
+#        flink-writer.sh --reclaim FILE INDEX
 #
 # Under an exclusive flock on FILE (opened with `<>`, created if missing, as
 # Flink does), picks the first AMOUNT of INDEX... not recorded for a live PID
@@ -15,7 +16,20 @@
 # nothing and exits 1. Lines of dead owners are left in place: Flink removes
 # them with `sed -i`, which replaces the file under waiting lockers, and this
 # helper must not be the cause of a failure it is meant to find.
+#
+# With --reclaim, frees INDEX the way Flink's script frees a dead owner's
+# device: under the same lock, `sed -i "/INDEX /d"`, which deletes every line
+# with INDEX followed by a space anywhere in it, and replaces the file by a
+# rename.
 set -eu -o pipefail
+
+if [[ ${1:-} == --reclaim ]]; then
+	[[ $# == 3 ]] || { echo "usage: ${0##*/} --reclaim FILE INDEX" >&2; exit 2; }
+	exec {lock}<>"$2"
+	flock -x "$lock"
+	sed -i "/${3} /d" "$2"
+	exit 0
+fi
 
 if [[ $# -lt 3 ]]; then
 	echo "usage: ${0##*/} FILE OWNER_PID AMOUNT INDEX..." >&2

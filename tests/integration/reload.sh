@@ -702,9 +702,9 @@ case_straddle() {
 }
 
 # A held device whose coordination line went missing (truncated by hand, or
-# by Flink's sed) is recorded again at the next reload, and so is not handed
-# to the next allocator; one that somebody else recorded meanwhile is given
-# up for another.
+# by Flink's sed) is recorded again (by the guard at once, by a reload at
+# the latest), and so is not handed to the next allocator; one that somebody
+# else recorded meanwhile is a conflict that a reload refuses to paper over.
 case_lost_line() {
 	it_setup
 	local coord=$WORK/gpu.coord st
@@ -722,12 +722,14 @@ case_lost_line() {
 	reload_ok
 	assert_eq "0 $DAEMON_PID$T$st" "$(coord_lines "$coord")" "coordination file after a reload over a lost line"
 	assert_file "$MNT/gpu/0/index" $'0\n'
-	# Now someone else (alive: this shell) records 0 in our place.
+	# Now someone else (alive: this shell) records 0 in our place: a
+	# conflict, which a reload must not quietly resolve by moving to 1.
 	printf '0 %s\n' "$$" >"$coord"
-	reload_ok
-	assert_file "$MNT/gpu/0/index" $'1\n'
-	assert_eq "0 $$
-1 $DAEMON_PID$T$st" "$(coord_lines "$coord")" "coordination file after a reload over a taken line"
+	"$EXTRESCTL" reload "$MNT" >"$WORK/reload.out" 2>&1 && fail "a reload over a taken line succeeded"
+	assert_contains "$(cat "$WORK/reload.out")" "resource 'gpu': device index 0 is held by PID $$" "extresctl reload over a taken line"
+	assert_file "$MNT/gpu/0/index" $'0\n'
+	assert_eq "0 $$" "$(coord_lines "$coord")" "coordination file after a reload over a taken line"
+	sed -i "/reload failed/d; /conflict: resource 'gpu': device index 0 is held by PID $$ /d" "$DAEMON_ERR"
 	daemon_stop
 	assert_eq "0 $$" "$(coord_lines "$coord")" "coordination file after a clean exit"
 }

@@ -265,7 +265,8 @@ case_default_config() {
 	out=$("$EXTRESCTL" -c "$WORK/extres.yaml" check 2>"$RUN_ERR") || status=$?
 	assert_eq 0 "$status" "exit status of extresctl check on conf/extres.yaml"
 	assert_eq "$WORK/extres.yaml: 1 resource
-gpu: amount 1, driver nvml, coordination-file /var/tmp/flink-gpu-coordination, kubernetes nvidia.com/gpu, yarn yarn.io/gpu" \
+gpu: amount 1, driver nvml, coordination-file /var/tmp/flink-gpu-coordination, kubernetes nvidia.com/gpu, yarn yarn.io/gpu
+gpu: coordination: extresd records its devices in /var/tmp/flink-gpu-coordination" \
 		"$out" "extresctl check on conf/extres.yaml"
 	assert_eq "" "$(cat "$RUN_ERR")" "stderr of extresctl check on conf/extres.yaml"
 	grep -qx 'extres.mountpoint: /run/extres' "$cfg" || fail "$cfg does not mount at /run/extres"
@@ -289,7 +290,11 @@ gpu: amount 1, driver nvml, coordination-file /var/tmp/flink-gpu-coordination, k
 gpu: amount 1, driver nvml, coordination-file /var/tmp/flink-gpu-coordination, kubernetes nvidia.com/gpu, yarn yarn.io/gpu
 fpga: amount 1, driver script, coordination-file -, kubernetes -, yarn -
 rdma: amount 1, driver sysfs, coordination-file /var/tmp/extres-rdma-coordination, kubernetes rdma/hca, yarn -
-amdgpu: amount 1, driver amdgpu, coordination-file /var/tmp/extres-amdgpu-coordination, kubernetes amd.com/gpu, yarn -" \
+amdgpu: amount 1, driver amdgpu, coordination-file /var/tmp/extres-amdgpu-coordination, kubernetes amd.com/gpu, yarn -
+gpu: coordination: extresd records its devices in /var/tmp/flink-gpu-coordination
+fpga: coordination: none: no coordination-file, so other processes on this host may take the same devices
+rdma: coordination: extresd records its devices in /var/tmp/extres-rdma-coordination
+amdgpu: coordination: extresd records its devices in /var/tmp/extres-amdgpu-coordination" \
 		"$out" "extresctl check with the examples enabled"
 	assert_eq "" "$(cat "$RUN_ERR")" "stderr of extresctl check with the examples enabled (a driver warns about a param it does not know)"
 }
