@@ -11,6 +11,13 @@ static int is_gone(int state)
 	       state == EXTRES_OWNER_ZOMBIE;
 }
 
+/* Whether gc with `flags` drops a line whose owner is in `state`. */
+static int drops(unsigned flags, int state)
+{
+	return is_gone(state) || ((flags & EXTRES_COORD_GC_UNPARSABLE) &&
+				  state == EXTRES_OWNER_UNPARSABLE);
+}
+
 void extres_coord_items_free(struct extres_coord_item *items, size_t n)
 {
 	size_t i;
@@ -57,7 +64,7 @@ out:
 	return r;
 }
 
-int extres_coord_gc(const char *path, int dry_run, unsigned timeout_ms,
+int extres_coord_gc(const char *path, unsigned flags, unsigned timeout_ms,
 		    struct extres_coord_item **ret_removed,
 		    size_t *ret_n_removed, size_t *ret_kept,
 		    struct extres_err *err)
@@ -82,7 +89,7 @@ int extres_coord_gc(const char *path, int dry_run, unsigned timeout_ms,
 	 * decided. */
 	for (i = 0; i < c->n; i++) {
 		states[i] = extres_coord_owner_state(&c->entries[i]);
-		if (is_gone(states[i]))
+		if (drops(flags, states[i]))
 			n_removed++;
 	}
 	if (n_removed) {
@@ -96,7 +103,7 @@ int extres_coord_gc(const char *path, int dry_run, unsigned timeout_ms,
 	 * `removed` fills from its end in file order. */
 	k = n_removed;
 	for (i = c->n; i-- > 0;) {
-		if (!is_gone(states[i]))
+		if (!drops(flags, states[i]))
 			continue;
 		k--;
 		removed[k].state = states[i];
@@ -104,7 +111,7 @@ int extres_coord_gc(const char *path, int dry_run, unsigned timeout_ms,
 		memset(&c->entries[i], 0, sizeof(c->entries[i]));
 		extres_coord_remove(c, i);
 	}
-	if (n_removed && !dry_run) {
+	if (n_removed && !(flags & EXTRES_COORD_GC_DRY_RUN)) {
 		r = extres_coord_write(c, err);
 		if (r < 0)
 			goto out;

@@ -41,12 +41,19 @@ int extres_coord_list(const char *path, unsigned timeout_ms,
 		      struct extres_coord_item **ret_items, size_t *ret_n,
 		      struct extres_err *err);
 
+/* extres_coord_gc() flags. */
+#define EXTRES_COORD_GC_DRY_RUN 1u    /* write nothing, say what would go */
+#define EXTRES_COORD_GC_UNPARSABLE 2u /* drop unparsable lines too */
+
 /*
  * Drop, under the lock, every entry whose owner is gone: dead, reused PID or
- * zombie. Live entries and unparsable lines stay byte for byte and in order;
- * the file is rewritten in place (same inode) with extres_coord_write(), and
- * only when something was dropped. With `dry_run` set nothing is written and
- * the result says what would have gone.
+ * zombie, and with EXTRES_COORD_GC_UNPARSABLE every unparsable line (so
+ * that a file filled with garbage up to the size limit can always be made
+ * usable again). Live entries and, without that flag, unparsable lines stay
+ * byte for byte and in order; the file is rewritten in place (same inode)
+ * with extres_coord_write(), and only when something was dropped. With
+ * EXTRES_COORD_GC_DRY_RUN nothing is written and the result says what would
+ * have gone.
  *
  * On success *ret_removed (NULL when none) and *ret_n_removed hold the
  * dropped entries in file order, and *ret_kept how many entries remain; free
@@ -54,7 +61,7 @@ int extres_coord_list(const char *path, unsigned timeout_ms,
  * are untouched and `err` says why, naming the file; only a failing rewrite
  * (see extres_coord_write()) can have changed it.
  */
-int extres_coord_gc(const char *path, int dry_run, unsigned timeout_ms,
+int extres_coord_gc(const char *path, unsigned flags, unsigned timeout_ms,
 		    struct extres_coord_item **ret_removed,
 		    size_t *ret_n_removed, size_t *ret_kept,
 		    struct extres_err *err);

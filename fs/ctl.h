@@ -23,6 +23,7 @@
 #define CTL_OPT_DRY_RUN 257
 #define CTL_OPT_KUBERNETES 258
 #define CTL_OPT_YARN 259
+#define CTL_OPT_DROP_UNPARSABLE 260
 
 /* Print a usage error and a pointer to 'extresctl HELP_CMD --help' (the
  * top-level help when HELP_CMD is ""); returns CTL_EXIT_USAGE. */

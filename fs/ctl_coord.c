@@ -22,6 +22,7 @@ static void usage_coord(FILE *out)
 	fprintf(out,
 		"usage: extresctl coord list FILE [--json] [--timeout SECONDS]\n"
 		"       extresctl coord gc FILE [--json] [--dry-run] [--timeout SECONDS]\n"
+		"                              [--drop-unparsable]\n"
 		"\n"
 		"Inspect or clean a coordination file: one 'KEY PID [STARTTIME]' line\n"
 		"per taken device, shared with Flink's discovery scripts. Both commands\n"
@@ -52,6 +53,10 @@ static void usage_coord(FILE *out)
 		"               {\"removed\": [such objects], \"kept\": N}. Bytes that\n"
 		"               JSON text cannot carry show as U+FFFD.\n"
 		"    --dry-run  (gc) print what would be removed; write nothing\n"
+		"    --drop-unparsable\n"
+		"               (gc) remove unparsable lines too: a file that other\n"
+		"               writers filled up to the 16 MiB limit becomes usable\n"
+		"               again\n"
 		"    -h, --help this help\n");
 }
 
@@ -256,7 +261,7 @@ static int coord_list(const char *path, int json, unsigned timeout_ms)
 	return r < 0 ? 1 : 0;
 }
 
-static int coord_gc(const char *path, int json, int dry_run,
+static int coord_gc(const char *path, int json, unsigned flags,
 		    unsigned timeout_ms)
 {
 	struct extres_coord_item *removed = NULL;
@@ -265,7 +270,7 @@ static int coord_gc(const char *path, int json, int dry_run,
 	size_t n = 0, kept = 0;
 	int r;
 
-	r = extres_coord_gc(path, dry_run, timeout_ms, &removed, &n, &kept,
+	r = extres_coord_gc(path, flags, timeout_ms, &removed, &n, &kept,
 			    &err);
 	if (r < 0) {
 		extres_log(EXTRES_LOG_ERR, "%s", err.msg);
@@ -286,7 +291,7 @@ static int coord_gc(const char *path, int json, int dry_run,
 	} else {
 		if (n)
 			r = print_table(removed, n);
-		if (r == 0 && dry_run)
+		if (r == 0 && (flags & EXTRES_COORD_GC_DRY_RUN))
 			printf("%s: would remove %zu %s, keep %zu (dry run: nothing written)\n",
 			       path, n, n == 1 ? "entry" : "entries", kept);
 		else if (r == 0)
@@ -311,13 +316,15 @@ int extres_ctl_coord(int argc, char *argv[])
 	static const struct option gc_opts[] = {
 		{ "json", no_argument, NULL, CTL_OPT_JSON },
 		{ "dry-run", no_argument, NULL, CTL_OPT_DRY_RUN },
+		{ "drop-unparsable", no_argument, NULL, CTL_OPT_DROP_UNPARSABLE },
 		{ "timeout", required_argument, NULL, 't' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *sub, *cmd, *path;
 	long timeout = (long)(EXTRES_LOCK_TIMEOUT_DEFAULT_MS / 1000);
-	int c, json = 0, dry_run = 0, gc;
+	unsigned flags = 0;
+	int c, json = 0, gc;
 
 	if (argc < 2)
 		return extres_ctl_usage_error(
@@ -347,7 +354,10 @@ int extres_ctl_coord(int argc, char *argv[])
 			json = 1;
 			break;
 		case CTL_OPT_DRY_RUN:
-			dry_run = 1;
+			flags |= EXTRES_COORD_GC_DRY_RUN;
+			break;
+		case CTL_OPT_DROP_UNPARSABLE:
+			flags |= EXTRES_COORD_GC_UNPARSABLE;
 			break;
 		case 't':
 			if (extres_ctl_parse_seconds(optarg, 0, 3600,
@@ -374,6 +384,6 @@ int extres_ctl_coord(int argc, char *argv[])
 	if (!path[0])
 		return extres_ctl_usage_error(
 			"coord", "%s: FILE is an empty string", cmd);
-	return gc ? coord_gc(path, json, dry_run, (unsigned)timeout * 1000) :
+	return gc ? coord_gc(path, json, flags, (unsigned)timeout * 1000) :
 		    coord_list(path, json, (unsigned)timeout * 1000);
 }

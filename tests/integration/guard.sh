@@ -173,6 +173,10 @@ case_sed_conflict() {
 	sleep 300 </dev/null >/dev/null 2>&1 &
 	s=$!
 	echo "$s" >"$WORK/sleeper.pid"
+	for _ in $(seq 100); do
+		[[ $(cat "/proc/$s/comm" 2>/dev/null) == sleep ]] && break
+		sleep 0.02
+	done
 	# In one rename, as sed -i does: our line gone, the device taken.
 	printf '0 %s\n' "$s" >"$coord.new"
 	mv "$coord.new" "$coord"
@@ -298,7 +302,8 @@ case_lock_frozen() {
 }
 
 # A file just under the size limit: our append is refused before anything
-# is written, with a clear error, and the file stays as it was.
+# is written, with a clear error, and the file stays as it was; gc can
+# always shrink it.
 case_size_limit() {
 	it_setup
 	local coord=$WORK/gpu.coord sum
@@ -310,6 +315,12 @@ case_size_limit() {
 	daemon_run_fail -f -c "$WORK/extres.yaml" "$MNT"
 	assert_startup_error "resource 'gpu': coordination file $coord would grow to" "past the 16777216-byte limit; nothing was written"
 	assert_eq "$sum" "$(md5sum <"$coord")" "the coordination file after a refused append"
+	# extresctl coord gc can always make it usable again.
+	"$EXTRESCTL" coord gc --drop-unparsable "$coord" >/dev/null ||
+		fail "extresctl coord gc --drop-unparsable failed"
+	assert_file "$coord" ""
+	daemon_start -c "$WORK/extres.yaml" "$MNT"
+	daemon_stop
 }
 
 it_main "$@"
