@@ -11,8 +11,8 @@
  *   extresctl status [--json] [MOUNTPOINT]   what a running extresd serves
  *   extresctl reload [--timeout S] [MOUNTPOINT]
  *                                            re-read its config, say if it took
- *   extresctl coord list FILE [--json]       entries and their owners' states
- *   extresctl coord gc FILE [--json] [--dry-run]
+ *   extresctl coord list FILE [--json] [--timeout S]  entries, owners' states
+ *   extresctl coord gc FILE [--json] [--dry-run] [--drop-unparsable]
  *                                            drop entries of owners gone
  *
  * Exit 0 on success, 1 when the config, a driver, the mount or the file
@@ -52,11 +52,12 @@ static void usage(FILE *out)
 		"    reload [--timeout SECONDS] [MOUNTPOINT]\n"
 		"                       make that extresd re-read its configuration\n"
 		"                       and say whether the reload took\n"
-		"    coord list FILE [--json]\n"
+		"    coord list FILE [--json] [--timeout SECONDS]\n"
 		"                       show each entry of a coordination file and\n"
 		"                       whether its owner is live, dead, reused,\n"
 		"                       zombie or unparsable (the file is not written)\n"
-		"    coord gc FILE [--json] [--dry-run]\n"
+		"    coord gc FILE [--json] [--dry-run] [--drop-unparsable]\n"
+		"            [--timeout SECONDS]\n"
 		"                       remove the entries whose owner is gone (dead,\n"
 		"                       reused or zombie), rewriting FILE in place\n"
 		"\n"
