@@ -10,17 +10,16 @@
 
 #include "coord.h"
 
-static const char *const coordination_flags[] = {
-	"--enable-coordination-mode", "--enable-coordination"
-};
+static const char *const coordination_flags[] = { "--enable-coordination-mode",
+						  "--enable-coordination" };
 
 /* 1 + the index in coordination_flags of the flag s[0..len), or 0. */
 static int is_coordination_flag(const char *s, size_t len)
 {
 	size_t i;
 
-	for (i = 0; i < sizeof(coordination_flags) / sizeof(*coordination_flags);
-	     i++)
+	for (i = 0;
+	     i < sizeof(coordination_flags) / sizeof(*coordination_flags); i++)
 		if (strlen(coordination_flags[i]) == len &&
 		    memcmp(coordination_flags[i], s, len) == 0)
 			return (int)i + 1;
@@ -84,7 +83,8 @@ static int script_flag(const struct extres_resource_config *res)
 		int f;
 
 		if (item->kind == EXTRES_PARAM_SCALAR && item->value &&
-		    (f = is_coordination_flag(item->value, strlen(item->value))))
+		    (f = is_coordination_flag(item->value,
+					      strlen(item->value))))
 			return f;
 	}
 	return 0;
@@ -692,8 +692,8 @@ int extres_alloc_release_except(struct extres_allocation *a,
 			a->released = 1;
 		return 0;
 	}
-	r = extres_coord_lock_existing(a->coordination_file,
-				       a->lock_timeout_ms, &c, err);
+	r = extres_coord_lock_existing(a->coordination_file, a->lock_timeout_ms,
+				       &c, err);
 	/* Nothing is recorded in a file that is not there. */
 	if (r == -ENOENT) {
 		a->released = 1;
@@ -790,11 +790,13 @@ int extres_alloc_guard(struct extres_allocation *a, char **ret_conflicts,
 				   a->coordination_file, &one);
 			grown = realloc(conflicts, len + strlen(one.msg) + 2);
 			if (!grown) {
-				r = extres_err_set(err, ENOMEM, "out of memory");
+				r = extres_err_set(err, ENOMEM,
+						   "out of memory");
 				goto out;
 			}
 			conflicts = grown;
-			len += (size_t)sprintf(conflicts + len, "%s\n", one.msg);
+			len += (size_t)sprintf(conflicts + len, "%s\n",
+					       one.msg);
 			continue;
 		}
 		if (recorded_for(c, v, a->owner, a->owner_starttime) ||
@@ -810,7 +812,8 @@ int extres_alloc_guard(struct extres_allocation *a, char **ret_conflicts,
 	if (restored) {
 		r = extres_coord_write(c, err);
 		if (r < 0) {
-			extres_err_prefix(err, -r, "resource '%s'", a->resource);
+			extres_err_prefix(err, -r, "resource '%s'",
+					  a->resource);
 			goto out;
 		}
 	}
@@ -823,8 +826,7 @@ out:
 	return r;
 }
 
-int extres_alloc_describe(const struct extres_resource_config *res,
-			  char **ret)
+int extres_alloc_describe(const struct extres_resource_config *res, char **ret)
 {
 	int flag = script_flag(res), n;
 	const char *unused = NULL;
@@ -837,18 +839,20 @@ int extres_alloc_describe(const struct extres_resource_config *res,
 		if (res->coordination_file &&
 		    strcmp(res->coordination_file, file) != 0)
 			unused = res->coordination_file;
-		n = asprintf(ret,
-			     "the discovery script is asked to record its devices in %s (%s); extresd records any it did not%s%s%s",
-			     file, coordination_flags[flag - 1],
-			     unused ? "; coordination-file " : "",
-			     unused ? unused : "", unused ? " is not used" : "");
+		n = asprintf(
+			ret,
+			"the discovery script is asked to record its devices in %s (%s); extresd records any it did not%s%s%s",
+			file, coordination_flags[flag - 1],
+			unused ? "; coordination-file " : "",
+			unused ? unused : "", unused ? " is not used" : "");
 		free(file);
 	} else if (res->coordination_file) {
 		n = asprintf(ret, "extresd records its devices in %s",
 			     res->coordination_file);
 	} else {
-		n = asprintf(ret,
-			     "none: no coordination-file, so other processes on this host may take the same devices");
+		n = asprintf(
+			ret,
+			"none: no coordination-file, so other processes on this host may take the same devices");
 	}
 	return n < 0 ? -ENOMEM : 0;
 }

@@ -136,7 +136,6 @@ int extres_alloc_script_coordinates(const struct extres_resource_config *res);
  * for `res` (the script's file and flag, extresd's file, or none).
  * *ret is malloc'd. 0 or -ENOMEM.
  */
-int extres_alloc_describe(const struct extres_resource_config *res,
-			  char **ret);
+int extres_alloc_describe(const struct extres_resource_config *res, char **ret);
 
 #endif

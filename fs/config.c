@@ -875,10 +875,11 @@ static int set_refresh(struct loader *l, struct extres_resource_config *res,
 		return r;
 	if (parse_seconds(text, EXTRES_MIN_REFRESH_MS, EXTRES_MAX_REFRESH_MS,
 			  &ms) < 0)
-		return fail(l, EINVAL, value_line(e), value_column(e),
-			    "%s is '%s'; it must be seconds from %g to %llu, with at most three decimals",
-			    e->key, text, EXTRES_MIN_REFRESH_MS / 1000.0,
-			    (unsigned long long)EXTRES_MAX_REFRESH_MS / 1000);
+		return fail(
+			l, EINVAL, value_line(e), value_column(e),
+			"%s is '%s'; it must be seconds from %g to %llu, with at most three decimals",
+			e->key, text, EXTRES_MIN_REFRESH_MS / 1000.0,
+			(unsigned long long)EXTRES_MAX_REFRESH_MS / 1000);
 	res->refresh_ms = ms;
 	return 0;
 }
@@ -1206,10 +1207,11 @@ static int set_lock_timeout(struct loader *l)
 			return r;
 	}
 	if (text && parse_seconds(text, 0, EXTRES_MAX_LOCK_TIMEOUT_MS, &ms) < 0)
-		return fail(l, EINVAL, value_line(e), value_column(e),
-			    "%s is '%s'; it must be seconds from 0 to %llu, with at most three decimals",
-			    e->key, text,
-			    (unsigned long long)EXTRES_MAX_LOCK_TIMEOUT_MS / 1000);
+		return fail(
+			l, EINVAL, value_line(e), value_column(e),
+			"%s is '%s'; it must be seconds from 0 to %llu, with at most three decimals",
+			e->key, text,
+			(unsigned long long)EXTRES_MAX_LOCK_TIMEOUT_MS / 1000);
 	l->config->lock_timeout_ms = (unsigned)ms;
 	for (i = 0; i < l->config->n_resources; i++)
 		l->config->resources[i].lock_timeout_ms = (unsigned)ms;

@@ -79,11 +79,12 @@ void extresd_check_lines(struct extresd *d)
 			continue;
 		}
 		if (restored)
-			extres_log(EXTRES_LOG_WARNING,
-				   "resource '%s': %zu line%s of ours had gone from %s; written back",
-				   d->allocs->items[i]->resource, restored,
-				   restored == 1 ? "" : "s",
-				   d->allocs->items[i]->coordination_file);
+			extres_log(
+				EXTRES_LOG_WARNING,
+				"resource '%s': %zu line%s of ours had gone from %s; written back",
+				d->allocs->items[i]->resource, restored,
+				restored == 1 ? "" : "s",
+				d->allocs->items[i]->coordination_file);
 		if (!one)
 			continue;
 		n = strlen(one);

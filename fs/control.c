@@ -70,7 +70,10 @@ static void *run(void *arg)
 	int n;
 
 	for (;;) {
-		n = poll(p, 3, next < 0 ? -1 : next > INT_MAX ? INT_MAX : (int)next);
+		n = poll(p, 3,
+			 next < 0	? -1 :
+			 next > INT_MAX ? INT_MAX :
+					  (int)next);
 		if (n < 0 && errno != EINTR)
 			return NULL;
 		if (n > 0 && p[1].revents)

@@ -516,7 +516,8 @@ static int wait_lock(const char *path, int fd, unsigned timeout_ms,
 		err, ETIMEDOUT,
 		"timed out after %u.%03u s waiting for the lock on coordination file %s; held by %s",
 		timeout_ms / 1000, timeout_ms % 1000, path,
-		holders[0] ? holders + 2 : "a process /proc/locks does not show");
+		holders[0] ? holders + 2 :
+			     "a process /proc/locks does not show");
 }
 
 /*

@@ -42,7 +42,7 @@ int extres_coord_list(const char *path, unsigned timeout_ms,
 		      struct extres_err *err);
 
 /* extres_coord_gc() flags. */
-#define EXTRES_COORD_GC_DRY_RUN 1u    /* write nothing, say what would go */
+#define EXTRES_COORD_GC_DRY_RUN 1u /* write nothing, say what would go */
 #define EXTRES_COORD_GC_UNPARSABLE 2u /* drop unparsable lines too */
 
 /*

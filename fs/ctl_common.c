@@ -79,8 +79,7 @@ int extres_ctl_parse_seconds(const char *arg, long min, long max, long *ret)
 
 	errno = 0;
 	v = strtol(arg, &end, 10);
-	if (arg[0] < '0' || arg[0] > '9' || *end || errno || v < min ||
-	    v > max)
+	if (arg[0] < '0' || arg[0] > '9' || *end || errno || v < min || v > max)
 		return -EINVAL;
 	*ret = v;
 	return 0;

@@ -270,8 +270,7 @@ static int coord_gc(const char *path, int json, unsigned flags,
 	size_t n = 0, kept = 0;
 	int r;
 
-	r = extres_coord_gc(path, flags, timeout_ms, &removed, &n, &kept,
-			    &err);
+	r = extres_coord_gc(path, flags, timeout_ms, &removed, &n, &kept, &err);
 	if (r < 0) {
 		extres_log(EXTRES_LOG_ERR, "%s", err.msg);
 		return 1;
@@ -316,7 +315,8 @@ int extres_ctl_coord(int argc, char *argv[])
 	static const struct option gc_opts[] = {
 		{ "json", no_argument, NULL, CTL_OPT_JSON },
 		{ "dry-run", no_argument, NULL, CTL_OPT_DRY_RUN },
-		{ "drop-unparsable", no_argument, NULL, CTL_OPT_DROP_UNPARSABLE },
+		{ "drop-unparsable", no_argument, NULL,
+		  CTL_OPT_DROP_UNPARSABLE },
 		{ "timeout", required_argument, NULL, 't' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },

@@ -119,7 +119,8 @@ int extres_ctl_reload(int argc, char *argv[])
 	while ((c = extres_ctl_next_opt("reload", "reload", argc, argv, ":h",
 					longopts)) != -1) {
 		if (c == 't') {
-			if (extres_ctl_parse_seconds(optarg, 1, 86400, &timeout) < 0)
+			if (extres_ctl_parse_seconds(optarg, 1, 86400,
+						     &timeout) < 0)
 				return extres_ctl_usage_error(
 					"reload",
 					"reload: --timeout '%s' is not a number of seconds from 1 to 86400",

@@ -8,8 +8,8 @@
 #include <sys/inotify.h>
 #include <unistd.h>
 
-#define GUARD_EVENTS                                                          \
-	(IN_MODIFY | IN_CREATE | IN_DELETE | IN_MOVED_TO | IN_MOVED_FROM |    \
+#define GUARD_EVENTS                                                       \
+	(IN_MODIFY | IN_CREATE | IN_DELETE | IN_MOVED_TO | IN_MOVED_FROM | \
 	 IN_ATTRIB | IN_DELETE_SELF | IN_MOVE_SELF)
 
 struct extres_guard_watch {
@@ -47,8 +47,7 @@ static void forget(struct extres_guard *g)
 }
 
 /* Add the watch for `path`'s directory, remembering its name. */
-static int add(struct extres_guard *g, const char *path,
-	       struct extres_err *err)
+static int add(struct extres_guard *g, const char *path, struct extres_err *err)
 {
 	const char *slash = strrchr(path, '/');
 	char dir[PATH_MAX];
@@ -69,9 +68,10 @@ static int add(struct extres_guard *g, const char *path,
 	}
 	wd = inotify_add_watch(g->fd, dir, GUARD_EVENTS | IN_ONLYDIR);
 	if (wd < 0)
-		return extres_err_set(err, errno,
-				      "cannot watch directory %s of coordination file %s: %s",
-				      dir, path, strerror(errno));
+		return extres_err_set(
+			err, errno,
+			"cannot watch directory %s of coordination file %s: %s",
+			dir, path, strerror(errno));
 	w = realloc(g->watches, (g->n + 1) * sizeof(*w));
 	if (!w)
 		return extres_err_set(err, ENOMEM, "out of memory");
@@ -125,7 +125,8 @@ static int concerns(const struct extres_guard *g,
 
 int extres_guard_changed(struct extres_guard *g)
 {
-	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+	char buf[4096]
+		__attribute__((aligned(__alignof__(struct inotify_event))));
 	const struct inotify_event *ev;
 	int changed = 0;
 	ssize_t n;

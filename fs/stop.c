@@ -9,5 +9,6 @@ int extres_stop_pending(void)
 
 	if (sigpending(&set) < 0)
 		return 0;
-	return sigismember(&set, SIGTERM) == 1 || sigismember(&set, SIGINT) == 1;
+	return sigismember(&set, SIGTERM) == 1 ||
+	       sigismember(&set, SIGINT) == 1;
 }

@@ -14,7 +14,7 @@
 
 /* How strict the walk is; see extres_check_trusted_shared(). */
 struct rules {
-	int shared;   /* a data file: our groups may write, the end may be missing */
+	int shared; /* a data file: our groups may write, the end may be missing */
 	gid_t *groups; /* shared: the daemon's groups (egid first) */
 	int n_groups;
 };

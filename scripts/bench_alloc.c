@@ -268,6 +268,7 @@ static int bench_init(struct bench *b, const struct opts *o)
 	b->res.params = &b->params;
 	b->res.coordination_file = b->path;
 	b->res.coordination_key = "index";
+	b->res.lock_timeout_ms = 10000;
 	return 0;
 }
 

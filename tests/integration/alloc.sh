@@ -238,16 +238,25 @@ wait_lock_waiters() {
 
 # ---------------------------------------------------------------------------
 
-# 8 daemons start at once for 4 devices, one each: exactly 4 mount, on 4
-# distinct devices; the others fail naming the resource; the file holds the
-# winners' lines and is empty once they stop. Odd rounds race to create the
-# file; even rounds all queue on the lock we hold and go together.
+# 8 daemons start at once for 4 free devices, one each: exactly 4 mount, on
+# 4 distinct devices; the others fail naming the resource; the file holds
+# the winners' lines and is empty of them once they stop. Odd rounds race to
+# create the file; even rounds all queue on the lock we hold and go
+# together, beside two more devices held in the older line forms (a space
+# before the start time, and Flink's two fields), which stay as they are.
 case_race() {
 	it_setup
-	local coord=$WORK/gpu.coord round i name want idx
+	local coord=$WORK/gpu.coord round i name want idx old s
 	local -a names winners losers
-	write_gpu_config "$WORK/extres.yaml" 1 0,1,2,3 "$coord"
+	start_sleeper
+	s=$SLEEPER
+	old="4 $s $(proc_starttime "$s")"$'\n'"5 $s"$'\n'
 	for round in 1 2 3 4 5; do
+		if ((round % 2)); then
+			write_gpu_config "$WORK/extres.yaml" 1 0,1,2,3 "$coord"
+		else
+			write_gpu_config "$WORK/extres.yaml" 1 0,1,2,3,4,5 "$coord"
+		fi
 		names=()
 		for i in 1 2 3 4 5 6 7 8; do
 			names+=("r$round-$i")
@@ -258,6 +267,7 @@ case_race() {
 				spawn "$name" -c "$WORK/extres.yaml"
 			done
 		else
+			printf '%s' "$old" >"$coord"
 			exec 9<>"$coord"
 			flock -x 9
 			for name in "${names[@]}"; do
@@ -286,11 +296,16 @@ case_race() {
 1
 2
 3" "$(cut -d' ' -f1 <<<"${want%$'\n'}" | sort)" "round $round: indexes the winners serve"
+		((round % 2)) || want+=$old
 		assert_eq "$(sort <<<"${want%$'\n'}")" "$(sort "$coord")" "round $round: coordination file"
 		for name in "${winners[@]}"; do
 			stop "$name"
 		done
-		assert_eq "" "$(coord_lines "$coord")" "round $round: coordination file after the winners stopped"
+		if ((round % 2)); then
+			assert_eq "" "$(coord_lines "$coord")" "round $round: coordination file after the winners stopped"
+		else
+			assert_eq "$old" "$(coord_lines "$coord")"$'\n' "round $round: coordination file after the winners stopped"
+		fi
 	done
 }
 

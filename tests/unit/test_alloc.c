@@ -304,8 +304,8 @@ static void test_release_exact(void **state)
 	f->res.coordination_file = f->path;
 	assert_int_equal(extres_alloc_take(&f->res, f->cands, me, &a, &err), 0);
 	assert_string_equal(tf_read_file(f->path),
-			    fmt("0 %d\t%" PRIu64 "\n1 %d\t%" PRIu64 "\n", (int)me,
-				mst, (int)me, mst));
+			    fmt("0 %d\t%" PRIu64 "\n1 %d\t%" PRIu64 "\n",
+				(int)me, mst, (int)me, mst));
 
 	/* A Flink line and another extres line of a live process; our PID
 	 * with another start time (a successor); our start time with another
@@ -428,8 +428,8 @@ static void test_duplicate_keys(void **state)
 	assert_index(a, 0, "0");
 	assert_index(a, 1, "1");
 	assert_string_equal(tf_read_file(f->path),
-			    fmt("0 %d\t%" PRIu64 "\n1 %d\t%" PRIu64 "\n", (int)me,
-				mst, (int)me, mst));
+			    fmt("0 %d\t%" PRIu64 "\n1 %d\t%" PRIu64 "\n",
+				(int)me, mst, (int)me, mst));
 	assert_int_equal(extres_alloc_release(a, &err), 0);
 	extres_allocation_free(a);
 	assert_string_equal(tf_read_file(f->path), "");
@@ -602,7 +602,7 @@ static void test_script_coordinated_take(void **state)
 	/* Our lines with and without a start time are ours; a line of ours
 	 * for a device not taken stays. */
 	tf_write_file(f->path, fmt("0 %d %" PRIu64 "\n1 %d\n2 %d %" PRIu64 "\n",
-				(int)me, mst, (int)me, (int)me, mst));
+				   (int)me, mst, (int)me, (int)me, mst));
 	assert_int_equal(extres_alloc_take(&f->res, f->cands, me, &a, &err), 0);
 	assert_int_equal(extres_alloc_release(a, &err), 0);
 	assert_string_equal(tf_read_file(f->path),
@@ -701,8 +701,8 @@ static void race_round(struct fixture *f)
 			assert_true(k >= 0 && k < DEVICES);
 			assert_int_equal(held[k], 0);
 			held[k] = 1;
-			snprintf(expect[k], sizeof(expect[k]), "%s %d\t%" PRIu64,
-				 res[i].key, (int)res[i].pid,
+			snprintf(expect[k], sizeof(expect[k]),
+				 "%s %d\t%" PRIu64, res[i].key, (int)res[i].pid,
 				 tf_starttime(res[i].pid));
 			winners++;
 		} else {

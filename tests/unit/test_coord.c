@@ -491,13 +491,15 @@ static void test_lock_existing(void **state)
 	struct extres_err err = { "" };
 	char msg[600];
 
-	assert_int_equal(extres_coord_lock_existing(f->path, 1000, &c, &err), -ENOENT);
+	assert_int_equal(extres_coord_lock_existing(f->path, 1000, &c, &err),
+			 -ENOENT);
 	snprintf(msg, sizeof(msg), "%s: No such file or directory", f->path);
 	assert_string_equal(err.msg, msg);
 	assert_null(c);
 	assert_int_equal(access(f->path, F_OK), -1);
 	tf_write_file(f->path, "3 1\n");
-	assert_int_equal(extres_coord_lock_existing(f->path, 1000, &c, &err), 0);
+	assert_int_equal(extres_coord_lock_existing(f->path, 1000, &c, &err),
+			 0);
 	assert_int_equal(c->n, 1);
 	extres_coord_close(c);
 }

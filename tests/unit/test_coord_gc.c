@@ -202,8 +202,9 @@ static void test_gc_removes_gone_owners(void **state)
 
 	write_mixed(f);
 	assert_int_equal(lstat(f->path, &before), 0);
-	assert_int_equal(extres_coord_gc(f->path, 0, 1000, &removed, &n, &kept, &err),
-			 0);
+	assert_int_equal(
+		extres_coord_gc(f->path, 0, 1000, &removed, &n, &kept, &err),
+		0);
 	assert_removed_mixed(f, removed, n);
 	assert_int_equal(kept, 3);
 	snprintf(want, sizeof(want), "%s\n%s\n%s\n", f->lines[L_LIVE],
@@ -217,8 +218,9 @@ static void test_gc_removes_gone_owners(void **state)
 
 	/* A second pass finds nothing more and writes nothing. */
 	backdate(f->path, &before);
-	assert_int_equal(extres_coord_gc(f->path, 0, 1000, &removed, &n, &kept, &err),
-			 0);
+	assert_int_equal(
+		extres_coord_gc(f->path, 0, 1000, &removed, &n, &kept, &err),
+		0);
 	assert_null(removed);
 	assert_int_equal(n, 0);
 	assert_int_equal(kept, 3);
@@ -235,8 +237,9 @@ static void test_gc_dry_run(void **state)
 
 	write_mixed(f);
 	backdate(f->path, &before);
-	assert_int_equal(extres_coord_gc(f->path, 1, 1000, &removed, &n, &kept, &err),
-			 0);
+	assert_int_equal(
+		extres_coord_gc(f->path, 1, 1000, &removed, &n, &kept, &err),
+		0);
 	assert_removed_mixed(f, removed, n);
 	assert_int_equal(kept, 3);
 	assert_untouched(f->path, &before, f->content);
@@ -257,8 +260,9 @@ static void test_gc_blank_lines(void **state)
 		 (int)dead);
 	snprintf(want, sizeof(want), "7 %d\n", (int)me);
 	tf_write_file(f->path, content);
-	assert_int_equal(extres_coord_gc(f->path, 0, 1000, &removed, &n, &kept, &err),
-			 0);
+	assert_int_equal(
+		extres_coord_gc(f->path, 0, 1000, &removed, &n, &kept, &err),
+		0);
 	assert_int_equal(n, 1);
 	assert_int_equal(kept, 1);
 	assert_string_equal(removed[0].entry.key, "8");
@@ -273,18 +277,21 @@ static void assert_both_fail(const char *path, int errnum, const char *msg)
 	size_t n = 42, kept = 43;
 
 	memset(&err, 0, sizeof(err));
-	assert_int_equal(extres_coord_list(path, 1000, &items, &n, &err), -errnum);
+	assert_int_equal(extres_coord_list(path, 1000, &items, &n, &err),
+			 -errnum);
 	assert_string_equal(err.msg, msg);
 	assert_ptr_equal(items, SENTINEL);
 	assert_int_equal(n, 42);
 
 	memset(&err, 0, sizeof(err));
-	assert_int_equal(extres_coord_gc(path, 0, 1000, &items, &n, &kept, &err),
-			 -errnum);
+	assert_int_equal(
+		extres_coord_gc(path, 0, 1000, &items, &n, &kept, &err),
+		-errnum);
 	assert_string_equal(err.msg, msg);
 	memset(&err, 0, sizeof(err));
-	assert_int_equal(extres_coord_gc(path, 1, 1000, &items, &n, &kept, &err),
-			 -errnum);
+	assert_int_equal(
+		extres_coord_gc(path, 1, 1000, &items, &n, &kept, &err),
+		-errnum);
 	assert_string_equal(err.msg, msg);
 	assert_ptr_equal(items, SENTINEL);
 	assert_int_equal(n, 42);

@@ -493,9 +493,10 @@ static void test_shared_group(void **state)
 	skip_unless_root();
 	chgrp_to(f, "ours/coord", NOBODY);
 	assert_int_equal(shared(f, "ours/coord", &err), -EPERM);
-	snprintf(want, sizeof(want),
-		 "coordination file %s/ours/coord could be modified by another user: it is group-writable (mode 0664)",
-		 f->tmp);
+	snprintf(
+		want, sizeof(want),
+		"coordination file %s/ours/coord could be modified by another user: it is group-writable (mode 0664)",
+		f->tmp);
 	assert_string_equal(err.msg, want);
 }
 
@@ -512,9 +513,10 @@ static void test_shared_missing(void **state)
 	assert_int_equal(shared(f, "mine/coord", &err), 0);
 	assert_int_equal(shared(f, "sticky/coord", &err), 0);
 	assert_int_equal(shared(f, "open/coord", &err), -EPERM);
-	snprintf(want, sizeof(want),
-		 "coordination file %1$s/open/coord could be modified by another user: directory %1$s/open is world-writable without the sticky bit (mode 0777)",
-		 f->tmp);
+	snprintf(
+		want, sizeof(want),
+		"coordination file %1$s/open/coord could be modified by another user: directory %1$s/open is world-writable without the sticky bit (mode 0777)",
+		f->tmp);
 	assert_string_equal(err.msg, want);
 	/* Only the last entry may be missing. */
 	assert_int_equal(shared(f, "none/coord", &err), -ENOENT);
@@ -532,9 +534,10 @@ static void test_shared_foreign_file(void **state)
 	make_file(f, "sticky/coord", 0666);
 	give_away(f, "sticky/coord");
 	assert_int_equal(shared(f, "sticky/coord", &err), -EPERM);
-	snprintf(want, sizeof(want),
-		 "coordination file %s/sticky/coord could be modified by another user: it is owned by uid 65534 (mode 0666)",
-		 f->tmp);
+	snprintf(
+		want, sizeof(want),
+		"coordination file %s/sticky/coord could be modified by another user: it is owned by uid 65534 (mode 0666)",
+		f->tmp);
 	assert_string_equal(err.msg, want);
 }
 
