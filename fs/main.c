@@ -81,30 +81,48 @@ static int opt_proc(void *data, const char *arg, int key,
 	return 0;
 }
 
+/* How long a start waits for a mount point whose lock another extresd holds
+ * without serving it yet: long enough for a predecessor that has unmounted
+ * to release its devices, short enough that a stuck one is reported soon. */
+#define LOCK_WAIT_MS 2000
+
 /* Decide the mount point: argument, then the config, then the default; the
- * latter two are created when missing, an argument must exist. */
-static int resolve_mountpoint(struct extresd *d)
+ * latter two are created when missing, an argument must exist. Lock it
+ * (into *lock, held until main() returns) before vetting it, so that of
+ * daemons started at once one gets past here and the others take nothing.
+ * -EINTR: asked to stop while waiting for the lock. */
+static int resolve_mountpoint(struct extresd *d, struct extres_runlock *lock)
 {
 	const char *arg = d->n_positional ? d->positional[d->n_positional - 1]
 					  : NULL;
 	const char *path = arg;
 	struct extres_err err;
-	int detached, r;
+	char *dir = NULL;
+	int detached = 0, r;
 
 	if (!path)
 		path = d->config->mountpoint ? d->config->mountpoint
 					     : DEFAULT_MOUNTPOINT;
-	r = extres_mountpoint_prepare(path, arg == NULL, &d->mountpoint,
-				      &detached, &err);
-	if (r < 0) {
+	r = extres_mountpoint_resolve(path, arg == NULL, &d->mountpoint, &err);
+	if (r == 0)
+		r = extres_runlock_dir(geteuid(), getenv("XDG_RUNTIME_DIR"),
+				       &dir, &err);
+	if (r == 0)
+		r = extres_mountpoint_lock(d->mountpoint, dir, LOCK_WAIT_MS,
+					   extres_control_stop_pending, lock,
+					   &err);
+	if (r == 0)
+		r = extres_mountpoint_prepare(d->mountpoint, &detached, &err);
+	free(dir);
+	if (r == -EINTR)
+		extres_log(EXTRES_LOG_NOTICE, "stopped during start-up");
+	else if (r < 0)
 		extres_log(EXTRES_LOG_ERR, "%s", err.msg);
-		return r;
-	}
-	if (detached)
+	else if (detached)
 		extres_log(EXTRES_LOG_NOTICE,
 			   "detached %d dead extresd mount%s at %s", detached,
 			   detached == 1 ? "" : "s", d->mountpoint);
-	return 0;
+	return r;
 }
 
 static int setup_owner(struct extresd *d)
@@ -321,6 +339,7 @@ int main(int argc, char *argv[])
 		.guard = { .fd = -1 },
 		.last_reload = "-",
 	};
+	struct extres_runlock lock = { .fd = -1 };
 	struct extres_err err;
 	int r, status = 1;
 
@@ -375,8 +394,15 @@ int main(int argc, char *argv[])
 	}
 	if (d.owner_arg && setup_owner(&d) < 0)
 		goto out;
-	if (load_config(&d) < 0 || resolve_mountpoint(&d) < 0)
+	if (load_config(&d) < 0)
 		goto out;
+	r = resolve_mountpoint(&d, &lock);
+	if (r == -EINTR)
+		status = 0;
+	if (r < 0)
+		goto out;
+	/* The lock's flock belongs to its open file description, which the
+	 * child shares: the parent's exit does not let it go. */
 	if (!d.cmd.foreground) {
 		r = extres_daemonize_start(&d.daemon);
 		if (r < 0) {
@@ -405,6 +431,9 @@ int main(int argc, char *argv[])
 		status = 0;
 out:
 	cleanup(&d);
+	/* Last: the next daemon on this mount point must not start before
+	 * this one has released every device. */
+	extres_runlock_release(&lock);
 	extres_daemonize_finish(&d.daemon, 0);
 	fuse_opt_free_args(&args);
 	return status;

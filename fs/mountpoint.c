@@ -12,11 +12,14 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "fileio.h"
 
 #define OUR_FSTYPE "fuse.extresd"
+#define ALREADY_SERVED "%s is already served by a running extresd"
+#define LOCK_RETRY_MS 20
 
 /* Decode mountinfo's octal escapes in place. */
 static void unescape(char *s)
@@ -162,13 +165,10 @@ done:
 	return 0;
 }
 
-int extres_mountpoint_prepare(const char *path, int create, char **ret_path,
-			      int *ret_detached, struct extres_err *err)
+int extres_mountpoint_resolve(const char *path, int create, char **ret,
+			      struct extres_err *err)
 {
-	char *abs = NULL, *info = NULL, *fstype = NULL;
-	int detached = 0, r;
-	struct statfs sfs;
-	struct stat st;
+	int r;
 
 	if (create) {
 		r = mkdir_p(path);
@@ -177,81 +177,125 @@ int extres_mountpoint_prepare(const char *path, int create, char **ret_path,
 					      "cannot create mount point %s: %s",
 					      path, strerror(-r));
 	}
-	r = extres_mountpoint_absolute(path, &abs, err);
-	if (r < 0)
-		return r;
-	/* Several dead mounts may be stacked after repeated crashes. */
-	for (;;) {
-		free(info);
-		free(fstype);
-		info = fstype = NULL;
-		r = read_mountinfo(&info, err);
-		if (r < 0)
-			goto fail;
-		r = extres_mountinfo_lookup(info, abs, &fstype);
-		if (r < 0) {
-			r = extres_err_set(err, ENOMEM, "out of memory");
-			goto fail;
-		}
-		if (r == 0)
-			break;
-		if (strcmp(fstype, OUR_FSTYPE) != 0) {
-			r = extres_err_set(err, EBUSY,
-					   "%s is already a mount point (%s); refusing to mount over it",
-					   abs, fstype);
-			goto fail;
-		}
-		/* statfs always reaches the daemon (stat may be answered
-		 * from the kernel's cache even when the daemon is dead). */
-		if (statfs(abs, &sfs) == 0 || errno != ENOTCONN) {
-			r = extres_err_set(err, EBUSY,
-					   "%s is already served by a running extresd",
-					   abs);
-			goto fail;
-		}
-		if (umount2(abs, MNT_DETACH) < 0) {
-			r = extres_err_set(err, errno,
-					   "cannot detach the dead extresd mount at %s: %s",
-					   abs, strerror(errno));
-			goto fail;
-		}
-		detached++;
-	}
-	if (stat(abs, &st) < 0) {
-		r = extres_err_set(err, errno, "mount point %s: %s", abs,
-				   strerror(errno));
-		goto fail;
-	}
-	if (!S_ISDIR(st.st_mode)) {
-		r = extres_err_set(err, ENOTDIR, "mount point %s is not a directory",
-				   abs);
-		goto fail;
-	}
-	free(info);
-	free(fstype);
-	*ret_path = abs;
-	*ret_detached = detached;
-	return 0;
-fail:
-	free(info);
-	free(fstype);
-	free(abs);
-	return r;
+	return extres_mountpoint_absolute(path, ret, err);
 }
 
-int extres_mountpoint_check_live(const char *mnt, struct extres_err *err)
+/* 1 with *ret_fstype when something is mounted at `mnt`, 0 when nothing. */
+static int mounted_fstype(const char *mnt, char **ret_fstype,
+			  struct extres_err *err)
 {
-	char *info = NULL, *fstype = NULL;
-	struct statfs sfs;
+	char *info = NULL;
 	int r;
 
 	r = read_mountinfo(&info, err);
 	if (r < 0)
 		return r;
-	r = extres_mountinfo_lookup(info, mnt, &fstype);
+	r = extres_mountinfo_lookup(info, mnt, ret_fstype);
 	free(info);
 	if (r < 0)
 		return extres_err_set(err, ENOMEM, "out of memory");
+	return r;
+}
+
+int extres_mountpoint_lock(const char *mnt, const char *dir, int wait_ms,
+			   int (*stop_requested)(void),
+			   struct extres_runlock *ret, struct extres_err *err)
+{
+	const struct timespec nap = { 0, LOCK_RETRY_MS * 1000000L };
+	char *fstype = NULL;
+	int waited = 0, served, r;
+
+	for (;;) {
+		r = extres_runlock_try(ret, dir, mnt, err);
+		if (r != -EWOULDBLOCK)
+			break;
+		/* The holder has mounted (or is detaching a dead mount of
+		 * ours, on its way to mount): it serves the mount point.
+		 * Before that it may still fail, and after its unmount it
+		 * only releases what it took: either way, worth a short
+		 * wait rather than a refusal. */
+		r = mounted_fstype(mnt, &fstype, err);
+		if (r < 0)
+			break;
+		served = r == 1 && strcmp(fstype, OUR_FSTYPE) == 0;
+		free(fstype);
+		fstype = NULL;
+		if (served || waited >= wait_ms) {
+			r = extres_err_set(err, EBUSY, ALREADY_SERVED, mnt);
+			break;
+		}
+		if (stop_requested && stop_requested()) {
+			r = -EINTR;
+			break;
+		}
+		nanosleep(&nap, NULL);
+		waited += LOCK_RETRY_MS;
+	}
+	return r;
+}
+
+int extres_mountpoint_prepare(const char *mnt, int *ret_detached,
+			      struct extres_err *err)
+{
+	char *fstype = NULL;
+	int detached = 0, r;
+	struct statfs sfs;
+	struct stat st;
+
+	/* Several dead mounts may be stacked after repeated crashes. */
+	for (;;) {
+		free(fstype);
+		fstype = NULL;
+		r = mounted_fstype(mnt, &fstype, err);
+		if (r < 0)
+			goto out;
+		if (r == 0)
+			break;
+		if (strcmp(fstype, OUR_FSTYPE) != 0) {
+			r = extres_err_set(err, EBUSY,
+					   "%s is already a mount point (%s); refusing to mount over it",
+					   mnt, fstype);
+			goto out;
+		}
+		/* statfs always reaches the daemon (stat may be answered
+		 * from the kernel's cache even when the daemon is dead). */
+		if (statfs(mnt, &sfs) == 0 || errno != ENOTCONN) {
+			r = extres_err_set(err, EBUSY, ALREADY_SERVED, mnt);
+			goto out;
+		}
+		if (umount2(mnt, MNT_DETACH) < 0) {
+			r = extres_err_set(err, errno,
+					   "cannot detach the dead extresd mount at %s: %s",
+					   mnt, strerror(errno));
+			goto out;
+		}
+		detached++;
+	}
+	if (stat(mnt, &st) < 0) {
+		r = extres_err_set(err, errno, "mount point %s: %s", mnt,
+				   strerror(errno));
+		goto out;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		r = extres_err_set(err, ENOTDIR, "mount point %s is not a directory",
+				   mnt);
+		goto out;
+	}
+	*ret_detached = detached;
+out:
+	free(fstype);
+	return r;
+}
+
+int extres_mountpoint_check_live(const char *mnt, struct extres_err *err)
+{
+	char *fstype = NULL;
+	struct statfs sfs;
+	int r;
+
+	r = mounted_fstype(mnt, &fstype, err);
+	if (r < 0)
+		return r;
 	if (r == 0)
 		return extres_err_set(
 			err, ENOENT,

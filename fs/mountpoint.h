@@ -6,21 +6,53 @@
  * yet files the kernel cached still read stale values. So before mounting,
  * a dead mount of ours (fstype fuse.extresd) at the mount point is detached;
  * a live one, or a mount of anything else, is refused.
+ *
+ * Checking and mounting are two steps that daemons started at once would
+ * interleave, so a daemon first takes the mount point's lock and holds it
+ * for its whole life: resolve, lock, prepare, in that order, before any
+ * driver runs.
  */
 #ifndef EXTRES_MOUNTPOINT_H
 #define EXTRES_MOUNTPOINT_H
 
 #include "err.h"
+#include "runlock.h"
 
 /*
- * Make `path` absolute (it may be a dead mount, where realpath() fails),
- * create it first when `create` is set, detach dead extresd mounts on it,
- * and check that what is left is a directory that nothing is mounted on.
- * On success *ret_path is the malloc'd absolute path and *ret_detached the
+ * Create `path` first when `create` is set (with its parents), then make it
+ * absolute as extres_mountpoint_absolute() does. This is the mount point's
+ * canonical name: the key of its lock and the path to mount on.
+ */
+int extres_mountpoint_resolve(const char *path, int create, char **ret,
+			      struct extres_err *err);
+
+/*
+ * Take the start-up lock of the absolute mount point `mnt` (see runlock.h)
+ * in the lock directory `dir`. While another extresd holds it without a
+ * mount of ours at `mnt` (it is starting, and may yet fail; or it has
+ * unmounted and is releasing what it took), try again every 20 ms for up
+ * to `wait_ms`, first asking `stop_requested` (may be NULL), so that a
+ * stop signal ends the wait at once.
+ *
+ * 0 with *ret held; -EBUSY "MNT is already served by a running extresd"
+ * when a mount of ours is there or the wait ran out; -EINTR (no message)
+ * when stop_requested() said so; else another negative errno with a
+ * message. Nothing is taken on failure.
+ */
+int extres_mountpoint_lock(const char *mnt, const char *dir, int wait_ms,
+			   int (*stop_requested)(void),
+			   struct extres_runlock *ret, struct extres_err *err);
+
+/*
+ * Vet the absolute mount point `mnt` (under its lock): detach the dead
+ * extresd mounts on it, and check that what is left is a directory that
+ * nothing is mounted on. A live extresd mount there is -EBUSY with the same
+ * message as extres_mountpoint_lock() (a daemon that does not take the lock:
+ * another user's, or an older version). On success *ret_detached is the
  * number of dead mounts detached. Errors name the path.
  */
-int extres_mountpoint_prepare(const char *path, int create, char **ret_path,
-			      int *ret_detached, struct extres_err *err);
+int extres_mountpoint_prepare(const char *mnt, int *ret_detached,
+			      struct extres_err *err);
 
 /*
  * Make `path` absolute: realpath() of it, or, where that fails with

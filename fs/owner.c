@@ -12,8 +12,11 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "coord.h"
+
 int extres_owner_parse(const char *arg, pid_t *ret, struct extres_err *err)
 {
+	struct extres_coord_entry owner = { .parsed = 1 };
 	unsigned long long v;
 	char *end;
 
@@ -23,7 +26,12 @@ int extres_owner_parse(const char *arg, pid_t *ret, struct extres_err *err)
 	    v == 0 || v > INT_MAX)
 		return extres_err_set(err, EINVAL,
 				      "--owner-pid: '%s' is not a process ID", arg);
-	if (kill((pid_t)v, 0) < 0 && errno == ESRCH)
+	/* A zombie or a dying process is an owner that every allocator
+	 * counts as gone: recorded, its devices would go to the next comer
+	 * while we serve them. So the same rule decides, through the same
+	 * code. */
+	owner.pid = (pid_t)v;
+	if (extres_coord_owner_state(&owner) != EXTRES_OWNER_LIVE)
 		return extres_err_set(err, ESRCH,
 				      "--owner-pid: no process %llu", v);
 	*ret = (pid_t)v;

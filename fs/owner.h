@@ -23,7 +23,9 @@ struct extres_owner_watch {
 	int started;
 };
 
-/* Parse a PID argument: a decimal > 0 naming a live process. */
+/* Parse a PID argument: a decimal > 0 naming a live process. A zombie or a
+ * dying process (state Z or X in /proc/PID/stat), which allocators count as
+ * gone, is refused like a missing one: -ESRCH "--owner-pid: no process N". */
 int extres_owner_parse(const char *arg, pid_t *ret, struct extres_err *err);
 
 /* Open a pidfd for `pid` now (so a later exit cannot be missed). */

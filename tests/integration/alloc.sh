@@ -660,6 +660,24 @@ case_owner_missing() {
 	[[ ! -e $coord ]] || fail "$coord was created: $(cat "$coord")"
 }
 
+# --owner-pid naming a zombie: an owner every allocator counts as gone, so
+# it is refused as a missing one is, with or without -f: nothing taken,
+# nothing mounted.
+case_owner_zombie() {
+	it_setup
+	local coord=$WORK/gpu.coord
+	make_zombie
+	write_gpu_config "$WORK/extres.yaml" 1 0 "$coord"
+	daemon_run_fail -f --owner-pid "$ZOMBIE" -c "$WORK/extres.yaml" "$MNT"
+	assert_startup_error "--owner-pid: no process $ZOMBIE"
+	[[ ! -e $coord ]] || fail "$coord was created: $(cat "$coord")"
+	daemon_run_fail --owner-pid "$ZOMBIE" -c "$WORK/extres.yaml" "$MNT"
+	assert_startup_error "--owner-pid: no process $ZOMBIE"
+	[[ ! -e $coord ]] || fail "$coord was created without -f: $(cat "$coord")"
+	assert_eq "" "$(pids_in_work)" "processes left behind"
+	assert_eq Z "$(proc_state "$ZOMBIE")" "state of $ZOMBIE at the end (the case tried a zombie)"
+}
+
 # Without -f the recorded owner is the process that stays in the
 # background, not the one that returned.
 case_background() {

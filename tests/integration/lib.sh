@@ -100,7 +100,7 @@ mounts_in_work() {
 }
 
 it_cleanup() {
-	local rc=$? _ pid pids mp
+	local rc=$? _ pid pids mp f
 	set +e
 	trap - EXIT
 	for _ in 1 2 3; do
@@ -124,11 +124,38 @@ it_cleanup() {
 	for mp in $(mounts_in_work); do
 		umount -l "$mp" 2>/dev/null
 	done
+	# A daemon killed by the case leaves its lock file (a clean exit
+	# removes it): remove those of our mount points.
+	if [[ -n $WORK ]]; then
+		for f in "$(runlock_dir)"/*.lock; do
+			[[ -f $f && $(head -n 1 "$f" 2>/dev/null) == "$WORK"/* ]] && rm -f "$f"
+		done
+	fi
 	if [[ -n $WORK && -d $WORK ]]; then
 		# Never descend into a mount that would not go away.
 		rm -rf --one-file-system "$WORK"
 	fi
 	exit "$rc"
+}
+
+# The directory of extresd's lock files for the user running the case.
+runlock_dir() {
+	if [[ $(id -u) == 0 ]]; then
+		echo /run/extresd
+	else
+		echo "${XDG_RUNTIME_DIR:-}/extresd"
+	fi
+}
+
+# The lock file of the mount point $1 (the file holds the mount point's
+# path), or nothing while there is none.
+runlock_file() {
+	local f
+	for f in "$(runlock_dir)"/*.lock; do
+		if [[ -f $f && $(head -n 1 "$f" 2>/dev/null) == "$1" ]]; then
+			echo "$f"
+		fi
+	done
 }
 
 # Make the case's work dir with an empty mount point; skip without FUSE.

@@ -43,11 +43,22 @@ case_fusermount() {
 	assert_eq "" "$(coord_lines "$WORK/gpu.coord")" "coordination file after fusermount3 -u"
 }
 
+# The coordination file holds gpu 0 and 1 for $DAEMON_PID ($1 says when);
+# a clean stop then empties it.
+held_then_stop() {
+	local st
+	st=$(proc_starttime "$DAEMON_PID")
+	assert_eq "0 $DAEMON_PID$T$st
+1 $DAEMON_PID$T$st" "$(sort "$WORK/gpu.coord")" "coordination file $1"
+	daemon_stop
+	assert_eq "" "$(coord_lines "$WORK/gpu.coord")" "coordination file after a clean exit"
+}
+
 # After a crash the dead mount stays (ENOTCONN); the next start detaches it,
 # mounts afresh and reclaims the dead owner's devices.
 case_crash_recovery() {
 	mount_std
-	local old=$DAEMON_PID _ st
+	local old=$DAEMON_PID _
 	kill -KILL "$old"
 	daemon_reap
 	# A name never looked up needs the dead daemon; cached ones do not.
@@ -69,11 +80,7 @@ case_crash_recovery() {
 	done
 	assert_file "$MNT/gpu/1/index" $'1\n'
 	assert_eq 1 "$(awk -v mp="$MNT" '$5 == mp' /proc/self/mountinfo | wc -l)" "mounts at $MNT"
-	st=$(proc_starttime "$DAEMON_PID")
-	assert_eq "0 $DAEMON_PID$T$st
-1 $DAEMON_PID$T$st" "$(sort "$WORK/gpu.coord")" "coordination file after the crash"
-	daemon_stop
-	assert_eq "" "$(coord_lines "$WORK/gpu.coord")" "coordination file after a clean exit"
+	held_then_stop "after the crash"
 }
 
 # Without -f, extresd returns 0 only once the mount is ready, and the
@@ -132,6 +139,197 @@ case_background_fail() {
 	daemon_run_fail -c "$WORK/missing.yaml" "$MNT"
 	assert_startup_error "$WORK/missing.yaml"
 	assert_eq "" "$(pids_in_work)" "processes left behind"
+}
+
+# A start right after fusermount3 -u, while the old daemon may still be
+# releasing its devices under the lock: it waits for them, then mounts.
+case_restart() {
+	mount_std
+	local old=$DAEMON_PID
+	fusermount3 -u "$MNT" || fail "fusermount3 -u $MNT failed"
+	DAEMON_ERR=$WORK/daemon2.err
+	daemon_start -c "$WORK/extres.yaml" "$MNT"
+	local new=$DAEMON_PID
+	DAEMON_PID=$old
+	DAEMON_ERR=$WORK/daemon.err
+	daemon_reap
+	[[ $DAEMON_STATUS == 0 ]] || fail "the first extresd exited with status $DAEMON_STATUS"
+	check_daemon_stderr
+	DAEMON_PID=$new
+	DAEMON_ERR=$WORK/daemon2.err
+	held_then_stop "after the restart"
+}
+
+# The lock of a daemon started without -f: held by the daemon that stays
+# after the command returned, holding the mount point's path, never
+# inherited by a discovery script, and removed by a clean exit.
+case_lock_held() {
+	it_setup
+	local lock pid status=0 _
+	cat >"$WORK/discover.sh" <<-'EOF'
+	#!/bin/sh
+	# Records what the script's descriptors lead to in $2; finds device 0.
+	for fd in /proc/$$/fd/*; do readlink "$fd"; done >"$2"
+	echo 0
+	EOF
+	chmod 0755 "$WORK/discover.sh"
+	printf '%s\n' 'external-resources: fpga' 'external-resource.fpga.amount: 1' \
+		'external-resource.fpga.driver: script' \
+		"external-resource.fpga.param.discovery-script.path: $WORK/discover.sh" \
+		"external-resource.fpga.param.discovery-script.args: $WORK/fds" >"$WORK/extres.yaml"
+	env --default-signal=INT,QUIT "$EXTRESD" -c "$WORK/extres.yaml" "$MNT" \
+		>"$WORK/daemon.out" 2>"$DAEMON_ERR" </dev/null || status=$?
+	[[ $status == 0 ]] || fail "extresd without -f exited with status $status"
+	is_our_mount "$MNT" || fail "$MNT is not an extresd mount after extresd returned"
+	pid=$(pids_in_work)
+	[[ $pid =~ ^[0-9]+$ ]] || fail "not exactly one process runs for the case: '$pid'"
+	lock=$(runlock_file "$MNT")
+	[[ -n $lock ]] || fail "no lock file in $(runlock_dir) holds $MNT: $(ls -l "$(runlock_dir)")"
+	assert_file "$lock" "$MNT"$'\n'
+	[[ $lock == "$(runlock_dir)"/????????????????.lock ]] || fail "lock file named $lock"
+	! flock -n "$lock" true || fail "nobody holds $lock after extresd returned"
+	[[ -n $(find "/proc/$pid/fd" -lname "$lock") ]] || fail "the daemon ($pid) does not hold $lock"
+	[[ -s $WORK/fds ]] || fail "the discovery script recorded nothing"
+	! grep -qxF "$lock" "$WORK/fds" || fail "the discovery script inherited the lock: $(cat "$WORK/fds")"
+	kill -TERM "$pid"
+	for _ in $(seq 200); do
+		pid_alive "$pid" || break
+		sleep 0.05
+	done
+	! pid_alive "$pid" || fail "extresd ($pid) still runs 10 s after SIGTERM"
+	! is_mounted "$MNT" || fail "$MNT still mounted"
+	[[ ! -e $lock ]] || fail "$lock is left after a clean exit"
+	check_daemon_stderr
+}
+
+# While the lock's holder is still discovering (nothing mounted yet),
+# another start waits, runs no driver, and ends at once on SIGTERM (exit 0,
+# nothing taken); left alone, it gives up after its short wait, saying the
+# mount point is served.
+case_lock_wait() {
+	it_setup
+	local b blk t0 t1 _
+	cat >"$WORK/discover.sh" <<-'EOF'
+	#!/bin/sh
+	# Counts its runs in $2; finds device 0 once $3 exists.
+	echo run >>"$2"
+	while [ ! -e "$3" ]; do sleep 0.05; done
+	echo 0
+	EOF
+	chmod 0755 "$WORK/discover.sh"
+	printf '%s\n' 'external-resources: fpga' 'external-resource.fpga.amount: 1' \
+		'external-resource.fpga.driver: script' \
+		"external-resource.fpga.coordination-file: $WORK/fpga.coord" \
+		"external-resource.fpga.param.discovery-script.path: $WORK/discover.sh" \
+		"external-resource.fpga.param.discovery-script.args: $WORK/runs $WORK/go" \
+		'external-resource.fpga.param.discovery-script.timeout: 30' >"$WORK/extres.yaml"
+	daemon_spawn -f -c "$WORK/extres.yaml" "$MNT"
+	for _ in $(seq 200); do
+		[[ -s $WORK/runs ]] && break
+		sleep 0.05
+	done
+	[[ -s $WORK/runs ]] || fail "the first extresd did not run its discovery script within 10 s"
+
+	env --default-signal=INT,QUIT "$EXTRESD" -f -c "$WORK/extres.yaml" "$MNT" \
+		>"$WORK/b.out" 2>"$WORK/b.err" </dev/null &
+	b=$!
+	# Once it blocks SIGTERM, the signal is no longer fatal but a request.
+	for _ in $(seq 200); do
+		blk=$(awk '$1 == "SigBlk:" { print $2 }' "/proc/$b/status" 2>/dev/null || true)
+		[[ -n $blk ]] && ((0x$blk & 0x4000)) && break
+		sleep 0.01
+	done
+	sleep 0.2
+	pid_alive "$b" || fail "the second extresd did not wait: $(cat "$WORK/b.err")"
+	t0=$(date +%s%N)
+	kill -TERM "$b"
+	for _ in $(seq 200); do
+		pid_alive "$b" || break
+		sleep 0.01
+	done
+	t1=$(date +%s%N)
+	! pid_alive "$b" || fail "the waiting extresd still runs 2 s after SIGTERM"
+	((t1 - t0 < 1000000000)) || fail "the waiting extresd took $(((t1 - t0) / 1000000)) ms to stop"
+	wait "$b" || fail "the waiting extresd exited with status $? after SIGTERM"
+	assert_file "$WORK/b.err" $'extresd: stopped during start-up\n'
+
+	daemon_run_fail -f -c "$WORK/extres.yaml" "$MNT"
+	[[ $RUN_STATUS == 1 ]] || fail "extresd exited with status $RUN_STATUS, wanted 1"
+	assert_file "$RUN_ERR" "extresd: error: $MNT is already served by a running extresd"$'\n'
+	awk -v t="$RUN_SECONDS" 'BEGIN { exit !(t >= 1.5) }' ||
+		fail "extresd gave up after $RUN_SECONDS s, before its wait was spent"
+	assert_eq run "$(cat "$WORK/runs")" "discovery runs"
+	assert_eq "" "$(coord_lines "$WORK/fpga.coord")" "coordination file before the first extresd mounted"
+
+	touch "$WORK/go"
+	wait_mounted "$MNT"
+	assert_eq "0 $DAEMON_PID $(proc_starttime "$DAEMON_PID")" "$(cat "$WORK/fpga.coord")" "coordination file"
+	daemon_stop
+}
+
+# One daemon per mount point. 8 extresd start at once on one mount point,
+# each wanting 1 of 8 devices through one coordination file, for 20 rounds:
+# exactly one mounts (nothing stacked under it), the 7 others (half of
+# them told the mount point through a symlink) exit 1 saying the mount
+# point is already served, and the file holds exactly the
+# winner's line, so no loser kept a device; the winner's clean exit empties
+# it.
+case_start_race() {
+	it_setup
+	local coord=$WORK/gpu.coord round i pid winner want mp _
+	local -a pids live
+	ln -s mnt "$WORK/link"
+	cat >"$WORK/extres.yaml" <<-EOF
+	external-resources: gpu
+	external-resource.gpu.amount: 1
+	external-resource.gpu.driver: static
+	external-resource.gpu.param.indexes: "0,1,2,3,4,5,6,7"
+	external-resource.gpu.coordination-file: $coord
+	EOF
+	for round in $(seq 20); do
+		pids=()
+		for i in 1 2 3 4 5 6 7 8; do
+			# Two spellings of one mount point: one lock.
+			mp=$MNT
+			((i % 2)) || mp=$WORK/link/
+			env --default-signal=INT,QUIT "$EXTRESD" -f -c "$WORK/extres.yaml" "$mp" \
+				>"$WORK/r$i.out" 2>"$WORK/r$i.err" </dev/null &
+			pids+=("$!")
+		done
+		for _ in $(seq 200); do
+			live=()
+			for pid in "${pids[@]}"; do
+				pid_alive "$pid" && live+=("$pid")
+			done
+			((${#live[@]} == 0)) && break
+			((${#live[@]} == 1)) && is_our_mount "$MNT" && break
+			sleep 0.05
+		done
+		((${#live[@]} == 1)) ||
+			fail "round $round: ${#live[@]} of 8 daemons still run after 10 s, wanted 1"
+		winner=
+		for i in 1 2 3 4 5 6 7 8; do
+			pid=${pids[i - 1]}
+			if [[ $pid == "${live[0]}" ]]; then
+				winner=$i
+				continue
+			fi
+			DAEMON_PID=$pid
+			daemon_reap
+			DAEMON_ERR=$WORK/r$i.err
+			[[ $DAEMON_STATUS == 1 ]] || fail "round $round: daemon $i exited with status $DAEMON_STATUS, wanted 1"
+			assert_file "$WORK/r$i.err" "extresd: error: $MNT is already served by a running extresd"$'\n'
+		done
+		DAEMON_PID=${live[0]}
+		DAEMON_ERR=$WORK/r$winner.err
+		is_our_mount "$MNT" || fail "round $round: nothing mounted at $MNT"
+		assert_eq 1 "$(awk -v mp="$MNT" '$5 == mp' /proc/self/mountinfo | wc -l)" "round $round: mounts at $MNT"
+		assert_file "$MNT/gpu/0/index" $'0\n'
+		want="0 $DAEMON_PID $(proc_starttime "$DAEMON_PID")"
+		assert_eq "$want" "$(cat "$coord")" "round $round: coordination file"
+		daemon_stop
+		assert_eq "" "$(coord_lines "$coord")" "round $round: coordination file after a clean exit"
+	done
 }
 
 it_main "$@"

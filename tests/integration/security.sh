@@ -237,4 +237,55 @@ case_garbage_other() {
 	expect_garbage ignore-sink-error "property name 'a/b' contains '/'"
 }
 
+# run_nobody_fail VAR=VALUE...: run `extresd -f` as nobody with the
+# environment changed so, expecting it to fail; as daemon_run_fail.
+run_nobody_fail() {
+	: >"$RUN_ERR"
+	RUN_STATUS=0
+	as_nobody timeout 10 env -u XDG_RUNTIME_DIR "$@" "$EXTRESD" -f -c "$WORK/extres.yaml" "$MNT" \
+		>"$WORK/run.out" 2>"$RUN_ERR" </dev/null || RUN_STATUS=$?
+	[[ $RUN_STATUS != 124 ]] || fail "extresd as nobody did not return within 10 s"
+}
+
+# Another user's extresd keeps its lock file in $XDG_RUNTIME_DIR/extresd
+# (made 0700), and refuses to start without one it alone can write.
+case_lock_dir_user() {
+	it_setup
+	command -v setpriv >/dev/null || fail "setpriv (util-linux) is missing"
+	[[ $(id -u) == 0 ]] || fail "this case needs root (setpriv)"
+	local xdg=$WORK/xdg
+	chmod 0755 "$WORK"
+	mkdir -m 0700 "$xdg"
+	chown "$NOBODY:$NOBODY" "$xdg" "$MNT"
+	write_std_config "$WORK/extres.yaml"
+	chmod 0644 "$WORK/extres.yaml"
+
+	run_nobody_fail
+	assert_startup_error "XDG_RUNTIME_DIR is not set"
+	run_nobody_fail XDG_RUNTIME_DIR=run/user
+	assert_startup_error "XDG_RUNTIME_DIR=run/user is not an absolute path"
+	chmod 0777 "$xdg"
+	run_nobody_fail XDG_RUNTIME_DIR="$xdg"
+	assert_startup_error "lock directory $xdg is writable by group or others (mode 0777); refusing it"
+	chmod 0700 "$xdg"
+	mkdir -m 0700 "$WORK/elsewhere"
+	chown "$NOBODY:$NOBODY" "$WORK/elsewhere"
+	ln -s "$WORK/elsewhere" "$xdg/extresd"
+	run_nobody_fail XDG_RUNTIME_DIR="$xdg"
+	assert_startup_error "lock directory $xdg/extresd is a symbolic link; refusing it"
+	rm "$xdg/extresd"
+	mkdir -m 0755 "$xdg/extresd"
+	run_nobody_fail XDG_RUNTIME_DIR="$xdg"
+	assert_startup_error "lock directory $xdg/extresd is owned by uid 0, not $NOBODY; refusing it"
+	rmdir "$xdg/extresd"
+
+	# Usable: made 0700, the lock taken there before the drivers ran
+	# (this user cannot open /dev/fuse: the mount fails, after them), and
+	# let go again.
+	run_nobody_fail XDG_RUNTIME_DIR="$xdg"
+	[[ $RUN_STATUS == 1 ]] || fail "extresd as nobody exited with status $RUN_STATUS, wanted 1"
+	assert_eq "drwx------ $NOBODY" "$(stat -c '%A %u' "$xdg/extresd")" "mode and owner of $xdg/extresd"
+	assert_eq "" "$(ls -A "$xdg/extresd")" "lock files left in $xdg/extresd"
+}
+
 it_main "$@"
