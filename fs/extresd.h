@@ -18,6 +18,7 @@
 #include "fuse_ops.h"
 #include "guard.h"
 #include "owner.h"
+#include "runlock.h"
 #include "startup.h"
 
 /* Everything the daemon owns, in one place. */
@@ -56,6 +57,9 @@ struct extresd {
 	struct extres_guard guard;
 	char *conflicts;
 	long long guard_due;
+	/* The lock that makes this the one daemon on its mount point; held
+	 * from before any driver runs until everything is released. */
+	struct extres_runlock runlock;
 };
 
 /*

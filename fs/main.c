@@ -88,10 +88,10 @@ static int opt_proc(void *data, const char *arg, int key,
 
 /* Decide the mount point: argument, then the config, then the default; the
  * latter two are created when missing, an argument must exist. Lock it
- * (into *lock, held until main() returns) before vetting it, so that of
+ * (into d->runlock, held until main() returns) before vetting it, so that of
  * daemons started at once one gets past here and the others take nothing.
  * -EINTR: asked to stop while waiting for the lock. */
-static int resolve_mountpoint(struct extresd *d, struct extres_runlock *lock)
+static int resolve_mountpoint(struct extresd *d)
 {
 	const char *arg = d->n_positional ? d->positional[d->n_positional - 1]
 					  : NULL;
@@ -109,7 +109,7 @@ static int resolve_mountpoint(struct extresd *d, struct extres_runlock *lock)
 				       &dir, &err);
 	if (r == 0)
 		r = extres_mountpoint_lock(d->mountpoint, dir, LOCK_WAIT_MS,
-					   extres_control_stop_pending, lock,
+					   extres_stop_pending, &d->runlock,
 					   &err);
 	if (r == 0)
 		r = extres_mountpoint_prepare(d->mountpoint, &detached, &err);
@@ -337,9 +337,9 @@ int main(int argc, char *argv[])
 		.owner_watch = { .pidfd = -1, .stopfd = -1 },
 		.control = { .sigfd = -1, .stopfd = -1, .watchfd = -1 },
 		.guard = { .fd = -1 },
+		.runlock = { .fd = -1 },
 		.last_reload = "-",
 	};
-	struct extres_runlock lock = { .fd = -1 };
 	struct extres_err err;
 	int r, status = 1;
 
@@ -396,7 +396,7 @@ int main(int argc, char *argv[])
 		goto out;
 	if (load_config(&d) < 0)
 		goto out;
-	r = resolve_mountpoint(&d, &lock);
+	r = resolve_mountpoint(&d);
 	if (r == -EINTR)
 		status = 0;
 	if (r < 0)
@@ -433,7 +433,7 @@ out:
 	cleanup(&d);
 	/* Last: the next daemon on this mount point must not start before
 	 * this one has released every device. */
-	extres_runlock_release(&lock);
+	extres_runlock_release(&d.runlock);
 	extres_daemonize_finish(&d.daemon, 0);
 	fuse_opt_free_args(&args);
 	return status;

@@ -263,7 +263,7 @@ case_lock_wait() {
 
 	touch "$WORK/go"
 	wait_mounted "$MNT"
-	assert_eq "0 $DAEMON_PID $(proc_starttime "$DAEMON_PID")" "$(cat "$WORK/fpga.coord")" "coordination file"
+	assert_eq "0 $DAEMON_PID$T$(proc_starttime "$DAEMON_PID")" "$(cat "$WORK/fpga.coord")" "coordination file"
 	daemon_stop
 }
 
@@ -325,7 +325,7 @@ case_start_race() {
 		is_our_mount "$MNT" || fail "round $round: nothing mounted at $MNT"
 		assert_eq 1 "$(awk -v mp="$MNT" '$5 == mp' /proc/self/mountinfo | wc -l)" "round $round: mounts at $MNT"
 		assert_file "$MNT/gpu/0/index" $'0\n'
-		want="0 $DAEMON_PID $(proc_starttime "$DAEMON_PID")"
+		want="0 $DAEMON_PID$T$(proc_starttime "$DAEMON_PID")"
 		assert_eq "$want" "$(cat "$coord")" "round $round: coordination file"
 		daemon_stop
 		assert_eq "" "$(coord_lines "$coord")" "round $round: coordination file after a clean exit"
