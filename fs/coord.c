@@ -473,15 +473,16 @@ static void lock_holders(int fd, char *buf, size_t size)
 }
 
 /*
- * Take the exclusive lock on fd within `timeout_ms`. Another process can hold
- * it forever (anyone who can open the file can take a shared lock), so this
- * never blocks: it polls, gives up at the deadline naming the holders, and
- * gives up at once when this process has been asked to stop.
+ * Take the exclusive lock on fd by `deadline` (monotonic ms; the whole wait
+ * was `timeout_ms`). Another process can hold it forever (anyone who can
+ * open the file can take a shared lock), so this never blocks: it polls,
+ * gives up at the deadline naming the holders, and gives up at once when
+ * this process has been asked to stop.
  */
-static int wait_lock(const char *path, int fd, unsigned timeout_ms,
-		     struct extres_err *err)
+static int wait_lock(const char *path, int fd, long long deadline,
+		     unsigned timeout_ms, struct extres_err *err)
 {
-	long long deadline = now_ms() + timeout_ms, left;
+	long long left;
 	struct timespec nap;
 	long step = 1;
 	char holders[1024];
@@ -525,13 +526,13 @@ static int wait_lock(const char *path, int fd, unsigned timeout_ms,
  * edit the file with `sed -i`, which renames a new file over it, so the inode
  * we waited on may be gone. 0, -EAGAIN (try again) or an error.
  */
-static int lock_fd(const char *path, int fd, unsigned timeout_ms,
-		   struct extres_err *err)
+static int lock_fd(const char *path, int fd, long long deadline,
+		   unsigned timeout_ms, struct extres_err *err)
 {
 	struct stat a, b;
 	int r;
 
-	r = wait_lock(path, fd, timeout_ms, err);
+	r = wait_lock(path, fd, deadline, timeout_ms, err);
 	if (r < 0)
 		return r;
 	if (fstat(fd, &a) < 0)
@@ -629,7 +630,7 @@ int extres_coord_lock_existing(const char *path, unsigned timeout_ms,
 static int lock_file(const char *path, int create, unsigned timeout_ms,
 		     struct extres_coord **ret, struct extres_err *err)
 {
-	long long deadline = now_ms() + timeout_ms, left;
+	long long deadline = now_ms() + timeout_ms;
 	struct extres_coord *c = NULL;
 	char *buf = NULL;
 	size_t len = 0;
@@ -650,8 +651,7 @@ static int lock_file(const char *path, int create, unsigned timeout_ms,
 			goto out;
 		/* One deadline for the whole wait, however often the file
 		 * is replaced under us. */
-		left = deadline - now_ms();
-		r = lock_fd(path, fd, left > 0 ? (unsigned)left : 0, err);
+		r = lock_fd(path, fd, deadline, timeout_ms, err);
 		if (r == 0)
 			break;
 		close(fd);
