@@ -650,6 +650,31 @@ static void test_refresh_interval(void **state)
 		     BUF_PATH ":4:41: external-resource.gpu.refresh-interval is '99999999999999999999'; it must be seconds from 0.1 to 86400, with at most three decimals");
 }
 
+static void test_lock_timeout(void **state)
+{
+	struct extres_config *c;
+
+	c = load_ok(GPU_OK);
+	assert_int_equal(c->lock_timeout_ms, 10000);
+	assert_int_equal(c->resources[0].lock_timeout_ms, 10000);
+	extres_config_free(c);
+	c = load_ok(GPU_OK "extres.lock-timeout: 0.5\n");
+	assert_int_equal(c->lock_timeout_ms, 500);
+	assert_int_equal(c->resources[0].lock_timeout_ms, 500);
+	extres_config_free(c);
+	c = load_ok(GPU_OK "extres:\n  lock-timeout: 0\n");
+	assert_int_equal(c->resources[0].lock_timeout_ms, 0);
+	extres_config_free(c);
+	expect_error(
+		GPU_OK "extres.lock-timeout: 3601\n", EINVAL,
+		BUF_PATH
+		":4:22: extres.lock-timeout is '3601'; it must be seconds from 0 to 3600, with at most three decimals");
+	expect_error(
+		GPU_OK "extres.lock-timeout: forever\n", EINVAL,
+		BUF_PATH
+		":4:22: extres.lock-timeout is 'forever'; it must be seconds from 0 to 3600, with at most three decimals");
+}
+
 static void test_env_var_key(void **state)
 {
 	struct extres_config *c;
@@ -1176,6 +1201,7 @@ int main(void)
 		cmocka_unit_test(test_mountpoint_empty),
 		cmocka_unit_test(test_coordination_key),
 		cmocka_unit_test(test_refresh_interval),
+		cmocka_unit_test(test_lock_timeout),
 		cmocka_unit_test(test_env_var_key),
 		cmocka_unit_test(test_env_var_bad),
 		cmocka_unit_test(test_env_var_clashes),

@@ -373,7 +373,7 @@ static void test_exact_match(void **state)
 	snprintf(content, sizeof(content), "0 %d 5\n%s", (int)dead, expect);
 	tf_write_file(f->path, content);
 
-	assert_int_equal(extres_coord_lock(f->path, 1000, &c, &err), 0);
+	assert_int_equal(extres_coord_lock(f->path, 10000, &c, &err), 0);
 	assert_int_equal(c->n, 2);
 	assert_int_equal(extres_coord_is_taken(c, "0"), 0);
 	assert_int_equal(extres_coord_is_taken(c, "1"), 0);
@@ -392,7 +392,7 @@ static void assert_lock_fails(const char *path, int errnum, const char *msg)
 	struct extres_coord *c = (struct extres_coord *)0x1;
 	struct extres_err err = { "" };
 
-	assert_int_equal(extres_coord_lock(path, 1000, &c, &err), -errnum);
+	assert_int_equal(extres_coord_lock(path, 10000, &c, &err), -errnum);
 	assert_ptr_equal(c, (struct extres_coord *)0x1);
 	assert_string_equal(err.msg, msg);
 }
@@ -491,14 +491,14 @@ static void test_lock_existing(void **state)
 	struct extres_err err = { "" };
 	char msg[600];
 
-	assert_int_equal(extres_coord_lock_existing(f->path, 1000, &c, &err),
+	assert_int_equal(extres_coord_lock_existing(f->path, 10000, &c, &err),
 			 -ENOENT);
 	snprintf(msg, sizeof(msg), "%s: No such file or directory", f->path);
 	assert_string_equal(err.msg, msg);
 	assert_null(c);
 	assert_int_equal(access(f->path, F_OK), -1);
 	tf_write_file(f->path, "3 1\n");
-	assert_int_equal(extres_coord_lock_existing(f->path, 1000, &c, &err),
+	assert_int_equal(extres_coord_lock_existing(f->path, 10000, &c, &err),
 			 0);
 	assert_int_equal(c->n, 1);
 	extres_coord_close(c);
@@ -512,7 +512,7 @@ static void test_create_missing_0644(void **state)
 	mode_t old = umask(077);
 	struct stat st;
 
-	assert_int_equal(extres_coord_lock(f->path, 1000, &c, &err), 0);
+	assert_int_equal(extres_coord_lock(f->path, 10000, &c, &err), 0);
 	umask(old);
 	assert_int_equal(c->n, 0);
 	assert_string_equal(c->path, f->path);
@@ -533,7 +533,7 @@ static void test_empty_file(void **state)
 	struct extres_err err = { "" };
 
 	tf_write_file(f->path, "");
-	assert_int_equal(extres_coord_lock(f->path, 1000, &c, &err), 0);
+	assert_int_equal(extres_coord_lock(f->path, 10000, &c, &err), 0);
 	assert_int_equal(c->n, 0);
 	assert_int_equal(extres_coord_is_taken(c, "0"), 0);
 	assert_int_equal(extres_coord_write(c, &err), 0);
@@ -542,7 +542,7 @@ static void test_empty_file(void **state)
 
 	/* Only blank lines: nothing, and they go on rewrite. */
 	tf_write_file(f->path, "\n  \n\t\n");
-	assert_int_equal(extres_coord_lock(f->path, 1000, &c, &err), 0);
+	assert_int_equal(extres_coord_lock(f->path, 10000, &c, &err), 0);
 	assert_int_equal(c->n, 0);
 	assert_int_equal(extres_coord_write(c, &err), 0);
 	extres_coord_close(c);
@@ -561,7 +561,7 @@ static void test_rewrite_in_place(void **state)
 	tf_write_file(f->path, "garbage here\n\n   \n0 1\nx y z w\n1 1 99");
 	assert_int_equal(stat(f->path, &before), 0);
 
-	assert_int_equal(extres_coord_lock(f->path, 1000, &c, &err), 0);
+	assert_int_equal(extres_coord_lock(f->path, 10000, &c, &err), 0);
 	assert_int_equal(c->n, 4);
 	assert_int_equal(c->entries[0].parsed, 0);
 	assert_string_equal(c->entries[0].line, "garbage here");
@@ -578,7 +578,7 @@ static void test_rewrite_in_place(void **state)
 	assert_string_equal(tf_read_file(f->path), expect);
 
 	/* Shorter content truncates the rest. */
-	assert_int_equal(extres_coord_lock(f->path, 1000, &c, &err), 0);
+	assert_int_equal(extres_coord_lock(f->path, 10000, &c, &err), 0);
 	assert_int_equal(c->n, 5);
 	extres_coord_remove(c, 4);
 	extres_coord_remove(c, 1);
@@ -601,7 +601,7 @@ static void test_add_rejects_bad_key(void **state)
 	struct extres_coord *c = NULL;
 	struct extres_err err = { "" };
 
-	assert_int_equal(extres_coord_lock(f->path, 1000, &c, &err), 0);
+	assert_int_equal(extres_coord_lock(f->path, 10000, &c, &err), 0);
 	assert_int_equal(extres_coord_add(c, "Tesla V100", getpid(), 1),
 			 -EINVAL);
 	assert_int_equal(extres_coord_add(c, "", getpid(), 1), -EINVAL);
@@ -633,7 +633,7 @@ static void test_lock_excludes(void **state)
 	if (pid == 0) {
 		struct extres_coord *cc = NULL;
 
-		if (extres_coord_lock(f->path, 1000, &cc, NULL) < 0 ||
+		if (extres_coord_lock(f->path, 10000, &cc, NULL) < 0 ||
 		    write(p[1], "L", 1) != 1)
 			_exit(1);
 		usleep(300 * 1000);
@@ -645,7 +645,7 @@ static void test_lock_excludes(void **state)
 	}
 	close(p[1]);
 	assert_int_equal(read(p[0], &ch, 1), 1);
-	assert_int_equal(extres_coord_lock(f->path, 1000, &c, &err), 0);
+	assert_int_equal(extres_coord_lock(f->path, 10000, &c, &err), 0);
 	assert_int_equal(c->n, 1);
 	assert_string_equal(c->entries[0].key, "7");
 	assert_int_equal(c->entries[0].pid, pid);
@@ -689,7 +689,7 @@ static void test_lock_follows_replaced_file(void **state)
 	}
 	close(p[1]);
 	assert_int_equal(read(p[0], &ch, 1), 1);
-	assert_int_equal(extres_coord_lock(f->path, 1000, &c, &err), 0);
+	assert_int_equal(extres_coord_lock(f->path, 10000, &c, &err), 0);
 	assert_int_equal(c->n, 1);
 	assert_string_equal(c->entries[0].key, "new");
 	assert_int_equal(stat(f->path, &st), 0);
@@ -719,6 +719,137 @@ static void test_too_big(void **state)
 		"coordination file %s is larger than 16777216 bytes; refusing to read it",
 		f->path);
 	assert_lock_fails(f->path, EFBIG, msg);
+}
+
+/* A child that holds a shared lock on `path` (as `flock -s` would) until
+ * the returned pipe's write end is closed. */
+static pid_t hold_shared(const char *path, int *ret_release)
+{
+	int ready[2], release[2];
+	pid_t pid;
+	char ch;
+
+	assert_int_equal(pipe2(ready, O_CLOEXEC), 0);
+	assert_int_equal(pipe2(release, O_CLOEXEC), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int fd = open(path, O_RDONLY | O_CREAT | O_CLOEXEC, 0644);
+
+		close(release[1]);
+		if (fd < 0 || flock(fd, LOCK_SH) < 0 ||
+		    write(ready[1], "L", 1) != 1)
+			_exit(1);
+		(void)!read(release[0], &ch, 1);
+		_exit(0);
+	}
+	close(ready[1]);
+	close(release[0]);
+	assert_int_equal(read(ready[0], &ch, 1), 1);
+	close(ready[0]);
+	*ret_release = release[1];
+	return pid;
+}
+
+static void let_go(pid_t pid, int release)
+{
+	int status;
+
+	close(release);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+/* Anyone who can open the file can hold a lock forever: the wait ends at
+ * its deadline and names the holder. */
+static void test_lock_timeout(void **state)
+{
+	struct fixture *f = *state;
+	struct extres_coord *c = NULL;
+	struct extres_err err = { "" };
+	char want[512];
+	int release;
+	pid_t pid = hold_shared(f->path, &release);
+
+	assert_int_equal(extres_coord_lock(f->path, 100, &c, &err), -ETIMEDOUT);
+	assert_null(c);
+	snprintf(
+		want, sizeof(want),
+		"timed out after 0.100 s waiting for the lock on coordination file %s; held by PID %d (",
+		f->path, (int)pid);
+	assert_non_null(strstr(err.msg, want));
+	assert_int_equal(extres_coord_lock_existing(f->path, 0, &c, &err),
+			 -ETIMEDOUT);
+	let_go(pid, release);
+	assert_int_equal(extres_coord_lock(f->path, 0, &c, &err), 0);
+	extres_coord_close(c);
+}
+
+/* A stop asked for (SIGTERM blocked and pending, as in extresd) ends the
+ * wait at once, however long the timeout. */
+static void test_lock_stop(void **state)
+{
+	struct fixture *f = *state;
+	struct extres_coord *c = NULL;
+	struct extres_err err = { "" };
+	struct timespec zero = { 0, 0 };
+	sigset_t set, old;
+	char want[512];
+	int release;
+	pid_t pid = hold_shared(f->path, &release);
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	assert_int_equal(sigprocmask(SIG_BLOCK, &set, &old), 0);
+	assert_int_equal(raise(SIGTERM), 0);
+	assert_int_equal(extres_coord_lock(f->path, 600000, &c, &err), -EINTR);
+	assert_null(c);
+	snprintf(want, sizeof(want),
+		 "stopped while waiting for the lock on coordination file %s",
+		 f->path);
+	assert_string_equal(err.msg, want);
+	assert_int_equal(sigtimedwait(&set, NULL, &zero), SIGTERM);
+	assert_int_equal(sigprocmask(SIG_SETMASK, &old, NULL), 0);
+	let_go(pid, release);
+}
+
+/* What we write we must be able to read back: an append past the read
+ * limit is refused before anything is written. */
+static void test_write_too_big(void **state)
+{
+	struct fixture *f = *state;
+	struct extres_coord *c = NULL;
+	struct extres_err err = { "" };
+	size_t size = EXTRES_COORD_MAX_SIZE - 4;
+	char want[512];
+	struct stat st;
+	char *buf = malloc(size);
+
+	assert_non_null(buf);
+	memset(buf, 'x', size);
+	buf[size - 1] = '\n';
+	{
+		int fd = open(f->path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
+			      0644);
+
+		assert_true(fd >= 0);
+		assert_int_equal(write(fd, buf, size), (ssize_t)size);
+		close(fd);
+	}
+	free(buf);
+	assert_int_equal(extres_coord_lock(f->path, 10000, &c, &err), 0);
+	assert_int_equal(extres_coord_add(c, "0", getpid(), 1), 0);
+	assert_int_equal(extres_coord_write(c, &err), -EFBIG);
+	snprintf(
+		want, sizeof(want),
+		"coordination file %s would grow to %zu bytes, past the 16777216-byte limit; nothing was written",
+		f->path,
+		size + strlen("0 ") + 1 +
+			(size_t)snprintf(NULL, 0, "%d\t1", (int)getpid()));
+	assert_non_null(strstr(err.msg, want));
+	extres_coord_close(c);
+	assert_int_equal(stat(f->path, &st), 0);
+	assert_int_equal((size_t)st.st_size, size);
 }
 
 #define T(name) cmocka_unit_test_setup_teardown(name, setup, teardown)
@@ -756,6 +887,9 @@ int main(void)
 		T(test_lock_excludes),
 		T(test_lock_follows_replaced_file),
 		T(test_too_big),
+		T(test_lock_timeout),
+		T(test_lock_stop),
+		T(test_write_too_big),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -159,7 +159,8 @@ static void test_list_states(void **state)
 
 	write_mixed(f);
 	backdate(f->path, &before);
-	assert_int_equal(extres_coord_list(f->path, 1000, &items, &n, &err), 0);
+	assert_int_equal(extres_coord_list(f->path, 10000, &items, &n, &err),
+			 0);
 	assert_int_equal(n, N_LINES);
 	assert_item(&items[0], f->lines[L_LIVE], EXTRES_OWNER_LIVE);
 	assert_item(&items[1], f->lines[L_DEAD], EXTRES_OWNER_DEAD);
@@ -185,7 +186,8 @@ static void test_list_empty(void **state)
 
 	tf_write_file(f->path, "");
 	backdate(f->path, &before);
-	assert_int_equal(extres_coord_list(f->path, 1000, &items, &n, &err), 0);
+	assert_int_equal(extres_coord_list(f->path, 10000, &items, &n, &err),
+			 0);
 	assert_null(items);
 	assert_int_equal(n, 0);
 	assert_untouched(f->path, &before, "");
@@ -203,7 +205,7 @@ static void test_gc_removes_gone_owners(void **state)
 	write_mixed(f);
 	assert_int_equal(lstat(f->path, &before), 0);
 	assert_int_equal(
-		extres_coord_gc(f->path, 0, 1000, &removed, &n, &kept, &err),
+		extres_coord_gc(f->path, 0, 10000, &removed, &n, &kept, &err),
 		0);
 	assert_removed_mixed(f, removed, n);
 	assert_int_equal(kept, 3);
@@ -219,7 +221,7 @@ static void test_gc_removes_gone_owners(void **state)
 	/* A second pass finds nothing more and writes nothing. */
 	backdate(f->path, &before);
 	assert_int_equal(
-		extres_coord_gc(f->path, 0, 1000, &removed, &n, &kept, &err),
+		extres_coord_gc(f->path, 0, 10000, &removed, &n, &kept, &err),
 		0);
 	assert_null(removed);
 	assert_int_equal(n, 0);
@@ -238,7 +240,7 @@ static void test_gc_dry_run(void **state)
 	write_mixed(f);
 	backdate(f->path, &before);
 	assert_int_equal(
-		extres_coord_gc(f->path, 1, 1000, &removed, &n, &kept, &err),
+		extres_coord_gc(f->path, 1, 10000, &removed, &n, &kept, &err),
 		0);
 	assert_removed_mixed(f, removed, n);
 	assert_int_equal(kept, 3);
@@ -261,7 +263,7 @@ static void test_gc_blank_lines(void **state)
 	snprintf(want, sizeof(want), "7 %d\n", (int)me);
 	tf_write_file(f->path, content);
 	assert_int_equal(
-		extres_coord_gc(f->path, 0, 1000, &removed, &n, &kept, &err),
+		extres_coord_gc(f->path, 0, 10000, &removed, &n, &kept, &err),
 		0);
 	assert_int_equal(n, 1);
 	assert_int_equal(kept, 1);
@@ -277,7 +279,7 @@ static void assert_both_fail(const char *path, int errnum, const char *msg)
 	size_t n = 42, kept = 43;
 
 	memset(&err, 0, sizeof(err));
-	assert_int_equal(extres_coord_list(path, 1000, &items, &n, &err),
+	assert_int_equal(extres_coord_list(path, 10000, &items, &n, &err),
 			 -errnum);
 	assert_string_equal(err.msg, msg);
 	assert_ptr_equal(items, SENTINEL);
@@ -285,12 +287,12 @@ static void assert_both_fail(const char *path, int errnum, const char *msg)
 
 	memset(&err, 0, sizeof(err));
 	assert_int_equal(
-		extres_coord_gc(path, 0, 1000, &items, &n, &kept, &err),
+		extres_coord_gc(path, 0, 10000, &items, &n, &kept, &err),
 		-errnum);
 	assert_string_equal(err.msg, msg);
 	memset(&err, 0, sizeof(err));
 	assert_int_equal(
-		extres_coord_gc(path, 1, 1000, &items, &n, &kept, &err),
+		extres_coord_gc(path, 1, 10000, &items, &n, &kept, &err),
 		-errnum);
 	assert_string_equal(err.msg, msg);
 	assert_ptr_equal(items, SENTINEL);
