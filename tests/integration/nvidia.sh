@@ -665,6 +665,75 @@ case_crash() {
 }
 
 # ---------------------------------------------------------------------------
+# Flink's default script: the GPU driver factory without discovery-script.path
+
+# write_default_config [ARGS]: a gpu resource of Flink's GPU driver factory
+# with no script path, amount 2, discovery-script.args ARGS when given.
+write_default_config() {
+	{
+		printf '%s\n' \
+			'external-resources: gpu' \
+			'external-resource.gpu.amount: 2' \
+			'external-resource.gpu.driver-factory.class: org.apache.flink.externalresource.gpu.GPUDriverFactory'
+		[[ -z ${1:-} ]] || printf 'external-resource.gpu.param.discovery-script.args: %s\n' "$1"
+	} >"$WORK/extres.yaml"
+}
+
+# assert_check_says LINE: `extresctl check` accepts the config and prints
+# LINE among its own.
+assert_check_says() {
+	local out
+	out=$("$EXTRESCTL" -c "$WORK/extres.yaml" check 2>"$RUN_ERR") ||
+		fail "extresctl check failed: $(cat "$RUN_ERR")"
+	assert_contains $'\n'"$out"$'\n' $'\n'"$1"$'\n' "extresctl check"
+}
+
+# With FLINK_HOME set and Flink's script in its plugins directory, that
+# script runs, as Flink would run it (here a fake that takes its indexes
+# from its args), and extresctl check says which and why.
+case_default_flink_home() {
+	nv_setup mount
+	local plugin=$WORK/flink/plugins/external-resource-gpu
+	mkdir -p "$plugin"
+	cp "$SRCDIR/tests/integration/scripts/flink.sh" "$plugin/nvidia-gpu-discovery.sh"
+	chmod 0755 "$plugin/nvidia-gpu-discovery.sh"
+	export FLINK_HOME=$WORK/flink
+	write_default_config "--record $WORK/args --indexes 5,7"
+	assert_check_says "gpu: discovery-script.path: $plugin/nvidia-gpu-discovery.sh (Flink's default under FLINK_HOME)"
+	daemon_start -c "$WORK/extres.yaml" "$MNT"
+	assert_file "$MNT/gpu/0/index" $'5\n'
+	assert_file "$MNT/gpu/1/index" $'7\n'
+	assert_eq "2
+--record
+$WORK/args
+--indexes
+5,7" "$(cat "$WORK/args")" "arguments Flink's script got"
+	daemon_stop
+}
+
+# Without FLINK_HOME (or without Flink's script under it) the script
+# shipped with extres runs: here the build tree's copy, against the fake
+# nvidia-smi.
+case_default_shipped() {
+	nv_setup mount
+	unset FLINK_HOME
+	write_default_config
+	assert_check_says "gpu: discovery-script.path: $BUILDDIR/scripts/nvidia-gpu-discovery.sh (the script shipped with extres; FLINK_HOME is not set)"
+	daemon_start -c "$WORK/extres.yaml" "$MNT"
+	assert_eq $'0\n1' "$(ls -1 "$MNT/gpu")" "ls gpu"
+	assert_file "$MNT/gpu/0/index" $'0\n'
+	assert_file "$MNT/gpu/1/index" $'1\n'
+	daemon_stop
+
+	export FLINK_HOME=$WORK/flink
+	mkdir -p "$FLINK_HOME/plugins"
+	assert_check_says "gpu: discovery-script.path: $BUILDDIR/scripts/nvidia-gpu-discovery.sh (the script shipped with extres; there is no $FLINK_HOME/plugins/external-resource-gpu/nvidia-gpu-discovery.sh)"
+	FAKE_NVIDIA_SMI_GPUS=3 daemon_start -c "$WORK/extres.yaml" "$MNT"
+	assert_file "$MNT/gpu/1/index" $'1\n'
+	daemon_stop
+}
+
+# ---------------------------------------------------------------------------
 # Under extresd
 
 # A script resource using the shipped script in coordination mode, with
