@@ -49,6 +49,9 @@
 /* How much of the script's stderr a message quotes: its end, where scripts
  * (and shells, and Python) put the reason they failed. */
 #define STDERR_QUOTE_MAX 1000u
+/* How much of the script's stdout a message about it quotes: its start,
+ * where a message printed instead of the indexes is. */
+#define STDOUT_QUOTE_MAX 256u
 /* After the script exits, how long a background child of it may keep the
  * pipes open before we stop reading and kill its process group. */
 #define EXIT_GRACE_MS 100
@@ -698,7 +701,8 @@ static int32_t script_discover(void *handle, struct extres_sink *sink)
 	const struct extres_host *host = s->host;
 	struct run run = { .pid = -1, .pidfd = -1, .fd = { -1, -1 } };
 	struct script_output out = { 0 };
-	char err[STDERR_QUOTE_MAX + 8], why[512], tmo[32];
+	char err[STDERR_QUOTE_MAX + 8], why[1024], tmo[32];
+	char shown[SCRIPT_OUTPUT_QUOTED_SIZE(STDOUT_QUOTE_MAX)];
 	const char *sep;
 	int exec_failed = 0, r;
 
@@ -771,10 +775,15 @@ static int32_t script_discover(void *handle, struct extres_sink *sink)
 			  "discovery script %s wrote to stderr: %s", s->path,
 			  err);
 
-	r = script_output_parse(run.buf[OUT], run.len[OUT], &out, why,
-				sizeof(why));
+	r = script_output_parse(run.buf[OUT], run.len[OUT], host->resource,
+				&out, why, sizeof(why));
 	if (r < 0) {
-		host->error(host, "discovery script %s: %s", s->path, why);
+		/* The reason alone hides what the script meant to say (Spark's
+		 * prints nvidia-smi's complaint as an address, with exit 0). */
+		script_output_quote(shown, run.buf[OUT], run.len[OUT],
+				    STDOUT_QUOTE_MAX);
+		host->error(host, "discovery script %s: %s; its output: %s",
+			    s->path, why, shown);
 		goto out_free;
 	}
 	r = report_sink(s, sink, &out);

@@ -5,8 +5,8 @@
  * Pure: no I/O, no global state, bounded by the input, so that it can be
  * unit-tested and fuzzed on its own. `buf` is untrusted bytes (it may hold NUL
  * bytes and need not be NUL-terminated), so everything below works on lengths.
- * In both forms items are trimmed and empty ones dropped; control characters
- * are refused, because each item becomes the content of a file.
+ * Every item passes one check (check_item) in both forms, because each one
+ * becomes the content of a file and a field of a coordination file line.
  */
 #include "script_output.h"
 
@@ -18,8 +18,12 @@
 #include <string.h>
 #include <yaml.h>
 
-/* How much of an offending item an error message quotes. */
+/* How much of an offending item or line an error message quotes. */
 #define QUOTE_MAX 64
+#define QUOTED_SIZE SCRIPT_OUTPUT_QUOTED_SIZE(QUOTE_MAX)
+
+#define STR_(x) #x
+#define STR(x) STR_(x)
 
 struct list {
 	size_t n, cap;
@@ -61,22 +65,17 @@ static int is_control(unsigned char c)
 	return c < 0x20 || c == 0x7f;
 }
 
-/*
- * Quote an item for a message: control characters, quotes and backslashes
- * escaped, long items cut, so that a hostile script cannot inject terminal
- * escapes or newlines into the daemon's log.
- */
-#define QUOTED_SIZE (QUOTE_MAX * 4 + 8)
-
-static void quote(char dst[QUOTED_SIZE], const char *s, size_t len)
+void script_output_quote(char *dst, const char *s, size_t len, size_t max)
 {
 	static const char hex[] = "0123456789abcdef";
-	size_t o = 0, i;
+	size_t o = 0, i, char_start = 1;
 
 	dst[o++] = '"';
-	for (i = 0; i < len && i < QUOTE_MAX; i++) {
+	for (i = 0; i < len && i < max; i++) {
 		unsigned char c = (unsigned char)s[i];
 
+		if ((c & 0xc0) != 0x80)
+			char_start = o;
 		if (is_control(c)) {
 			dst[o++] = '\\';
 			dst[o++] = 'x';
@@ -89,6 +88,11 @@ static void quote(char dst[QUOTED_SIZE], const char *s, size_t len)
 			dst[o++] = (char)c;
 		}
 	}
+	/* Half a character would be invalid UTF-8 in the log. A sequence is
+	 * at most 4 bytes: further back there was none to complete. */
+	if (i < len && ((unsigned char)s[i] & 0xc0) == 0x80 &&
+	    o - char_start < 4)
+		o = char_start;
 	dst[o++] = '"';
 	if (i < len) {
 		memcpy(dst + o, "...", 3);
@@ -97,29 +101,44 @@ static void quote(char dst[QUOTED_SIZE], const char *s, size_t len)
 	dst[o] = '\0';
 }
 
-/* Trim `s`, drop it if empty, reject control characters, append a copy. */
+/*
+ * An index must fit the places it goes: a file's content (no control
+ * characters), a field of a coordination file line (no whitespace), and a
+ * sane size. What fails is usually a message that a script printed where
+ * its indexes belong.
+ */
+static int check_item(const char *s, size_t len, char *why, size_t why_len)
+{
+	const char *problem = NULL;
+	char q[QUOTED_SIZE];
+	size_t i;
+
+	for (i = 0; i < len && !problem; i++)
+		if (is_control((unsigned char)s[i]))
+			problem = "contains a control character";
+	/* The other ASCII whitespace is control characters. */
+	for (i = 0; i < len && !problem; i++)
+		if (s[i] == ' ')
+			problem = "contains whitespace";
+	if (!problem && len > SCRIPT_OUTPUT_ITEM_MAX)
+		problem =
+			"is longer than " STR(SCRIPT_OUTPUT_ITEM_MAX) " bytes";
+	if (!problem)
+		return 0;
+	script_output_quote(q, s, len, QUOTE_MAX);
+	return fail(why, why_len, -EINVAL, "index %s %s", q, problem);
+}
+
+/* Check `s` and append a copy. */
 static int add_item(struct list *l, const char *s, size_t len, char *why,
 		    size_t why_len)
 {
-	char q[QUOTED_SIZE];
 	char *copy;
-	size_t i;
+	int r;
 
-	while (len > 0 && is_space((unsigned char)s[0]))
-		s++, len--;
-	while (len > 0 && is_space((unsigned char)s[len - 1]))
-		len--;
-	if (len == 0)
-		return 0;
-
-	for (i = 0; i < len; i++) {
-		if (is_control((unsigned char)s[i])) {
-			quote(q, s, len);
-			return fail(why, why_len, -EINVAL,
-				    "index %s contains a control character", q);
-		}
-	}
-
+	r = check_item(s, len, why, why_len);
+	if (r < 0)
+		return r;
 	if (l->n == l->cap) {
 		size_t cap = l->cap ? l->cap * 2 : 8;
 		char **items = reallocarray(l->items, cap, sizeof(*items));
@@ -136,6 +155,51 @@ static int add_item(struct list *l, const char *s, size_t len, char *why,
 	return 0;
 }
 
+/* Flink's form: trimmed, and dropped if empty, as Flink does. */
+static int add_flink_item(struct list *l, const char *s, size_t len, char *why,
+			  size_t why_len)
+{
+	while (len > 0 && is_space((unsigned char)s[0]))
+		s++, len--;
+	while (len > 0 && is_space((unsigned char)s[len - 1]))
+		len--;
+	return len == 0 ? 0 : add_item(l, s, len, why, why_len);
+}
+
+/*
+ * Lines end as for Java's readLine(): at "\n", "\r" or "\r\n". Flink keeps
+ * the first line and only warns about more; but a script that prints two
+ * lines is broken (a header, a message, indexes on the wrong line), so any
+ * line after the first that is not blank is an error. `end` is where the
+ * first line ends.
+ */
+static int check_one_line(const char *buf, size_t len, size_t end, char *why,
+			  size_t why_len)
+{
+	char q[QUOTED_SIZE];
+	size_t line = 1, i = end, start, s, e;
+
+	while (i < len) {
+		if (buf[i] == '\r' && i + 1 < len && buf[i + 1] == '\n')
+			i++;
+		start = ++i;
+		line++;
+		while (i < len && buf[i] != '\n' && buf[i] != '\r')
+			i++;
+		for (s = start; s < i && is_space((unsigned char)buf[s]); s++)
+			;
+		if (s == i)
+			continue;
+		for (e = i; is_space((unsigned char)buf[e - 1]); e--)
+			;
+		script_output_quote(q, buf + s, e - s, QUOTE_MAX);
+		return fail(why, why_len, -EINVAL,
+			    "line %zu of the output is not blank: %s (the indexes must be on the first line, and nothing else may follow)",
+			    line, q);
+	}
+	return 0;
+}
+
 /* Flink's GPUDriver reads one line (BufferedReader.readLine) and splits it. */
 static int parse_flink(const char *buf, size_t len, struct list *l, char *why,
 		       size_t why_len)
@@ -145,23 +209,18 @@ static int parse_flink(const char *buf, size_t len, struct list *l, char *why,
 
 	while (end < len && buf[end] != '\n' && buf[end] != '\r')
 		end++;
+	r = check_one_line(buf, len, end, why, why_len);
+	if (r < 0)
+		return r;
 
 	for (start = 0, i = 0; i <= end; i++) {
 		if (i == end || buf[i] == ',') {
-			r = add_item(l, buf + start, i - start, why, why_len);
+			r = add_flink_item(l, buf + start, i - start, why,
+					   why_len);
 			if (r < 0)
 				return r;
 			start = i + 1;
 		}
-	}
-
-	if (l->n == 0) {
-		/* Output that starts with an empty line would otherwise fail
-		 * with no hint of why. */
-		for (i = end; i < len; i++)
-			if (!is_space((unsigned char)buf[i]))
-				return fail(why, why_len, -EINVAL,
-					    "no indexes in output (only its first line is read)");
 	}
 	return 0;
 }
@@ -231,11 +290,13 @@ static int yaml_fail(const yaml_parser_t *p, const char *buf, size_t len,
 		    line + 1, column + 1);
 }
 
-static const yaml_node_t *find_addresses(yaml_document_t *doc,
-					 const yaml_node_t *root)
+/* Member `key` of mapping `root`, or NULL. */
+static const yaml_node_t *find_member(yaml_document_t *doc,
+				      const yaml_node_t *root, const char *key)
 {
 	const yaml_node_t *found = NULL;
 	const yaml_node_pair_t *pair;
+	size_t len = strlen(key);
 
 	/* The last one wins, as for a repeated key in most JSON readers. */
 	for (pair = root->data.mapping.pairs.start;
@@ -243,15 +304,42 @@ static const yaml_node_t *find_addresses(yaml_document_t *doc,
 		const yaml_node_t *k = yaml_document_get_node(doc, pair->key);
 
 		if (k && k->type == YAML_SCALAR_NODE &&
-		    k->data.scalar.length == 9 &&
-		    memcmp(k->data.scalar.value, "addresses", 9) == 0)
+		    k->data.scalar.length == len &&
+		    memcmp(k->data.scalar.value, key, len) == 0)
 			found = yaml_document_get_node(doc, pair->value);
 	}
 	return found;
 }
 
-static int collect_addresses(yaml_document_t *doc, struct list *l, char *why,
-			     size_t why_len)
+/* Spark's object says which resource its addresses are for: the output of
+ * a script meant for another resource must not fill this one. */
+static int check_name(yaml_document_t *doc, const yaml_node_t *root,
+		      const char *resource, char *why, size_t why_len)
+{
+	const yaml_node_t *n = find_member(doc, root, "name");
+	char q[QUOTED_SIZE];
+
+	if (!n)
+		return 0;
+	/* Unquoted is a number, null, true or YAML's bare words: not JSON's
+	 * string. */
+	if (n->type != YAML_SCALAR_NODE ||
+	    n->data.scalar.style == YAML_PLAIN_SCALAR_STYLE)
+		return fail(why, why_len, -EINVAL,
+			    "\"name\" in JSON output is not a string");
+	if (!resource || (n->data.scalar.length == strlen(resource) &&
+			  memcmp(n->data.scalar.value, resource,
+				 n->data.scalar.length) == 0))
+		return 0;
+	script_output_quote(q, (const char *)n->data.scalar.value,
+			    n->data.scalar.length, QUOTE_MAX);
+	return fail(why, why_len, -EINVAL,
+		    "JSON output is for resource %s, not for this resource \"%s\"",
+		    q, resource);
+}
+
+static int collect_addresses(yaml_document_t *doc, const char *resource,
+			     struct list *l, char *why, size_t why_len)
 {
 	const yaml_node_t *root = yaml_document_get_root_node(doc), *seq;
 	const yaml_node_item_t *it;
@@ -260,7 +348,10 @@ static int collect_addresses(yaml_document_t *doc, struct list *l, char *why,
 	if (!root || root->type != YAML_MAPPING_NODE)
 		return fail(why, why_len, -EINVAL,
 			    "JSON output is not an object");
-	seq = find_addresses(doc, root);
+	r = check_name(doc, root, resource, why, why_len);
+	if (r < 0)
+		return r;
+	seq = find_member(doc, root, "addresses");
 	if (!seq)
 		return fail(why, why_len, -EINVAL,
 			    "JSON output has no \"addresses\"");
@@ -288,6 +379,11 @@ static int collect_addresses(yaml_document_t *doc, struct list *l, char *why,
 			return fail(why, why_len, -EINVAL,
 				    "\"addresses\" item %zu is not a string or number",
 				    pos);
+		/* Unlike Flink's list, Spark's has no empty items to skip:
+		 * one is a script that failed to fill it in. */
+		if (vlen == 0)
+			return fail(why, why_len, -EINVAL,
+				    "\"addresses\" item %zu is empty", pos);
 		r = add_item(l, v, vlen, why, why_len);
 		if (r < 0)
 			return r;
@@ -329,7 +425,8 @@ static int too_deep(const char *buf, size_t len)
 
 /* Spark's form. JSON is YAML, so libyaml reads it; `start` is the '{'. */
 static int parse_json(const char *buf, size_t len, size_t start,
-		      struct list *l, char *why, size_t why_len)
+		      const char *resource, struct list *l, char *why,
+		      size_t why_len)
 {
 	yaml_parser_t parser;
 	yaml_document_t doc, rest;
@@ -350,7 +447,7 @@ static int parse_json(const char *buf, size_t len, size_t start,
 		r = yaml_fail(&parser, buf, len, start, why, why_len);
 		goto out_parser;
 	}
-	r = collect_addresses(&doc, l, why, why_len);
+	r = collect_addresses(&doc, resource, l, why, why_len);
 	yaml_document_delete(&doc);
 	if (r < 0)
 		goto out_parser;
@@ -391,7 +488,8 @@ static int check_duplicates(const struct list *l, char *why, size_t why_len)
 	qsort(sorted, l->n, sizeof(*sorted), cmp_item);
 	for (i = 1; i < l->n; i++) {
 		if (strcmp(sorted[i - 1], sorted[i]) == 0) {
-			quote(q, sorted[i], strlen(sorted[i]));
+			script_output_quote(q, sorted[i], strlen(sorted[i]),
+					    QUOTE_MAX);
 			r = fail(why, why_len, -EINVAL, "duplicate index %s",
 				 q);
 			break;
@@ -401,8 +499,8 @@ static int check_duplicates(const struct list *l, char *why, size_t why_len)
 	return r;
 }
 
-int script_output_parse(const char *buf, size_t len, struct script_output *ret,
-			char *why, size_t why_len)
+int script_output_parse(const char *buf, size_t len, const char *resource,
+			struct script_output *ret, char *why, size_t why_len)
 {
 	struct list l = { 0 };
 	size_t first = 0;
@@ -414,7 +512,7 @@ int script_output_parse(const char *buf, size_t len, struct script_output *ret,
 		first++;
 
 	if (first < len && buf[first] == '{')
-		r = parse_json(buf, len, first, &l, why, why_len);
+		r = parse_json(buf, len, first, resource, &l, why, why_len);
 	else
 		r = parse_flink(buf, len, &l, why, why_len);
 	if (r < 0)

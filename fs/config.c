@@ -12,6 +12,7 @@
 
 #include <yaml.h>
 
+#include "extres_build.h"
 #include "fileio.h"
 #include "infos.h"
 #include "param.h"
@@ -29,6 +30,11 @@ static const char *const gpu_classes[] = {
 	"org.apache.flink.externalresource.gpu.GPUDriverFactory",
 	"org.apache.flink.externalresource.gpu.GPUDriver",
 };
+/* Its param for the script, and the default Flink gives it (relative to
+ * FLINK_HOME); extres ships a script of the same name and arguments. */
+#define GPU_SCRIPT_PARAM "discovery-script.path"
+#define GPU_SCRIPT_FLINK "plugins/external-resource-gpu/nvidia-gpu-discovery.sh"
+#define GPU_SCRIPT_SHIPPED "nvidia-gpu-discovery.sh"
 
 enum slot {
 	SLOT_AMOUNT,
@@ -897,6 +903,100 @@ static int valid_driver(const char *driver)
 	return 1;
 }
 
+/*
+ * The shipped NVIDIA script: beside the running program in a build tree, as
+ * the driver modules are, else where it is installed. *ret is malloc'd.
+ */
+static int shipped_gpu_script(char **ret)
+{
+	char *dir = NULL;
+	struct stat st;
+	int r;
+
+	r = extres_exe_sibling("scripts", &dir);
+	if (r < 0)
+		return r;
+	if (dir && asprintf(ret, "%s/" GPU_SCRIPT_SHIPPED, dir) >= 0) {
+		free(dir);
+		if (stat(*ret, &st) == 0)
+			return 0;
+		free(*ret);
+	} else {
+		free(dir);
+	}
+	*ret = strdup(EXTRES_SCRIPT_DIR "/" GPU_SCRIPT_SHIPPED);
+	return *ret ? 0 : -ENOMEM;
+}
+
+/*
+ * Flink's GPU driver without discovery-script.path runs Flink's NVIDIA
+ * script under FLINK_HOME. Where Flink is installed, run that one, as Flink
+ * would; elsewhere extres' own, which takes the same arguments. The path is
+ * made a param, as if configured at the factory class's line, so that the
+ * driver needs no default of its own; the choice and its reason are kept
+ * for extresctl check.
+ */
+static int default_gpu_script(struct loader *l,
+			      struct extres_resource_config *res,
+			      const struct extres_flat *at)
+{
+	const char *home = getenv("FLINK_HOME");
+	struct extres_param member = {
+		.kind = EXTRES_PARAM_SCALAR,
+		.line = value_line(at),
+		.column = value_column(at),
+	};
+	char *path = NULL, *flink = NULL, *why = NULL;
+	struct stat st;
+	int r = 0;
+
+	if (extres_param_get(res->params, GPU_SCRIPT_PARAM))
+		return 0;
+	if (home && *home) {
+		/* Absolute, or the driver would resolve it against FLINK_HOME
+		 * a second time. */
+		flink = resolve(home, GPU_SCRIPT_FLINK);
+		if (flink && !is_absolute(flink)) {
+			path = realpath(flink, NULL);
+		} else if (flink && stat(flink, &st) == 0) {
+			path = flink;
+			flink = NULL;
+		}
+		if (!flink && !path)
+			goto oom;
+	}
+	if (path) {
+		why = strdup("Flink's default under FLINK_HOME");
+	} else {
+		r = shipped_gpu_script(&path);
+		if (r < 0)
+			goto oom;
+		if (asprintf(&why, "the script shipped with extres; %s%s",
+			     flink ? "there is no " : "FLINK_HOME is not set",
+			     flink ? flink : "") < 0)
+			why = NULL;
+	}
+	if (!why || asprintf(&res->param_default, GPU_SCRIPT_PARAM ": %s (%s)",
+			     path, why) < 0) {
+		res->param_default = NULL;
+		goto oom;
+	}
+	member.key = strdup(GPU_SCRIPT_PARAM);
+	member.value = path;
+	if (!member.key || extres_param_append(res->params, &member) < 0)
+		goto oom;
+	path = NULL;
+	goto out;
+oom:
+	free((char *)member.key);
+	r = fail_oom(l);
+out:
+	free(path);
+	free(flink);
+	free(why);
+	return r;
+}
+
 static int set_driver(struct loader *l, struct extres_resource_config *res,
 		      const struct resource_keys *keys)
 {
@@ -935,6 +1035,9 @@ static int set_driver(struct loader *l, struct extres_resource_config *res,
 				    value_column(class_entry),
 				    "unsupported driver factory class '%s' for resource '%s'; set " RESOURCE_PREFIX "%s.driver to an extres driver",
 				    class_name, res->name, res->name);
+		r = default_gpu_script(l, res, class_entry);
+		if (r < 0)
+			return r;
 	} else {
 		return fail(l, EINVAL, res->line, res->column,
 			    "resource '%s' has no driver; set " RESOURCE_PREFIX "%s.driver (or " RESOURCE_PREFIX "%s.driver-factory.class)",
@@ -1447,6 +1550,7 @@ void extres_config_free(struct extres_config *config)
 		free(res->name);
 		free(res->driver);
 		extres_param_free(res->params);
+		free(res->param_default);
 		free(res->coordination_file);
 		free(res->coordination_key);
 		free(res->kubernetes_key);

@@ -70,6 +70,10 @@ struct extres_resource_config {
 	char *driver;  /* "script", "static", ... or an absolute module path */
 	/* MAPPING of param.* (prefix removed); never NULL (may be empty). */
 	struct extres_param *params;
+	/* A param the loader filled in, as "KEY: VALUE (why)", for extresctl
+	 * check; NULL when none was. Only Flink's GPU driver factory without
+	 * discovery-script.path has one: Flink's default script. */
+	char *param_default;
 	char *coordination_file; /* NULL: no coordination */
 	char *coordination_key;  /* never NULL; "index" by default */
 	char *kubernetes_key;    /* NULL when unset */

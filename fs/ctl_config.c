@@ -27,7 +27,10 @@ static void usage_check(FILE *out)
 		"each resource: amount, driver, coordination file, Kubernetes and\n"
 		"YARN resource names ('-' when unset). Then load each resource's\n"
 		"driver and let it check its param.* keys, as extresd does at\n"
-		"start-up, without discovering devices or taking any.\n"
+		"start-up, without discovering devices or taking any. A param that\n"
+		"the configuration leaves to a default which depends on the host\n"
+		"(Flink's GPU driver without discovery-script.path) is printed with\n"
+		"the value used and why.\n"
 		"\n"
 		"Warnings (unknown keys) and errors name the file, line and column\n"
 		"where they can. Exit 0 only when the configuration is usable: it\n"
@@ -131,6 +134,10 @@ int extres_ctl_check(const char *config_path, int argc, char *argv[])
 	for (i = 0; i < cfg->n_resources; i++) {
 		const struct extres_resource_config *res = &cfg->resources[i];
 
+		/* Which script a default runs depends on this host: say so
+		 * before the driver judges it. */
+		if (res->param_default)
+			printf("%s: %s\n", res->name, res->param_default);
 		if (extres_driver_open(cfg, res, &drv, &err) < 0) {
 			extres_log(EXTRES_LOG_ERR, "%s", err.msg);
 			failed = 1;

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "extres_build.h"
+#include "fileio.h"
 #include "log.h"
 #include "trust.h"
 
@@ -67,39 +68,6 @@ static int valid_name(const char *name)
 	return n > 0 && n <= NAME_MAX_LEN;
 }
 
-/*
- * "<dir of the running program>/../drivers", spelt without "..": meson puts
- * builddir/fs/extresd beside the modules in builddir/drivers, so the build
- * tree runs without installing. /proc/self/exe has no symlinks left in it,
- * so cutting the last directory is the same as "..". *ret is NULL when there
- * is no such place (no /proc, a program in "/").
- */
-static int exe_drivers_dir(char **ret)
-{
-	char exe[PATH_MAX];
-	char *slash;
-	ssize_t n;
-
-	*ret = NULL;
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n <= 0 || n >= (ssize_t)sizeof(exe) - 1)
-		return 0;
-	exe[n] = '\0';
-	slash = strrchr(exe, '/');
-	if (!slash)
-		return 0;
-	*slash = '\0';
-	slash = strrchr(exe, '/');
-	if (!slash)
-		return 0;
-	*slash = '\0';
-	if (asprintf(ret, "%s/drivers", exe) < 0) {
-		*ret = NULL;
-		return -ENOMEM;
-	}
-	return 0;
-}
-
 int extres_driver_find(const char *driver, char **ret_path,
 		       struct extres_err *err)
 {
@@ -123,7 +91,7 @@ int extres_driver_find(const char *driver, char **ret_path,
 				      "letters, digits, '_' and '-' nor an absolute path",
 				      driver);
 
-	r = exe_drivers_dir(&exe_dir);
+	r = extres_exe_sibling("drivers", &exe_dir);
 	if (r < 0)
 		return extres_err_set(err, -r, "out of memory");
 	if (exe_dir)

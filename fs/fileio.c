@@ -2,7 +2,10 @@
 #include "fileio.h"
 
 #include <errno.h>
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 int extres_read_all(int fd, size_t max, char **ret_buf, size_t *ret_len)
@@ -44,4 +47,32 @@ int extres_read_all(int fd, size_t max, char **ret_buf, size_t *ret_len)
 out:
 	free(buf);
 	return r;
+}
+
+int extres_exe_sibling(const char *name, char **ret)
+{
+	char exe[PATH_MAX];
+	char *slash;
+	ssize_t n;
+
+	*ret = NULL;
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n <= 0 || n >= (ssize_t)sizeof(exe) - 1)
+		return 0;
+	exe[n] = '\0';
+	/* /proc/self/exe has no symlinks left in it, so cutting the last
+	 * directory is the same as "..". */
+	slash = strrchr(exe, '/');
+	if (!slash)
+		return 0;
+	*slash = '\0';
+	slash = strrchr(exe, '/');
+	if (!slash)
+		return 0;
+	*slash = '\0';
+	if (asprintf(ret, "%s/%s", exe, name) < 0) {
+		*ret = NULL;
+		return -ENOMEM;
+	}
+	return 0;
 }

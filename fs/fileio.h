@@ -2,7 +2,7 @@
 /*
  * Reading a whole file into memory: the config, the coordination file,
  * /proc/self/mountinfo and a mount's property files all need the same
- * bounded loop.
+ * bounded loop. And finding the files that come with the running program.
  */
 #ifndef EXTRES_FILEIO_H
 #define EXTRES_FILEIO_H
@@ -15,5 +15,14 @@
  * read()'s -errno (EINTR is retried); on failure nothing is returned.
  */
 int extres_read_all(int fd, size_t max, char **ret_buf, size_t *ret_len);
+
+/*
+ * "<directory of the running program>/../<name>" in *ret (free() it), for
+ * the build tree: meson puts builddir/fs/extresd and extresctl beside
+ * builddir/drivers and builddir/scripts, so that it runs without installing.
+ * *ret is NULL when there is no such place (no /proc, a program in "/").
+ * Nothing says the place exists. 0 or -ENOMEM.
+ */
+int extres_exe_sibling(const char *name, char **ret);
 
 #endif

@@ -9,7 +9,12 @@
 #                           [--coordination-file PATH]
 #
 # Prints AMOUNT indexes from `nvidia-smi --query-gpu=index` on one line,
-# split by ",". With --enable-coordination-mode (or --enable-coordination,
+# split by ",". As Flink's script does, AMOUNT 0 prints nothing and exits 0
+# without running nvidia-smi, and a lone argument `null` after AMOUNT is
+# ignored: Flink's GPUDriver runs "PATH AMOUNT ARGS" as one string split on
+# blanks, and ARGS is the word null when discovery-script.args is unset.
+#
+# With --enable-coordination-mode (or --enable-coordination,
 # the spelling in Flink's documentation) the GPUs are taken through a
 # coordination file shared by every Flink TaskManager and extresd on the
 # host: one line per taken GPU, "INDEX PID STARTTIME". PID is the process
@@ -62,6 +67,8 @@ usage() {
 	cat <<-EOF
 
 	Prints AMOUNT NVIDIA GPU indexes (from nvidia-smi) on one line, split by ','.
+	AMOUNT 0 prints nothing. A lone argument 'null', which Flink's GPU driver
+	passes when discovery-script.args is unset, is ignored.
 	  --enable-coordination-mode, --enable-coordination
 	                            take the GPUs through the coordination file, so
 	                            that processes on this host never share one
@@ -106,13 +113,12 @@ dec_le() {
 	((${#_v} < ${#2})) || { ((${#_v} == ${#2})) && [[ ! $_v > $2 ]]; }
 }
 
-# parse_amount TEXT VAR: a positive integer, into VAR.
+# parse_amount TEXT VAR: a non-negative integer, into VAR.
 parse_amount() {
 	local _v
-	[[ $1 =~ ^[0-9]+$ ]] || usage_error "AMOUNT '$1' is not a positive integer"
+	[[ $1 =~ ^[0-9]+$ ]] || usage_error "AMOUNT '$1' is not a non-negative integer"
 	dec_le "$1" "$INT_MAX" || usage_error "AMOUNT '$1' is too large"
 	strip_zeros "$1" _v
-	((_v > 0)) || usage_error "AMOUNT '$1' is not a positive integer"
 	printf -v "$2" '%s' "$_v"
 }
 
@@ -350,6 +356,8 @@ main() {
 	[[ $1 != -h && $1 != --help ]] || { usage; exit 0; }
 	parse_amount "$1" amount
 	shift
+	# Flink's GPUDriver without discovery-script.args.
+	(($# != 1)) || [[ $1 != null ]] || shift
 	while (($# > 0)); do
 		case $1 in
 		--enable-coordination-mode | --enable-coordination)
@@ -371,6 +379,9 @@ main() {
 		esac
 		shift
 	done
+	# Flink's script answers 0 GPUs before it looks for any; so do we, so
+	# that a host without nvidia-smi can still be asked for none.
+	((amount > 0)) || exit 0
 
 	indexes=$(query_indexes)
 	mapfile -t all <<<"$indexes"

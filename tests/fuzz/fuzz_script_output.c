@@ -3,19 +3,23 @@
  * Fuzz target: script_output_parse(), a discovery script's standard output.
  *
  * Not crashing is not enough; every result is checked against the contract
- * in script_output.h. On success the items are non-empty, trimmed, free of
- * control characters and distinct, and for Flink's one-line form they are
- * exactly the items a direct reading of the contract gives (first line,
- * split on ',', trimmed, empty ones dropped), in order. On failure the
- * reason is one line without control characters (it reaches the daemon's
- * log), *ret is untouched, and the same input fails the same way without a
- * reason buffer.
+ * in script_output.h. On success the items are non-empty, free of
+ * whitespace and control characters, at most SCRIPT_OUTPUT_ITEM_MAX bytes
+ * and distinct, and for Flink's one-line form they are exactly the items a
+ * direct reading of the contract gives (first line, split on ',', trimmed,
+ * empty ones dropped, nothing but blanks after it), in order. On failure
+ * the reason is one line without control characters (it reaches the
+ * daemon's log), *ret is untouched, and the same input fails the same way
+ * without a reason buffer.
  */
 #include <errno.h>
 #include <string.h>
 
 #include "fuzz.h"
 #include "script_output.h"
+
+/* The resource the output is said to be for. */
+#define RESOURCE "gpu"
 
 struct span {
 	const char *s;
@@ -64,7 +68,8 @@ static int has_duplicate(struct span *spans, size_t n)
  * Flink's form, read from the contract: the first line (up to '\n' or
  * '\r'), split on ',', each item trimmed, empty ones dropped. Returns the
  * number of items in *ret_spans (caller frees), and in *ret_ok whether the
- * parse must succeed: some item, none with a control character, no two
+ * parse must succeed: nothing but whitespace after the first line, some
+ * item, none with a control character or a space or too long, no two
  * equal.
  */
 static size_t flink_items(const char *buf, size_t len, struct span **ret_spans,
@@ -76,6 +81,9 @@ static size_t flink_items(const char *buf, size_t len, struct span **ret_spans,
 
 	while (end < len && buf[end] != '\n' && buf[end] != '\r')
 		end++;
+	for (i = end; i < len; i++)
+		if (!is_space((unsigned char)buf[i]))
+			ok = 0;
 	/* At most one item per ',' plus one. */
 	spans = malloc((end + 1) * sizeof(*spans));
 	FUZZ_CHECK(spans);
@@ -89,8 +97,11 @@ static size_t flink_items(const char *buf, size_t len, struct span **ret_spans,
 			it.len--;
 		if (it.len > 0) {
 			for (j = 0; j < it.len; j++)
-				if (is_control((unsigned char)it.s[j]))
+				if (is_control((unsigned char)it.s[j]) ||
+				    it.s[j] == ' ')
 					ok = 0;
+			if (it.len > SCRIPT_OUTPUT_ITEM_MAX)
+				ok = 0;
 			spans[n++] = it;
 		}
 		start = i + 1;
@@ -112,11 +123,10 @@ static void check_items(const struct script_output *out)
 
 		FUZZ_CHECK(it);
 		len = strlen(it);
-		FUZZ_CHECK(len > 0);
-		FUZZ_CHECK(!is_space((unsigned char)it[0]));
-		FUZZ_CHECK(!is_space((unsigned char)it[len - 1]));
+		FUZZ_CHECK(len > 0 && len <= SCRIPT_OUTPUT_ITEM_MAX);
 		for (j = 0; j < len; j++)
-			FUZZ_CHECK(!is_control((unsigned char)it[j]));
+			FUZZ_CHECK(!is_space((unsigned char)it[j]) &&
+				   !is_control((unsigned char)it[j]));
 	}
 	sorted = malloc(out->n * sizeof(*sorted));
 	FUZZ_CHECK(sorted);
@@ -169,7 +179,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size_t first = 0;
 	int r, again_r;
 
-	r = script_output_parse(buf, size, &out, why, sizeof(why));
+	r = script_output_parse(buf, size, RESOURCE, &out, why, sizeof(why));
 	if (r == 0) {
 		FUZZ_CHECK(why[0] == '\0');
 		check_items(&out);
@@ -178,7 +188,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		check_reason(why, sizeof(why));
 		FUZZ_CHECK(out.n == 42 && out.items == sentinel_items);
 		/* No reason buffer: the same answer, nothing written. */
-		again_r = script_output_parse(buf, size, &again, NULL, 0);
+		again_r = script_output_parse(buf, size, RESOURCE, &again, NULL,
+					      0);
 		FUZZ_CHECK(again_r == r);
 		FUZZ_CHECK(again.n == 42 && again.items == sentinel_items);
 	}

@@ -46,6 +46,17 @@ nv_run() {
 	"$NVSCRIPT" "$@" >"$WORK/nv.out" 2>"$RUN_ERR" </dev/null || NV_STATUS=$?
 }
 
+# flink_run AMOUNT ARGS: run the script as Flink's GPUDriver does: one
+# command string, "PATH AMOUNT ARGS", split on blanks with no quoting
+# (Runtime.exec(String)); ARGS is the word null when discovery-script.args
+# is unset. Sets NV_STATUS and the output files as nv_run does.
+flink_run() {
+	local -a argv
+	IFS=$' \t\n\r\f' read -r -a argv <<<"$NVSCRIPT $1 $2"
+	NV_STATUS=0
+	"${argv[@]}" >"$WORK/nv.out" 2>"$RUN_ERR" </dev/null || NV_STATUS=$?
+}
+
 # nv_run_coord ARGS...: the same in coordination mode through $COORD.
 nv_run_coord() {
 	nv_run "$@" --enable-coordination-mode --coordination-file "$COORD"
@@ -85,15 +96,15 @@ case_too_many() {
 	assert_nv 1 "" $'nvidia-gpu-discovery.sh: wanted 1 GPU, found 0\n'
 }
 
-# AMOUNT must be a positive integer: a usage error (exit 2) naming it,
-# before nvidia-smi runs (it would fail here).
+# AMOUNT must be a non-negative integer: a usage error (exit 2) naming
+# it, before nvidia-smi runs (it would fail here).
 case_bad_amount() {
 	nv_setup
 	export FAKE_NVIDIA_SMI_MODE=fail
 	local a
-	for a in 0 000 -1 +1 abc 1.5 " 2" "2 " 0x10 ""; do
+	for a in -1 -0 +1 abc 1.5 " 2" "2 " 0x10 ""; do
 		nv_run "$a"
-		assert_nv 2 "" "nvidia-gpu-discovery.sh: AMOUNT '$a' is not a positive integer
+		assert_nv 2 "" "nvidia-gpu-discovery.sh: AMOUNT '$a' is not a non-negative integer
 $USAGE
 "
 	done
@@ -133,6 +144,59 @@ $USAGE
 	[[ $NV_STATUS == 0 ]] || fail "--help exited with status $NV_STATUS"
 	assert_eq "$USAGE" "$(head -n 2 "$WORK/nv.out")" "--help"
 	assert_file "$RUN_ERR" ""
+}
+
+# Run exactly as Flink's GPUDriver runs it. Without discovery-script.args
+# the only argument after the amount is the word null, which is ignored;
+# with them, they arrive split on blanks. null among other arguments is
+# not Flink's doing and stays an error.
+case_flink_exec() {
+	nv_setup
+	flink_run 2 null
+	assert_nv 0 $'0,1\n' ""
+	flink_run 4 null
+	assert_nv 0 $'0,1,2,3\n' ""
+	flink_run 5 null
+	assert_nv 1 "" $'nvidia-gpu-discovery.sh: wanted 5 GPUs, found 4 (0,1,2,3)\n'
+	[[ ! -e $COORD ]] || fail "a coordination file appeared without coordination mode"
+	flink_run 1 "--enable-coordination-mode --coordination-file $COORD"
+	assert_nv 0 $'0\n' ""
+	assert_file "$COORD" "0 $$ $ME_ST
+"
+	nv_run 2 --enable-coordination-mode null
+	assert_nv 2 "" "nvidia-gpu-discovery.sh: unknown argument 'null'
+$USAGE
+"
+	nv_run 2 null null
+	assert_nv 2 "" "nvidia-gpu-discovery.sh: unknown argument 'null'
+$USAGE
+"
+}
+
+# Amount 0, as Flink's script answers it: exit 0, no output, and nvidia-smi
+# never runs (it would fail here), nor is a coordination file touched.
+case_amount_zero() {
+	nv_setup
+	export FAKE_NVIDIA_SMI_MODE=fail
+	nv_run 0
+	assert_nv 0 "" ""
+	nv_run 000
+	assert_nv 0 "" ""
+	flink_run 0 null
+	assert_nv 0 "" ""
+	flink_run 0 "--enable-coordination-mode --coordination-file $COORD"
+	assert_nv 0 "" ""
+	[[ ! -e $COORD ]] || fail "amount 0 created the coordination file"
+	# Usage errors still come first.
+	nv_run 0 --bogus
+	assert_nv 2 "" "nvidia-gpu-discovery.sh: unknown argument '--bogus'
+$USAGE
+"
+	# Nor is nvidia-smi needed at all.
+	mkdir "$WORK/bin"
+	ln -s "$(command -v bash)" "$WORK/bin/bash"
+	PATH=$WORK/bin nv_run 0
+	assert_nv 0 "" ""
 }
 
 # nvidia-smi fails: exit 1 with what it said on stdout and stderr, and its
@@ -598,6 +662,75 @@ case_crash() {
 	check_crash_round "end"
 	assert_eq " 0 1 2 3 4 5 6 7 " "$(tr ' ' '\n' <<<"$HELD" | grep . | sort -n | tr '\n' ' ' | sed 's/^/ /')" \
 		"GPUs held by live owners at the end"
+}
+
+# ---------------------------------------------------------------------------
+# Flink's default script: the GPU driver factory without discovery-script.path
+
+# write_default_config [ARGS]: a gpu resource of Flink's GPU driver factory
+# with no script path, amount 2, discovery-script.args ARGS when given.
+write_default_config() {
+	{
+		printf '%s\n' \
+			'external-resources: gpu' \
+			'external-resource.gpu.amount: 2' \
+			'external-resource.gpu.driver-factory.class: org.apache.flink.externalresource.gpu.GPUDriverFactory'
+		[[ -z ${1:-} ]] || printf 'external-resource.gpu.param.discovery-script.args: %s\n' "$1"
+	} >"$WORK/extres.yaml"
+}
+
+# assert_check_says LINE: `extresctl check` accepts the config and prints
+# LINE among its own.
+assert_check_says() {
+	local out
+	out=$("$EXTRESCTL" -c "$WORK/extres.yaml" check 2>"$RUN_ERR") ||
+		fail "extresctl check failed: $(cat "$RUN_ERR")"
+	assert_contains $'\n'"$out"$'\n' $'\n'"$1"$'\n' "extresctl check"
+}
+
+# With FLINK_HOME set and Flink's script in its plugins directory, that
+# script runs, as Flink would run it (here a fake that takes its indexes
+# from its args), and extresctl check says which and why.
+case_default_flink_home() {
+	nv_setup mount
+	local plugin=$WORK/flink/plugins/external-resource-gpu
+	mkdir -p "$plugin"
+	cp "$SRCDIR/tests/integration/scripts/flink.sh" "$plugin/nvidia-gpu-discovery.sh"
+	chmod 0755 "$plugin/nvidia-gpu-discovery.sh"
+	export FLINK_HOME=$WORK/flink
+	write_default_config "--record $WORK/args --indexes 5,7"
+	assert_check_says "gpu: discovery-script.path: $plugin/nvidia-gpu-discovery.sh (Flink's default under FLINK_HOME)"
+	daemon_start -c "$WORK/extres.yaml" "$MNT"
+	assert_file "$MNT/gpu/0/index" $'5\n'
+	assert_file "$MNT/gpu/1/index" $'7\n'
+	assert_eq "2
+--record
+$WORK/args
+--indexes
+5,7" "$(cat "$WORK/args")" "arguments Flink's script got"
+	daemon_stop
+}
+
+# Without FLINK_HOME (or without Flink's script under it) the script
+# shipped with extres runs: here the build tree's copy, against the fake
+# nvidia-smi.
+case_default_shipped() {
+	nv_setup mount
+	unset FLINK_HOME
+	write_default_config
+	assert_check_says "gpu: discovery-script.path: $BUILDDIR/scripts/nvidia-gpu-discovery.sh (the script shipped with extres; FLINK_HOME is not set)"
+	daemon_start -c "$WORK/extres.yaml" "$MNT"
+	assert_eq $'0\n1' "$(ls -1 "$MNT/gpu")" "ls gpu"
+	assert_file "$MNT/gpu/0/index" $'0\n'
+	assert_file "$MNT/gpu/1/index" $'1\n'
+	daemon_stop
+
+	export FLINK_HOME=$WORK/flink
+	mkdir -p "$FLINK_HOME/plugins"
+	assert_check_says "gpu: discovery-script.path: $BUILDDIR/scripts/nvidia-gpu-discovery.sh (the script shipped with extres; there is no $FLINK_HOME/plugins/external-resource-gpu/nvidia-gpu-discovery.sh)"
+	FAKE_NVIDIA_SMI_GPUS=3 daemon_start -c "$WORK/extres.yaml" "$MNT"
+	assert_file "$MNT/gpu/1/index" $'1\n'
+	daemon_stop
 }
 
 # ---------------------------------------------------------------------------

@@ -59,13 +59,69 @@ $WORK/args
 # first `amount` of them.
 case_spark() {
 	it_setup
-	write_script_config 2 "$FIXTURES/spark.sh" ""
+	write_script_config 2 "$FIXTURES/spark.sh" fpga
 	daemon_start -c "$WORK/extres.yaml" "$MNT"
 	assert_eq $'0\n1' "$(ls -1 "$MNT/fpga")" "ls fpga"
 	assert_eq index "$(ls -1 "$MNT/fpga/1")" "ls fpga/1"
 	assert_file "$MNT/fpga/0/index" $'3\n'
 	assert_file "$MNT/fpga/1/index" $'5\n'
 	daemon_stop
+}
+
+# write_gpu_config PATH [COORD]: a gpu resource found by the script at PATH,
+# coordinated through COORD when given.
+write_gpu_config() {
+	{
+		printf '%s\n' \
+			'external-resources: gpu' \
+			'external-resource.gpu.amount: 1' \
+			'external-resource.gpu.driver: script' \
+			"external-resource.gpu.param.discovery-script.path: $1"
+		[[ -z ${2:-} ]] || printf 'external-resource.gpu.coordination-file: %s\n' "$2"
+	} >"$WORK/extres.yaml"
+}
+
+# What Spark's own script prints, with exit status 0, when the NVIDIA driver
+# is down, escaped as the start-up error quotes it.
+SPARK_DOWN_QUOTED='its output: "{\"name\": \"gpu\", \"addresses\":[\"NVIDIA-SMI has failed because it couldn'"'"'t communicate with the NVIDIA driver. Make sure that the latest NVIDIA driver is installed and running.\",\"\"]}\x0a"'
+
+# Spark's script exits 0 with nvidia-smi's complaint as an address: no
+# device named by a sentence, but a start-up error that quotes the output.
+case_spark_driver_down() {
+	it_setup
+	write_gpu_config "$FIXTURES/spark-driver-down.sh"
+	daemon_run_fail -f -c "$WORK/extres.yaml" "$MNT"
+	assert_startup_error gpu "spark-driver-down.sh: index \"NVIDIA-SMI has failed" \
+		"contains whitespace" "$SPARK_DOWN_QUOTED"
+}
+
+# The same with a coordination file: nothing is recorded.
+case_spark_driver_down_coord() {
+	it_setup
+	write_gpu_config "$FIXTURES/spark-driver-down.sh" "$WORK/gpu.coord"
+	daemon_run_fail -f -c "$WORK/extres.yaml" "$MNT"
+	assert_startup_error gpu "contains whitespace" "$SPARK_DOWN_QUOTED"
+	assert_eq "" "$(coord_lines "$WORK/gpu.coord")" "coordination file"
+}
+
+# Spark's output for another resource does not fill this one.
+case_spark_other_name() {
+	it_setup
+	write_script_config 1 "$FIXTURES/spark.sh" ""
+	daemon_run_fail -f -c "$WORK/extres.yaml" "$MNT"
+	assert_startup_error fpga 'JSON output is for resource "gpu", not for this resource "fpga"'
+	assert_eq "" "$(coord_lines "$WORK/fpga.coord")" "coordination file"
+}
+
+# A second line that is not blank is an error naming it, not dropped.
+case_second_line() {
+	it_setup
+	printf '#!/bin/sh\necho 0,1\necho "warning: GPU 1 is hot"\n' >"$WORK/two-lines.sh"
+	chmod 0755 "$WORK/two-lines.sh"
+	write_gpu_config "$WORK/two-lines.sh"
+	daemon_run_fail -f -c "$WORK/extres.yaml" "$MNT"
+	assert_startup_error gpu 'line 2 of the output is not blank: "warning: GPU 1 is hot"' \
+		'its output: "0,1\x0awarning: GPU 1 is hot\x0a"'
 }
 
 # A non-zero exit fails start-up, quoting the script's stderr, even though

@@ -15,10 +15,15 @@
 #include <cmocka.h>
 
 #include "config.h"
+#include "extres_build.h"
 
 /* Buffers are loaded as if read from here, so messages are predictable. */
 #define BUF_PATH "/etc/extres/extres.yaml"
 #define FIXTURE(name) EXTRES_FIXTURES "/config/" name
+/* Where extres installs its NVIDIA script; a unit test has no build-tree
+ * copy beside it. */
+#define SHIPPED_SCRIPT EXTRES_SCRIPT_DIR "/nvidia-gpu-discovery.sh"
+#define FLINK_SCRIPT "plugins/external-resource-gpu/nvidia-gpu-discovery.sh"
 
 /* A minimal valid resource, for tests about something else. */
 #define GPU_OK                                                                 \
@@ -246,7 +251,11 @@ static void test_legacy_names(void **state)
 	assert_string_equal(c->resources[0].kubernetes_key, "amd.com/gpu");
 	assert_string_equal(c->resources[0].yarn_key, "yarn.io/gpu");
 	assert_int_equal(c->resources[0].params->kind, EXTRES_PARAM_MAPPING);
-	assert_int_equal(c->resources[0].params->count, 0);
+	/* Flink's GPU driver has a default script (test_gpu_default_script). */
+	assert_int_equal(c->resources[0].params->count, 1);
+	expect_scalar(&c->resources[0].params->items[0],
+		      "discovery-script.path", SHIPPED_SCRIPT, 4, 37);
+	assert_null(c->resources[1].param_default);
 	assert_string_equal(c->resources[1].name, "fpga");
 	assert_int_equal(c->resources[1].line, 2);
 	assert_int_equal(c->resources[1].column, 30);
@@ -514,6 +523,92 @@ static void test_driver_wins_over_class(void **state)
 			BUF_PATH ":3:1: external-resource.gpu.driver-factory.class is ignored because external-resource.gpu.driver is set",
 			NULL);
 	extres_config_free(c);
+}
+
+#define GPU_CLASS                           \
+	"external-resources: gpu\n"         \
+	"external-resource.gpu.amount: 1\n" \
+	"external-resource.gpu.driver-factory.class: org.apache.flink.externalresource.gpu.GPUDriverFactory\n"
+
+/* The default param at the factory class's value, and the note. */
+static void expect_default_script(const char *path, const char *why)
+{
+	struct extres_config *c = load_ok(GPU_CLASS);
+	const struct extres_param *p = c->resources[0].params;
+	char note[3 * PATH_MAX];
+
+	assert_int_equal(p->count, 1);
+	expect_scalar(&p->items[0], "discovery-script.path", path, 3, 45);
+	snprintf(note, sizeof(note), "discovery-script.path: %s (%s)", path,
+		 why);
+	assert_string_equal(c->resources[0].param_default, note);
+	expect_warnings(c, NULL);
+	extres_config_free(c);
+}
+
+/*
+ * Flink's GPU driver without discovery-script.path: Flink's script under
+ * FLINK_HOME when it is there, else the one shipped with extres.
+ */
+static void test_gpu_default_script(void **state)
+{
+	const char *dir = *state;
+	char home[PATH_MAX], script[PATH_MAX + 64], why[2 * PATH_MAX],
+		cwd[PATH_MAX];
+	struct extres_config *c;
+	char *real_dir;
+	FILE *f;
+
+	expect_default_script(
+		SHIPPED_SCRIPT,
+		"the script shipped with extres; FLINK_HOME is not set");
+	setenv("FLINK_HOME", "", 1);
+	expect_default_script(
+		SHIPPED_SCRIPT,
+		"the script shipped with extres; FLINK_HOME is not set");
+
+	snprintf(home, sizeof(home), "%s/flink", dir);
+	snprintf(script, sizeof(script), "%s/" FLINK_SCRIPT, home);
+	setenv("FLINK_HOME", home, 1);
+	snprintf(why, sizeof(why),
+		 "the script shipped with extres; there is no %s", script);
+	expect_default_script(SHIPPED_SCRIPT, why);
+
+	assert_int_equal(mkdir(home, 0755), 0);
+	snprintf(why, sizeof(why), "%s/plugins", home);
+	assert_int_equal(mkdir(why, 0755), 0);
+	snprintf(why, sizeof(why), "%s/plugins/external-resource-gpu", home);
+	assert_int_equal(mkdir(why, 0755), 0);
+	f = fopen(script, "we");
+	assert_non_null(f);
+	assert_int_equal(fclose(f), 0);
+	expect_default_script(script, "Flink's default under FLINK_HOME");
+
+	/* A relative FLINK_HOME gives an absolute path, or the driver would
+	 * resolve it against FLINK_HOME again. */
+	assert_non_null(getcwd(cwd, sizeof(cwd)));
+	assert_int_equal(chdir(dir), 0);
+	setenv("FLINK_HOME", "flink/", 1);
+	real_dir = real(dir);
+	snprintf(why, sizeof(why), "%s/flink/" FLINK_SCRIPT, real_dir);
+	free(real_dir);
+	expect_default_script(why, "Flink's default under FLINK_HOME");
+	assert_int_equal(chdir(cwd), 0);
+
+	/* A configured path is left alone, and so is the script driver named
+	 * directly: only Flink's class has Flink's default. */
+	c = load_ok(
+		GPU_CLASS
+		"external-resource.gpu.param.discovery-script.path: my.sh\n");
+	assert_int_equal(c->resources[0].params->count, 1);
+	assert_string_equal(c->resources[0].params->items[0].value, "my.sh");
+	assert_null(c->resources[0].param_default);
+	extres_config_free(c);
+	c = load_ok(GPU_OK);
+	assert_int_equal(c->resources[0].params->count, 0);
+	assert_null(c->resources[0].param_default);
+	extres_config_free(c);
+	unsetenv("FLINK_HOME");
 }
 
 static void test_driver_class_gpu_driver(void **state)
@@ -1175,6 +1270,8 @@ static void test_free_null(void **state)
 
 int main(void)
 {
+	/* Flink's default script depends on it (test_gpu_default_script). */
+	unsetenv("FLINK_HOME");
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_flink_conf_flat),
 		cmocka_unit_test(test_flink_config_nested),
@@ -1195,6 +1292,8 @@ int main(void)
 		cmocka_unit_test(test_driver_bad_name),
 		cmocka_unit_test(test_driver_wins_over_class),
 		cmocka_unit_test(test_driver_class_gpu_driver),
+		cmocka_unit_test_setup_teardown(test_gpu_default_script,
+						make_scratch, remove_scratch),
 		cmocka_unit_test(test_kubernetes_yarn_keys),
 		cmocka_unit_test(test_relative_paths),
 		cmocka_unit_test(test_buffer_relative_path),

@@ -437,11 +437,12 @@ static void test_args_sequence(void **state)
 	add_scalar(f, "discovery-script.path", SCRIPTS "/flink.sh");
 	add_node(f, "discovery-script.args", EXTRES_PARAM_SEQUENCE, args, 3);
 	h = open_ok(f);
-	assert_int_equal(discover(f, h, &ts), 0);
-	/* One argument per item, spaces kept; the empty one is passed too
-	 * (and dropped as an empty index by the output parser). */
-	expect_indexes(&ts, 3, "amount=2", "a b", "--x");
-	sink_clear(&ts);
+	/* One argument per item, spaces kept (so "a b" is no index); the
+	 * empty one is passed too. */
+	assert_int_equal(discover(f, h, &ts), -EINVAL);
+	assert_string_equal(f->th.error,
+			    "discovery script " SCRIPTS "/flink.sh: index \"a b\" contains whitespace; its output: \"amount=2,a b,--x,\\x0a\"");
+	assert_int_equal(ts.ninfos, 0);
 	f->ops->close(h);
 }
 
@@ -609,33 +610,64 @@ static void test_stderr_on_success_logged(void **state)
 	f->ops->close(h);
 }
 
-static void test_bad_output_reported(void **state)
+/* Run a script of `body` that exits 0; expect -EINVAL and the message
+ * "discovery script PATH: `why`; its output: `shown`". */
+static void expect_bad_output(struct fixture *f, const char *body,
+			      const char *why, const char *shown)
 {
-	struct fixture *f = *state;
 	struct test_sink ts;
-	char path[128], msg[256];
+	char path[128], script[1024], msg[2048];
 	void *h;
 
 	snprintf(path, sizeof(path), "%s/garbage.sh", f->tmp);
-	write_file(path, "#!/bin/sh\nprintf '{\"addresses\": [\"0\"'\n",
-		   0755);
+	snprintf(script, sizeof(script), "#!/bin/sh\n%s\n", body);
+	write_file(path, script, 0755);
+	f->root.count = 0;
 	add_scalar(f, "discovery-script.path", path);
 	h = open_ok(f);
 	assert_int_equal(discover(f, h, &ts), -EINVAL);
-	snprintf(msg, sizeof(msg),
-		 "discovery script %s: invalid JSON output: did not find expected ',' or ']' at the end of the output",
-		 path);
-	assert_string_equal(f->th.error, msg);
-	f->ops->close(h);
-
-	write_file(path, "#!/bin/sh\necho 1,2,1\n", 0755);
-	h = open_ok(f);
-	assert_int_equal(discover(f, h, &ts), -EINVAL);
-	snprintf(msg, sizeof(msg), "discovery script %s: duplicate index \"1\"",
-		 path);
+	snprintf(msg, sizeof(msg), "discovery script %s: %s; its output: %s",
+		 path, why, shown);
 	assert_string_equal(f->th.error, msg);
 	assert_int_equal(ts.ninfos, 0);
 	f->ops->close(h);
+}
+
+/* Output that breaks the contract fails discovery with the reason and what
+ * the script printed, escaped. */
+static void test_bad_output_reported(void **state)
+{
+	struct fixture *f = *state;
+	char big[400], want[400];
+
+	expect_bad_output(f, "printf '{\"addresses\": [\"0\"'",
+			  "invalid JSON output: did not find expected ',' or ']' at the end of the output",
+			  "\"{\\\"addresses\\\": [\\\"0\\\"\"");
+	expect_bad_output(f, "echo 1,2,1", "duplicate index \"1\"",
+			  "\"1,2,1\\x0a\"");
+	/* Spark's getGpusResources.sh when nvidia-smi cannot reach the
+	 * driver: its exit status is 0. */
+	expect_bad_output(f,
+			  "echo '{\"name\": \"gpu\", \"addresses\":[\"NVIDIA-SMI has failed because it couldn'\\''t communicate with the NVIDIA driver.\",\"\"]}'",
+			  "index \"NVIDIA-SMI has failed because it couldn't communicate with the N\"... contains whitespace",
+			  "\"{\\\"name\\\": \\\"gpu\\\", \\\"addresses\\\":[\\\"NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver.\\\",\\\"\\\"]}\\x0a\"");
+	/* The host's resource is "gpu". */
+	expect_bad_output(f, "echo '{\"name\": \"fpga\", \"addresses\": [\"0\"]}'",
+			  "JSON output is for resource \"fpga\", not for this resource \"gpu\"",
+			  "\"{\\\"name\\\": \\\"fpga\\\", \\\"addresses\\\": [\\\"0\\\"]}\\x0a\"");
+	expect_bad_output(f, "printf '0,1\\n\\033[31mmore\\n'",
+			  "line 2 of the output is not blank: \"\\x1b[31mmore\" (the indexes must be on the first line, and nothing else may follow)",
+			  "\"0,1\\x0a\\x1b[31mmore\\x0a\"");
+	/* The output is quoted up to 256 bytes. */
+	memset(big, 'x', 300);
+	memcpy(big, "echo ", 5);
+	big[300] = '\0';
+	memset(want, 'x', 258);
+	want[0] = '"';
+	memcpy(want + 257, "\"...", 5);
+	expect_bad_output(f, big,
+			  "index \"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\"... is longer than 255 bytes",
+			  want);
 }
 
 static void test_killed_by_signal(void **state)
@@ -777,8 +809,7 @@ static void test_output_limit(void **state)
 	add_scalar(f, "discovery-script.args", "65536");
 	h = open_ok(f);
 	assert_int_equal(discover(f, h, &ts), 0);
-	assert_int_equal(ts.ninfos, 1);
-	assert_int_equal(strlen(ts.value[0]), 65536);
+	expect_indexes(&ts, 1, "7");
 	sink_clear(&ts);
 	f->ops->close(h);
 
@@ -808,7 +839,7 @@ static void test_no_indexes(void **state)
 	h = open_ok(f);
 	assert_int_equal(discover(f, h, &ts), -EINVAL);
 	assert_string_equal(f->th.error,
-			    "discovery script " SCRIPTS "/empty.sh: no indexes in output");
+			    "discovery script " SCRIPTS "/empty.sh: no indexes in output; its output: \"\"");
 	f->ops->close(h);
 }
 
