@@ -193,9 +193,10 @@ static int check_one_line(const char *buf, size_t len, size_t end, char *why,
 		for (e = i; is_space((unsigned char)buf[e - 1]); e--)
 			;
 		script_output_quote(q, buf + s, e - s, QUOTE_MAX);
-		return fail(why, why_len, -EINVAL,
-			    "line %zu of the output is not blank: %s (the indexes must be on the first line, and nothing else may follow)",
-			    line, q);
+		return fail(
+			why, why_len, -EINVAL,
+			"line %zu of the output is not blank: %s (the indexes must be on the first line, and nothing else may follow)",
+			line, q);
 	}
 	return 0;
 }
@@ -333,9 +334,10 @@ static int check_name(yaml_document_t *doc, const yaml_node_t *root,
 		return 0;
 	script_output_quote(q, (const char *)n->data.scalar.value,
 			    n->data.scalar.length, QUOTE_MAX);
-	return fail(why, why_len, -EINVAL,
-		    "JSON output is for resource %s, not for this resource \"%s\"",
-		    q, resource);
+	return fail(
+		why, why_len, -EINVAL,
+		"JSON output is for resource %s, not for this resource \"%s\"",
+		q, resource);
 }
 
 static int collect_addresses(yaml_document_t *doc, const char *resource,

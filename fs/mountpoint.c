@@ -252,9 +252,10 @@ int extres_mountpoint_prepare(const char *mnt, int *ret_detached,
 		if (r == 0)
 			break;
 		if (strcmp(fstype, OUR_FSTYPE) != 0) {
-			r = extres_err_set(err, EBUSY,
-					   "%s is already a mount point (%s); refusing to mount over it",
-					   mnt, fstype);
+			r = extres_err_set(
+				err, EBUSY,
+				"%s is already a mount point (%s); refusing to mount over it",
+				mnt, fstype);
 			goto out;
 		}
 		/* statfs always reaches the daemon (stat may be answered
@@ -264,9 +265,10 @@ int extres_mountpoint_prepare(const char *mnt, int *ret_detached,
 			goto out;
 		}
 		if (umount2(mnt, MNT_DETACH) < 0) {
-			r = extres_err_set(err, errno,
-					   "cannot detach the dead extresd mount at %s: %s",
-					   mnt, strerror(errno));
+			r = extres_err_set(
+				err, errno,
+				"cannot detach the dead extresd mount at %s: %s",
+				mnt, strerror(errno));
 			goto out;
 		}
 		detached++;
@@ -277,8 +279,8 @@ int extres_mountpoint_prepare(const char *mnt, int *ret_detached,
 		goto out;
 	}
 	if (!S_ISDIR(st.st_mode)) {
-		r = extres_err_set(err, ENOTDIR, "mount point %s is not a directory",
-				   mnt);
+		r = extres_err_set(err, ENOTDIR,
+				   "mount point %s is not a directory", mnt);
 		goto out;
 	}
 	*ret_detached = detached;

@@ -52,9 +52,10 @@ static int check_dir(const char *path, uid_t uid, int create, mode_t mode,
 		/* O_DIRECTORY answers ENOTDIR before O_NOFOLLOW's ELOOP. */
 		if ((e == ENOTDIR || e == ELOOP) && lstat(path, &st) == 0 &&
 		    S_ISLNK(st.st_mode))
-			r = extres_err_set(err, ELOOP,
-					   "lock directory %s is a symbolic link; refusing it",
-					   path);
+			r = extres_err_set(
+				err, ELOOP,
+				"lock directory %s is a symbolic link; refusing it",
+				path);
 		else
 			r = extres_err_set(err, e, "lock directory %s: %s",
 					   path, strerror(e));
@@ -66,13 +67,15 @@ static int check_dir(const char *path, uid_t uid, int create, mode_t mode,
 		r = extres_err_set(err, errno, "lock directory %s: %s", path,
 				   strerror(errno));
 	} else if (st.st_uid != uid) {
-		r = extres_err_set(err, EPERM,
-				   "lock directory %s is owned by uid %u, not %u; refusing it",
-				   path, (unsigned)st.st_uid, (unsigned)uid);
+		r = extres_err_set(
+			err, EPERM,
+			"lock directory %s is owned by uid %u, not %u; refusing it",
+			path, (unsigned)st.st_uid, (unsigned)uid);
 	} else if (st.st_mode & (S_IWGRP | S_IWOTH)) {
-		r = extres_err_set(err, EPERM,
-				   "lock directory %s is writable by group or others (mode %04o); refusing it",
-				   path, (unsigned)(st.st_mode & 07777));
+		r = extres_err_set(
+			err, EPERM,
+			"lock directory %s is writable by group or others (mode %04o); refusing it",
+			path, (unsigned)(st.st_mode & 07777));
 	}
 out:
 	if (fd >= 0)
@@ -92,8 +95,9 @@ int extres_runlock_dir(uid_t uid, const char *xdg_runtime_dir, char **ret,
 		r = dir ? check_dir(dir, uid, 1, 0755, err) :
 			  extres_err_set(err, ENOMEM, "out of memory");
 	} else if (!xdg || !*xdg) {
-		r = extres_err_set(err, ENOENT,
-				   "XDG_RUNTIME_DIR is not set: extresd run by a user other than root keeps its lock file in $XDG_RUNTIME_DIR/extresd (a login session sets it; else set it to a directory only you can write)");
+		r = extres_err_set(
+			err, ENOENT,
+			"XDG_RUNTIME_DIR is not set: extresd run by a user other than root keeps its lock file in $XDG_RUNTIME_DIR/extresd (a login session sets it; else set it to a directory only you can write)");
 	} else if (xdg[0] != '/') {
 		r = extres_err_set(err, EINVAL,
 				   "XDG_RUNTIME_DIR=%s is not an absolute path",
@@ -124,7 +128,8 @@ int extres_runlock_try(struct extres_runlock *l, const char *dir,
 	if (asprintf(&path, "%s/%016" PRIx64 ".lock", dir, key_hash(key)) < 0)
 		return extres_err_set(err, ENOMEM, "out of memory");
 	for (tries = 0; tries < MAX_TRIES; tries++) {
-		fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC,
+		fd = open(path,
+			  O_RDWR | O_CREAT | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC,
 			  0644);
 		if (fd < 0) {
 			r = extres_err_set(err, errno, "lock file %s: %s", path,
@@ -144,16 +149,18 @@ int extres_runlock_try(struct extres_runlock *l, const char *dir,
 		}
 		if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
 			r = errno == EWOULDBLOCK ?
-				-EWOULDBLOCK :
-				extres_err_set(err, errno, "cannot lock %s: %s",
-					       path, strerror(errno));
+				    -EWOULDBLOCK :
+				    extres_err_set(err, errno,
+						   "cannot lock %s: %s", path,
+						   strerror(errno));
 			goto out;
 		}
 		/* A holder's clean exit removes the file: if it did so
 		 * between our open and our lock, what we locked is no longer
 		 * the lock, and whoever opens the name now gets a new file. */
 		if (lstat(path, &pst) == 0) {
-			if (pst.st_dev == fst.st_dev && pst.st_ino == fst.st_ino)
+			if (pst.st_dev == fst.st_dev &&
+			    pst.st_ino == fst.st_ino)
 				break;
 		} else if (errno != ENOENT) {
 			r = extres_err_set(err, errno, "lock file %s: %s", path,

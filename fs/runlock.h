@@ -31,7 +31,7 @@
 #define EXTRES_RUNLOCK_ROOT_DIR "/run/extresd"
 
 struct extres_runlock {
-	int fd;     /* holds the lock; -1 when not held */
+	int fd; /* holds the lock; -1 when not held */
 	char *path; /* the lock file; NULL when not held */
 };
 

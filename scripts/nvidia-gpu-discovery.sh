@@ -17,11 +17,12 @@
 # With --enable-coordination-mode (or --enable-coordination,
 # the spelling in Flink's documentation) the GPUs are taken through a
 # coordination file shared by every Flink TaskManager and extresd on the
-# host: one line per taken GPU, "INDEX PID STARTTIME". PID is the process
-# that ran this script ($PPID: the TaskManager, or extresd), STARTTIME its
-# start time (field 22 of /proc/PID/stat), so that a reused PID does not
-# keep a GPU. Flink's scripts read only the first two fields, and their
-# two-field lines are honoured while the PID runs.
+# host: one line per taken GPU, "INDEX PID<TAB>STARTTIME". PID is the
+# process that ran this script ($PPID: the TaskManager, or extresd),
+# STARTTIME its start time (field 22 of /proc/PID/stat), so that a reused
+# PID does not keep a GPU. The tab keeps Flink's `sed -i "/INDEX /d"` from
+# matching after the index. Flink's scripts read only the first two
+# fields, and their two-field lines are honoured while the PID runs.
 #
 # Beyond Flink's script:
 # - indexes match exactly ("1" is not "10");
@@ -340,9 +341,13 @@ coordinate() {
 		die "wanted $(gpus "$amount"), found ${#chosen[@]} free of $# (coordination file $path)"
 
 	for i in "${chosen[@]}"; do
-		content+="$i $owner $owner_start"$'\n'
+		content+="$i $owner"$'\t'"$owner_start"$'\n'
 		out+=${out:+,}$i
 	done
+	# extres reads at most 16 MiB: a file it cannot read back is useless
+	# to every allocator on the host.
+	((${#content} <= 16777216)) ||
+		die "coordination file $path would grow to ${#content} bytes, past the 16777216-byte limit; nothing was written"
 	rewrite "$fd" "$size" "$content" || die "cannot write coordination file $path"
 	exec {fd}<&-
 	printf '%s\n' "$out"

@@ -161,7 +161,7 @@ case_flink_exec() {
 	[[ ! -e $COORD ]] || fail "a coordination file appeared without coordination mode"
 	flink_run 1 "--enable-coordination-mode --coordination-file $COORD"
 	assert_nv 0 $'0\n' ""
-	assert_file "$COORD" "0 $$ $ME_ST
+	assert_file "$COORD" "0 $$$T$ME_ST
 "
 	nv_run 2 --enable-coordination-mode null
 	assert_nv 2 "" "nvidia-gpu-discovery.sh: unknown argument 'null'
@@ -255,14 +255,14 @@ case_coord_record() {
 	nv_run_coord 2
 	assert_nv 0 $'0,1\n' ""
 	assert_eq "-rw-r--r--" "$(stat -c %A "$COORD")" "mode of the new coordination file"
-	want="0 $$ $ME_ST
-1 $$ $ME_ST
+	want="0 $$$T$ME_ST
+1 $$$T$ME_ST
 "
 	assert_file "$COORD" "$want"
 	nv_run_coord 2
 	assert_nv 0 $'2,3\n' ""
-	want+="2 $$ $ME_ST
-3 $$ $ME_ST
+	want+="2 $$$T$ME_ST
+3 $$$T$ME_ST
 "
 	assert_file "$COORD" "$want"
 	nv_run_coord 1
@@ -277,9 +277,9 @@ case_coord_alias() {
 	nv_setup
 	nv_run 3 --coordination-file "$COORD" --enable-coordination
 	assert_nv 0 $'0,1,2\n' ""
-	assert_file "$COORD" "0 $$ $ME_ST
-1 $$ $ME_ST
-2 $$ $ME_ST
+	assert_file "$COORD" "0 $$$T$ME_ST
+1 $$$T$ME_ST
+2 $$$T$ME_ST
 "
 	nv_run 2 --enable-coordination --coordination-file "$COORD"
 	assert_nv 1 "" "nvidia-gpu-discovery.sh: wanted 2 GPUs, found 1 free of 4 (coordination file $COORD)
@@ -296,8 +296,8 @@ case_coord_skip_live() {
 	printf '%s' "$foreign" >"$COORD"
 	nv_run_coord 2
 	assert_nv 0 $'0,3\n' ""
-	assert_file "$COORD" "$foreign""0 $$ $ME_ST
-3 $$ $ME_ST
+	assert_file "$COORD" "$foreign""0 $$$T$ME_ST
+3 $$$T$ME_ST
 "
 }
 
@@ -319,10 +319,10 @@ case_coord_reclaim() {
 	nv_run_coord 4
 	assert_nv 0 $'0,1,2,4\n' ""
 	assert_file "$COORD" "3 $$ $ME_ST
-0 $$ $ME_ST
-1 $$ $ME_ST
-2 $$ $ME_ST
-4 $$ $ME_ST
+0 $$$T$ME_ST
+1 $$$T$ME_ST
+2 $$$T$ME_ST
+4 $$$T$ME_ST
 "
 	# A failed run reclaims nothing on disk: the file stays as it was.
 	printf '%s\n' "0 $dead1" "1 $$ $ME_ST" >"$COORD"
@@ -346,8 +346,8 @@ case_coord_exact() {
 	assert_nv 0 $'0,1\n' ""
 	assert_file "$COORD" "10 $$ $ME_ST
 01 $$ $ME_ST
-0 $$ $ME_ST
-1 $$ $ME_ST
+0 $$$T$ME_ST
+1 $$$T$ME_ST
 "
 	nv_run_coord 9
 	assert_nv 0 $'2,3,4,5,6,7,8,9,11\n' ""
@@ -365,8 +365,8 @@ case_coord_garbage() {
 	printf '%s\t \n\n0 %s\r\n' "$kept" "$dead" >"$COORD"
 	nv_run_coord 2
 	assert_nv 0 $'0,1\n' ""
-	assert_file "$COORD" "$kept""0 $$ $ME_ST
-1 $$ $ME_ST
+	assert_file "$COORD" "$kept""0 $$$T$ME_ST
+1 $$$T$ME_ST
 "
 	nv_run_coord 1
 	assert_nv 1 "" "nvidia-gpu-discovery.sh: wanted 1 GPU, found 0 free of 4 (coordination file $COORD)
@@ -382,6 +382,22 @@ case_coord_garbage() {
 "
 		cmp -s "$COORD" "$WORK/copy" || fail "the file with a NUL byte was changed"
 	done
+}
+
+# extres reads at most 16 MiB of a coordination file: the script refuses to
+# grow one past that, and leaves it as it was.
+case_coord_size() {
+	nv_setup
+	# One kept line of 16 MiB less 4 bytes: any new line crosses the limit.
+	{
+		head -c $((16777216 - 5)) /dev/zero | tr '\0' x
+		printf '\n'
+	} >"$COORD"
+	cp "$COORD" "$WORK/copy"
+	nv_run_coord 1
+	assert_nv 1 "" "nvidia-gpu-discovery.sh: coordination file $COORD would grow to $((16777216 - 4 + ${#T} + 3 + ${#$} + ${#ME_ST})) bytes, past the 16777216-byte limit; nothing was written
+"
+	cmp -s "$COORD" "$WORK/copy" || fail "the file past the limit was changed"
 }
 
 # A symbolic link (dangling or not), a FIFO, a directory or a file with a
@@ -437,18 +453,18 @@ case_coord_inode() {
 	assert_nv 0 $'0\n' ""
 	assert_eq "$ino" "$(stat -c %i "$COORD")" "inode after a shrinking rewrite"
 	assert_file "$COORD" "3 $$ $ME_ST
-0 $$ $ME_ST
+0 $$$T$ME_ST
 "
 	assert_file "/proc/$$/fd/$fd" "3 $$ $ME_ST
-0 $$ $ME_ST
+0 $$$T$ME_ST
 "
 	nv_run_coord 2
 	assert_nv 0 $'1,2\n' ""
 	assert_eq "$ino" "$(stat -c %i "$COORD")" "inode after a growing rewrite"
 	assert_file "/proc/$$/fd/$fd" "3 $$ $ME_ST
-0 $$ $ME_ST
-1 $$ $ME_ST
-2 $$ $ME_ST
+0 $$$T$ME_ST
+1 $$$T$ME_ST
+2 $$$T$ME_ST
 "
 	exec {fd}<&-
 }
@@ -479,7 +495,7 @@ case_coord_lock() {
 	[[ $status == 0 ]] || fail "exited with status $status: $(cat "$RUN_ERR")"
 	assert_file "$WORK/nv.out" $'1\n'
 	assert_file "$COORD" "0 $$ $ME_ST
-1 $$ $ME_ST
+1 $$$T$ME_ST
 "
 }
 
@@ -567,7 +583,7 @@ case_race() {
 				[[ $out =~ ^[0-3]$ ]] || fail "round $round: winner $tag printed '$out'"
 				[[ $seen != *" $out "* ]] || fail "round $round: GPU $out given twice"
 				seen+="$out "
-				want+="$out ${pids[i - 1]} $(proc_starttime "${pids[i - 1]}")"$'\n'
+				want+="$out ${pids[i - 1]}$T$(proc_starttime "${pids[i - 1]}")"$'\n'
 				wins=$((wins + 1))
 			else
 				assert_eq 1 "$rc" "round $round: status of $tag"
@@ -604,7 +620,7 @@ check_crash_round() {
 		if [[ $(cat "$WORK/$tag.rc") != 0 ]] || ! pid_alive "$pid"; then
 			continue
 		fi
-		line="$(cat "$WORK/$tag.out") $pid $(proc_starttime "$pid")"
+		line="$(cat "$WORK/$tag.out") $pid$T$(proc_starttime "$pid")"
 		grep -qxF -- "$line" "$COORD" ||
 			fail "$1: the line '$line' of live owner $tag is gone: $(cat "$COORD")"
 	done <"$WORK/tags"
@@ -760,16 +776,16 @@ case_extresd() {
 	assert_file "$MNT/gpu/1/index" $'2\n'
 	st=$(proc_starttime "$DAEMON_PID")
 	assert_file "$COORD" "$foreign
-1 $DAEMON_PID $st
-2 $DAEMON_PID $st
+1 $DAEMON_PID$T$st
+2 $DAEMON_PID$T$st
 "
 	"$EXTRESCTL" reload "$MNT" >/dev/null || fail "extresctl reload failed"
 	"$EXTRESCTL" reload "$MNT" >/dev/null || fail "extresctl reload failed"
 	assert_file "$MNT/gpu/0/index" $'1\n'
 	assert_file "$MNT/gpu/1/index" $'2\n'
 	assert_file "$COORD" "$foreign
-1 $DAEMON_PID $st
-2 $DAEMON_PID $st
+1 $DAEMON_PID$T$st
+2 $DAEMON_PID$T$st
 "
 	daemon_stop
 	assert_file "$COORD" "$foreign
@@ -779,8 +795,8 @@ case_extresd() {
 	assert_file "$MNT/gpu/1/index" $'2\n'
 	st=$(proc_starttime "$DAEMON_PID")
 	assert_file "$COORD" "$foreign
-1 $DAEMON_PID $st
-2 $DAEMON_PID $st
+1 $DAEMON_PID$T$st
+2 $DAEMON_PID$T$st
 "
 	daemon_stop
 }
@@ -808,14 +824,14 @@ case_extresd_shared() {
 "
 	local st
 	st=$(proc_starttime "$DAEMON_PID")
-	assert_file "$COORD" "0 $$ $ME_ST
+	assert_file "$COORD" "0 $$$T$ME_ST
 1 $DAEMON_PID$T$st
 2 $DAEMON_PID$T$st
-3 $$ $ME_ST
+3 $$$T$ME_ST
 "
 	daemon_stop
-	assert_file "$COORD" "0 $$ $ME_ST
-3 $$ $ME_ST
+	assert_file "$COORD" "0 $$$T$ME_ST
+3 $$$T$ME_ST
 "
 	nv_run_coord 2
 	assert_nv 0 $'1,2\n' ""

@@ -68,7 +68,8 @@ static void test_prepare(void **state)
 	abs = NULL;
 	/* Without create, a missing path is an error naming it. */
 	snprintf(path, sizeof(path), "%s/missing", tmpl);
-	assert_int_equal(extres_mountpoint_resolve(path, 0, &abs, &err), -ENOENT);
+	assert_int_equal(extres_mountpoint_resolve(path, 0, &abs, &err),
+			 -ENOENT);
 	assert_non_null(strstr(err.msg, path));
 	assert_null(abs);
 	/* A file is not a mount point. */
@@ -76,11 +77,13 @@ static void test_prepare(void **state)
 	f = fopen(file, "w");
 	assert_non_null(f);
 	fclose(f);
-	assert_int_equal(extres_mountpoint_prepare(file, &detached, &err), -ENOTDIR);
+	assert_int_equal(extres_mountpoint_prepare(file, &detached, &err),
+			 -ENOTDIR);
 	snprintf(path, sizeof(path), "mount point %s is not a directory", file);
 	assert_string_equal(err.msg, path);
 	/* Something else mounted there is refused: "/" always is one. */
-	assert_int_equal(extres_mountpoint_prepare("/", &detached, &err), -EBUSY);
+	assert_int_equal(extres_mountpoint_prepare("/", &detached, &err),
+			 -EBUSY);
 	assert_non_null(strstr(err.msg, "/ is already a mount point ("));
 	assert_non_null(strstr(err.msg, "refusing to mount over it"));
 	unlink(file);
@@ -107,27 +110,37 @@ static int stop_now(void)
 static void test_lock(void **state)
 {
 	char tmpl[] = "/tmp/extres-lock.XXXXXX", mnt[] = "/tmp/extres-lock-mnt";
-	struct extres_runlock a = { .fd = -1 }, b = { .fd = -1 }, c = { .fd = -1 };
+	struct extres_runlock a = { .fd = -1 }, b = { .fd = -1 },
+			      c = { .fd = -1 };
 	struct extres_err err;
 
 	assert_non_null(mkdtemp(tmpl));
-	assert_int_equal(extres_mountpoint_lock(mnt, tmpl, 0, NULL, &a, &err), 0);
+	assert_int_equal(extres_mountpoint_lock(mnt, tmpl, 0, NULL, &a, &err),
+			 0);
 	assert_true(a.fd >= 0);
-	assert_int_equal(extres_mountpoint_lock(mnt, tmpl, 60, NULL, &b, &err), -EBUSY);
-	assert_string_equal(err.msg, "/tmp/extres-lock-mnt is already served by a running extresd");
+	assert_int_equal(extres_mountpoint_lock(mnt, tmpl, 60, NULL, &b, &err),
+			 -EBUSY);
+	assert_string_equal(
+		err.msg,
+		"/tmp/extres-lock-mnt is already served by a running extresd");
 	assert_int_equal(b.fd, -1);
 	stop_calls = 0;
-	assert_int_equal(extres_mountpoint_lock(mnt, tmpl, 1000, stop_now, &b, &err), -EINTR);
+	assert_int_equal(
+		extres_mountpoint_lock(mnt, tmpl, 1000, stop_now, &b, &err),
+		-EINTR);
 	assert_int_equal(stop_calls, 1);
 	assert_int_equal(b.fd, -1);
 	/* Something else mounted there ends no wait: "/" is taken the same
 	 * way and given up on once the wait is spent. */
-	assert_int_equal(extres_mountpoint_lock("/", tmpl, 0, NULL, &b, &err), 0);
-	assert_int_equal(extres_mountpoint_lock("/", tmpl, 40, NULL, &c, &err), -EBUSY);
+	assert_int_equal(extres_mountpoint_lock("/", tmpl, 0, NULL, &b, &err),
+			 0);
+	assert_int_equal(extres_mountpoint_lock("/", tmpl, 40, NULL, &c, &err),
+			 -EBUSY);
 	assert_int_equal(c.fd, -1);
 	extres_runlock_release(&b);
 	extres_runlock_release(&a);
-	assert_int_equal(extres_mountpoint_lock(mnt, tmpl, 0, NULL, &b, &err), 0);
+	assert_int_equal(extres_mountpoint_lock(mnt, tmpl, 0, NULL, &b, &err),
+			 0);
 	extres_runlock_release(&b);
 	assert_int_equal(rmdir(tmpl), 0);
 }

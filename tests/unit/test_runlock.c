@@ -68,8 +68,10 @@ static void test_dir_xdg(void **state)
 	assert_int_equal(extres_runlock_dir(uid, NULL, &dir, &err), -ENOENT);
 	assert_non_null(strstr(err.msg, "XDG_RUNTIME_DIR is not set"));
 	assert_int_equal(extres_runlock_dir(uid, "", &dir, &err), -ENOENT);
-	assert_int_equal(extres_runlock_dir(uid, "run/user", &dir, &err), -EINVAL);
-	assert_string_equal(err.msg, "XDG_RUNTIME_DIR=run/user is not an absolute path");
+	assert_int_equal(extres_runlock_dir(uid, "run/user", &dir, &err),
+			 -EINVAL);
+	assert_string_equal(err.msg,
+			    "XDG_RUNTIME_DIR=run/user is not an absolute path");
 	/* A missing $XDG_RUNTIME_DIR is not created. */
 	assert_int_equal(extres_runlock_dir(uid, xdg, &dir, &err), -ENOENT);
 	assert_non_null(strstr(err.msg, xdg));
@@ -96,7 +98,8 @@ static void test_dir_xdg(void **state)
 	assert_int_equal(chmod(sub, 0770), 0);
 	assert_int_equal(extres_runlock_dir(uid, xdg, &dir, &err), -EPERM);
 	assert_non_null(strstr(err.msg, sub));
-	assert_non_null(strstr(err.msg, "writable by group or others (mode 0770)"));
+	assert_non_null(
+		strstr(err.msg, "writable by group or others (mode 0770)"));
 	assert_int_equal(chmod(sub, 0700), 0);
 	assert_int_equal(chmod(xdg, 0701 | S_IWOTH), 0);
 	assert_int_equal(extres_runlock_dir(uid, xdg, &dir, &err), -EPERM);
@@ -106,8 +109,10 @@ static void test_dir_xdg(void **state)
 	/* Owned by someone else. */
 	if (geteuid() == 0) {
 		assert_int_equal(chown(sub, uid + 1, (gid_t)-1), 0);
-		assert_int_equal(extres_runlock_dir(uid, xdg, &dir, &err), -EPERM);
-		assert_non_null(strstr(err.msg, "is owned by uid 4243, not 4242"));
+		assert_int_equal(extres_runlock_dir(uid, xdg, &dir, &err),
+				 -EPERM);
+		assert_non_null(
+			strstr(err.msg, "is owned by uid 4243, not 4242"));
 		assert_int_equal(chown(sub, uid, (gid_t)-1), 0);
 	}
 
@@ -118,7 +123,8 @@ static void test_dir_xdg(void **state)
 	assert_int_equal(extres_runlock_dir(uid, xdg, &dir, &err), -ELOOP);
 	assert_non_null(strstr(err.msg, "is a symbolic link"));
 	assert_int_equal(unlink(sub), 0);
-	assert_int_equal(close(open(sub, O_CREAT | O_WRONLY | O_CLOEXEC, 0600)), 0);
+	assert_int_equal(close(open(sub, O_CREAT | O_WRONLY | O_CLOEXEC, 0600)),
+			 0);
 	assert_int_equal(extres_runlock_dir(uid, xdg, &dir, &err), -ENOTDIR);
 	assert_null(dir);
 	free(xdg);
@@ -164,7 +170,8 @@ static void test_try_release(void **state)
 	assert_true(fcntl(a.fd, F_GETFD) & FD_CLOEXEC);
 
 	/* Taken: no message, nothing changed. */
-	assert_int_equal(extres_runlock_try(&b, tmpl, "/run/extres", &err), -EWOULDBLOCK);
+	assert_int_equal(extres_runlock_try(&b, tmpl, "/run/extres", &err),
+			 -EWOULDBLOCK);
 	assert_int_equal(b.fd, -1);
 	assert_null(b.path);
 	/* Another key, another lock; one past NAME_MAX too. */
@@ -195,7 +202,8 @@ static void test_try_release(void **state)
 
 	/* A symlink where the file goes is not followed. */
 	assert_int_equal(symlink("/dev/null", link), 0);
-	assert_int_equal(extres_runlock_try(&b, tmpl, "/run/extres", &err), -ELOOP);
+	assert_int_equal(extres_runlock_try(&b, tmpl, "/run/extres", &err),
+			 -ELOOP);
 	assert_non_null(strstr(err.msg, link));
 	assert_int_equal(b.fd, -1);
 	assert_int_equal(unlink(link), 0);
@@ -226,7 +234,8 @@ static void test_fork(void **state)
 	close(go[0]);
 	/* The parent goes (its descriptor closed, the file kept). */
 	close(a.fd);
-	assert_int_equal(extres_runlock_try(&b, tmpl, "/mnt/x", &err), -EWOULDBLOCK);
+	assert_int_equal(extres_runlock_try(&b, tmpl, "/mnt/x", &err),
+			 -EWOULDBLOCK);
 	close(go[1]);
 	assert_int_equal(waitpid(pid, &status, 0), pid);
 	assert_int_equal(extres_runlock_try(&b, tmpl, "/mnt/x", &err), 0);
@@ -238,7 +247,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_dir_xdg, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_try_release, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_try_release, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_fork, setup, teardown),
 	};
 

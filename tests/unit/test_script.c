@@ -440,8 +440,10 @@ static void test_args_sequence(void **state)
 	/* One argument per item, spaces kept (so "a b" is no index); the
 	 * empty one is passed too. */
 	assert_int_equal(discover(f, h, &ts), -EINVAL);
-	assert_string_equal(f->th.error,
-			    "discovery script " SCRIPTS "/flink.sh: index \"a b\" contains whitespace; its output: \"amount=2,a b,--x,\\x0a\"");
+	assert_string_equal(
+		f->th.error,
+		"discovery script " SCRIPTS
+		"/flink.sh: index \"a b\" contains whitespace; its output: \"amount=2,a b,--x,\\x0a\"");
 	assert_int_equal(ts.ninfos, 0);
 	f->ops->close(h);
 }
@@ -640,24 +642,28 @@ static void test_bad_output_reported(void **state)
 	struct fixture *f = *state;
 	char big[400], want[400];
 
-	expect_bad_output(f, "printf '{\"addresses\": [\"0\"'",
-			  "invalid JSON output: did not find expected ',' or ']' at the end of the output",
-			  "\"{\\\"addresses\\\": [\\\"0\\\"\"");
+	expect_bad_output(
+		f, "printf '{\"addresses\": [\"0\"'",
+		"invalid JSON output: did not find expected ',' or ']' at the end of the output",
+		"\"{\\\"addresses\\\": [\\\"0\\\"\"");
 	expect_bad_output(f, "echo 1,2,1", "duplicate index \"1\"",
 			  "\"1,2,1\\x0a\"");
 	/* Spark's getGpusResources.sh when nvidia-smi cannot reach the
 	 * driver: its exit status is 0. */
-	expect_bad_output(f,
-			  "echo '{\"name\": \"gpu\", \"addresses\":[\"NVIDIA-SMI has failed because it couldn'\\''t communicate with the NVIDIA driver.\",\"\"]}'",
-			  "index \"NVIDIA-SMI has failed because it couldn't communicate with the N\"... contains whitespace",
-			  "\"{\\\"name\\\": \\\"gpu\\\", \\\"addresses\\\":[\\\"NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver.\\\",\\\"\\\"]}\\x0a\"");
+	expect_bad_output(
+		f,
+		"echo '{\"name\": \"gpu\", \"addresses\":[\"NVIDIA-SMI has failed because it couldn'\\''t communicate with the NVIDIA driver.\",\"\"]}'",
+		"index \"NVIDIA-SMI has failed because it couldn't communicate with the N\"... contains whitespace",
+		"\"{\\\"name\\\": \\\"gpu\\\", \\\"addresses\\\":[\\\"NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver.\\\",\\\"\\\"]}\\x0a\"");
 	/* The host's resource is "gpu". */
-	expect_bad_output(f, "echo '{\"name\": \"fpga\", \"addresses\": [\"0\"]}'",
-			  "JSON output is for resource \"fpga\", not for this resource \"gpu\"",
-			  "\"{\\\"name\\\": \\\"fpga\\\", \\\"addresses\\\": [\\\"0\\\"]}\\x0a\"");
-	expect_bad_output(f, "printf '0,1\\n\\033[31mmore\\n'",
-			  "line 2 of the output is not blank: \"\\x1b[31mmore\" (the indexes must be on the first line, and nothing else may follow)",
-			  "\"0,1\\x0a\\x1b[31mmore\\x0a\"");
+	expect_bad_output(
+		f, "echo '{\"name\": \"fpga\", \"addresses\": [\"0\"]}'",
+		"JSON output is for resource \"fpga\", not for this resource \"gpu\"",
+		"\"{\\\"name\\\": \\\"fpga\\\", \\\"addresses\\\": [\\\"0\\\"]}\\x0a\"");
+	expect_bad_output(
+		f, "printf '0,1\\n\\033[31mmore\\n'",
+		"line 2 of the output is not blank: \"\\x1b[31mmore\" (the indexes must be on the first line, and nothing else may follow)",
+		"\"0,1\\x0a\\x1b[31mmore\\x0a\"");
 	/* The output is quoted up to 256 bytes. */
 	memset(big, 'x', 300);
 	memcpy(big, "echo ", 5);
@@ -665,9 +671,10 @@ static void test_bad_output_reported(void **state)
 	memset(want, 'x', 258);
 	want[0] = '"';
 	memcpy(want + 257, "\"...", 5);
-	expect_bad_output(f, big,
-			  "index \"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\"... is longer than 255 bytes",
-			  want);
+	expect_bad_output(
+		f, big,
+		"index \"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\"... is longer than 255 bytes",
+		want);
 }
 
 static void test_killed_by_signal(void **state)
@@ -838,8 +845,10 @@ static void test_no_indexes(void **state)
 	add_scalar(f, "discovery-script.path", SCRIPTS "/empty.sh");
 	h = open_ok(f);
 	assert_int_equal(discover(f, h, &ts), -EINVAL);
-	assert_string_equal(f->th.error,
-			    "discovery script " SCRIPTS "/empty.sh: no indexes in output; its output: \"\"");
+	assert_string_equal(
+		f->th.error,
+		"discovery script " SCRIPTS
+		"/empty.sh: no indexes in output; its output: \"\"");
 	f->ops->close(h);
 }
 

@@ -29,9 +29,9 @@ static void expect_items(const char *buf, size_t len, size_t n, ...)
 	va_list ap;
 	size_t i;
 
-	assert_int_equal(script_output_parse(buf, len, RESOURCE, &out, why,
-					     sizeof(why)),
-			 0);
+	assert_int_equal(
+		script_output_parse(buf, len, RESOURCE, &out, why, sizeof(why)),
+		0);
 	assert_string_equal(why, "");
 	assert_int_equal(out.n, n);
 	va_start(ap, n);
@@ -55,9 +55,9 @@ static void expect_error_len(const char *buf, size_t len, int err,
 	struct script_output out = { .n = 42, .items = sentinel_items };
 	char why[512] = "";
 
-	assert_int_equal(script_output_parse(buf, len, RESOURCE, &out, why,
-					     sizeof(why)),
-			 err);
+	assert_int_equal(
+		script_output_parse(buf, len, RESOURCE, &out, why, sizeof(why)),
+		err);
 	assert_string_equal(why, reason);
 	assert_int_equal(out.n, 42);
 	assert_ptr_equal(out.items, sentinel_items);
@@ -86,8 +86,9 @@ static void test_flink_whitespace_and_empty_items(void **state)
 /* Flink warns and keeps the first line; here a second one is an error. */
 static void test_flink_second_line(void **state)
 {
-	EXPECT_ERROR("0,1\nignored second line",
-		     "line 2 of the output is not blank: \"ignored second line\"" ONE_LINE);
+	EXPECT_ERROR(
+		"0,1\nignored second line",
+		"line 2 of the output is not blank: \"ignored second line\"" ONE_LINE);
 	EXPECT_ERROR("0,1\n2,3\n",
 		     "line 2 of the output is not blank: \"2,3\"" ONE_LINE);
 	/* Lines end as in Java's readLine(): at a lone '\r' too, and at
@@ -96,8 +97,9 @@ static void test_flink_second_line(void **state)
 		     "line 2 of the output is not blank: \"2,3\"" ONE_LINE);
 	EXPECT_ERROR("0,1\r\n\r\n \t x y \n\n",
 		     "line 3 of the output is not blank: \"x y\"" ONE_LINE);
-	EXPECT_ERROR("0\n\x1b[2J",
-		     "line 2 of the output is not blank: \"\\x1b[2J\"" ONE_LINE);
+	EXPECT_ERROR(
+		"0\n\x1b[2J",
+		"line 2 of the output is not blank: \"\\x1b[2J\"" ONE_LINE);
 	/* Blank lines after the first do no harm. */
 	EXPECT("0,1\n\n \t\n\r\n", 2, "0", "1");
 }
@@ -143,12 +145,14 @@ static void test_long_index(void **state)
 	memset(want, 'x', SCRIPT_OUTPUT_ITEM_MAX);
 	want[SCRIPT_OUTPUT_ITEM_MAX] = '\0';
 	expect_items(item, SCRIPT_OUTPUT_ITEM_MAX, 1, want);
-	expect_error_len(item, SCRIPT_OUTPUT_ITEM_MAX + 1, -EINVAL,
-			 "index \"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\"... is longer than 255 bytes");
+	expect_error_len(
+		item, SCRIPT_OUTPUT_ITEM_MAX + 1, -EINVAL,
+		"index \"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\"... is longer than 255 bytes");
 	n = (size_t)snprintf(buf, sizeof(buf),
 			     "{\"addresses\": [\"0\", \"%.256s\"]}", item);
-	expect_error_len(buf, n, -EINVAL,
-			 "index \"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\"... is longer than 255 bytes");
+	expect_error_len(
+		buf, n, -EINVAL,
+		"index \"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\"... is longer than 255 bytes");
 }
 
 static void test_flink_not_nul_terminated(void **state)
@@ -217,15 +221,19 @@ static void test_spark_name(void **state)
 	char why[256] = "";
 
 	EXPECT("{\"addresses\": [\"0\"]}", 1, "0");
-	EXPECT_ERROR("{\"name\": \"fpga\", \"addresses\": [\"0\"]}",
-		     "JSON output is for resource \"fpga\", not for this resource \"gpu\"");
-	EXPECT_ERROR("{\"name\": \"GPU\", \"addresses\": [\"0\"]}",
-		     "JSON output is for resource \"GPU\", not for this resource \"gpu\"");
-	EXPECT_ERROR("{\"name\": \"gpu\\n\", \"addresses\": [\"0\"]}",
-		     "JSON output is for resource \"gpu\\x0a\", not for this resource \"gpu\"");
+	EXPECT_ERROR(
+		"{\"name\": \"fpga\", \"addresses\": [\"0\"]}",
+		"JSON output is for resource \"fpga\", not for this resource \"gpu\"");
+	EXPECT_ERROR(
+		"{\"name\": \"GPU\", \"addresses\": [\"0\"]}",
+		"JSON output is for resource \"GPU\", not for this resource \"gpu\"");
+	EXPECT_ERROR(
+		"{\"name\": \"gpu\\n\", \"addresses\": [\"0\"]}",
+		"JSON output is for resource \"gpu\\x0a\", not for this resource \"gpu\"");
 	/* The last "name" wins, as for "addresses". */
-	EXPECT_ERROR("{\"name\": \"gpu\", \"addresses\": [\"0\"], \"name\": \"\"}",
-		     "JSON output is for resource \"\", not for this resource \"gpu\"");
+	EXPECT_ERROR(
+		"{\"name\": \"gpu\", \"addresses\": [\"0\"], \"name\": \"\"}",
+		"JSON output is for resource \"\", not for this resource \"gpu\"");
 	EXPECT_ERROR("{\"name\": [1], \"addresses\": [\"0\"]}",
 		     "\"name\" in JSON output is not a string");
 	EXPECT_ERROR("{\"name\": 5, \"addresses\": [\"0\"]}",
@@ -272,8 +280,9 @@ static void test_spark_empty_addresses(void **state)
 /* Spark's own script when the driver is down: an error, not a device. */
 static void test_spark_driver_down(void **state)
 {
-	EXPECT_ERROR(SPARK_DRIVER_DOWN,
-		     "index \"NVIDIA-SMI has failed because it couldn't communicate with the N\"... contains whitespace");
+	EXPECT_ERROR(
+		SPARK_DRIVER_DOWN,
+		"index \"NVIDIA-SMI has failed because it couldn't communicate with the N\"... contains whitespace");
 }
 
 static void test_spark_nested_garbage(void **state)
@@ -359,9 +368,9 @@ static void test_quote_escapes_and_truncates(void **state)
 
 	memset(buf, 'a', 100);
 	buf[100] = '\x01';
-	assert_int_equal(script_output_parse(buf, 101, RESOURCE, &out, why,
-					     sizeof(why)),
-			 -EINVAL);
+	assert_int_equal(
+		script_output_parse(buf, 101, RESOURCE, &out, why, sizeof(why)),
+		-EINVAL);
 	assert_string_equal(why,
 			    "index \"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\"... contains a control character");
 	EXPECT_ERROR("\"q\\\x02", "index \"\\\"q\\\\\\x02\" contains a control character");
@@ -404,9 +413,9 @@ static void test_large_outputs(void **state)
 	assert_non_null(buf);
 	while (o + 8 < len)
 		o += (size_t)sprintf(buf + o, "%zu,", n++);
-	assert_int_equal(script_output_parse(buf, o, RESOURCE, &out, why,
-					     sizeof(why)),
-			 0);
+	assert_int_equal(
+		script_output_parse(buf, o, RESOURCE, &out, why, sizeof(why)),
+		0);
 	assert_int_equal(out.n, n);
 	for (i = 0; i < n; i += 997) {
 		char expect[24];
@@ -419,9 +428,9 @@ static void test_large_outputs(void **state)
 	/* Many equal items: sorting keeps the duplicate check fast. */
 	for (i = 0; i + 1 < len; i += 2)
 		memcpy(buf + i, "7,", 2);
-	assert_int_equal(script_output_parse(buf, len, RESOURCE, &out, why,
-					     sizeof(why)),
-			 -EINVAL);
+	assert_int_equal(
+		script_output_parse(buf, len, RESOURCE, &out, why, sizeof(why)),
+		-EINVAL);
 	assert_string_equal(why, "duplicate index \"7\"");
 	free(buf);
 }
