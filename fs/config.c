@@ -16,6 +16,7 @@
 #include "fileio.h"
 #include "infos.h"
 #include "param.h"
+#include "trust.h"
 
 /* A config file is a page or two; anything this big is a mistake. */
 #define MAX_FILE_SIZE (16u << 20)
@@ -1516,9 +1517,24 @@ out:
 	return r;
 }
 
+/* Checked after the read: a file that passes could not have been changed
+ * by another user in between either, since nothing on its path is theirs. */
+static int note_trust(struct extres_config *config, struct extres_err *err)
+{
+	struct extres_err why;
+
+	if (extres_check_trusted(config->path, "config file", &why) == 0)
+		return 0;
+	config->untrusted = strdup(why.msg);
+	if (config->untrusted)
+		return 0;
+	return extres_err_set(err, ENOMEM, "%s: out of memory", config->path);
+}
+
 int extres_config_load(const char *path, struct extres_config **ret_config,
 		       struct extres_err *err)
 {
+	struct extres_config *config = NULL;
 	char *buf = NULL, *abs_path;
 	size_t len = 0;
 	int r;
@@ -1531,7 +1547,14 @@ int extres_config_load(const char *path, struct extres_config **ret_config,
 		r = extres_err_set(err, errno, "%s: %s", path, strerror(errno));
 		goto out;
 	}
-	r = load(path, abs_path, buf, len, ret_config, err);
+	r = load(path, abs_path, buf, len, &config, err);
+	if (r == 0) {
+		r = note_trust(config, err);
+		if (r < 0)
+			extres_config_free(config);
+		else
+			*ret_config = config;
+	}
 	free(abs_path);
 out:
 	free(buf);
@@ -1557,6 +1580,7 @@ void extres_config_free(struct extres_config *config)
 		free(res->yarn_key);
 		free(res->env_var);
 	}
+	free(config->untrusted);
 	free(config->resources);
 	free(config->mountpoint);
 	for (i = 0; i < config->n_warnings; i++)

@@ -92,6 +92,13 @@ struct extres_resource_config {
 struct extres_config {
 	char *path; /* absolute path of the file read */
 	char *dir;  /* its directory */
+	/*
+	 * Why another user could modify the file (extres_check_trusted()'s
+	 * message), or NULL. Root must not run or load anything such a file
+	 * names, whatever the file it names: /usr/bin/timeout is root's, its
+	 * args are not. Set by extres_config_load(); NULL from a buffer.
+	 */
+	char *untrusted;
 	char *mountpoint; /* extres.mountpoint, or NULL */
 	unsigned lock_timeout_ms; /* extres.lock-timeout */
 	size_t n_resources;

@@ -110,6 +110,10 @@ int extres_ctl_check(const char *config_path, int argc, char *argv[])
 
 	printf("%s: %zu resource%s\n", cfg->path, cfg->n_resources,
 	       cfg->n_resources == 1 ? "" : "s");
+	/* Not an error by itself: a config that runs nothing is fine. */
+	if (cfg->untrusted)
+		printf("%s: %s: no script, module or library it names is run or loaded\n",
+		       cfg->path, cfg->untrusted);
 	for (i = 0; i < cfg->n_resources; i++) {
 		const struct extres_resource_config *r = &cfg->resources[i];
 

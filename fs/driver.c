@@ -42,6 +42,8 @@ struct extres_driver {
 	/* The driver's host->error() message for the call in progress. */
 	int has_error;
 	char error[EXTRES_ERR_MAX];
+	/* The config's untrusted: why nothing it names may run, or NULL. */
+	const char *config_untrusted;
 };
 
 /* What the sink callbacks work on during one discover() call. */
@@ -280,7 +282,17 @@ static int32_t host_check_trusted(const struct extres_host *host,
 	struct extres_err err;
 	int r;
 
-	r = extres_check_trusted(path, what, &err);
+	/* The file may be root's (/usr/bin/timeout) and still do another
+	 * user's bidding through the args that user's config gives it. */
+	if (drv->config_untrusted) {
+		extres_err_set(
+			&err, EPERM,
+			"refusing %s %s, named by a config root does not trust: %s",
+			what, path, drv->config_untrusted);
+		r = -EPERM;
+	} else {
+		r = extres_check_trusted(path, what, &err);
+	}
 	if (r < 0) {
 		snprintf(drv->error, sizeof(drv->error), "%s", err.msg);
 		drv->has_error = 1;
@@ -329,11 +341,20 @@ int extres_driver_open(const struct extres_config *config,
 				   res->name);
 		goto fail;
 	}
+	/* A module by name is one of ours; by path, the config chose it. */
+	if (res->driver && res->driver[0] == '/' && config->untrusted) {
+		r = extres_err_set(
+			err, EPERM,
+			"resource '%s': refusing driver module %s, named by a config root does not trust: %s",
+			res->name, path, config->untrusted);
+		goto fail;
+	}
 	r = extres_module_load(path, &drv->module, err);
 	if (r < 0) {
 		extres_err_prefix(err, -r, "resource '%s'", res->name);
 		goto fail;
 	}
+	drv->config_untrusted = config->untrusted;
 
 	drv->host = (struct extres_host){
 		.abi_version = EXTRES_DRIVER_ABI_VERSION,

@@ -150,6 +150,108 @@ case_nvml_library_writable() {
 	assert_startup_error "resource 'gpu': driver 'nvml': NVML library $WORK/lib/libnvidia-ml.so.1 could be modified by another user: it is world-writable (mode 0757)"
 }
 
+# A config another user could modify names what root runs, and with
+# which arguments: nothing it names is run or loaded, however trusted the
+# file it names. The attack: a config of nobody's has root's own
+# /usr/bin/timeout take the amount as its duration and run a shell.
+case_config_other_user() {
+	it_setup
+	local attack proof=$WORK/proof msg out status
+	attack="id -u > $proof; echo 0"
+	printf '%s\n' \
+		'external-resources: gpu' \
+		'external-resource.gpu.amount: 1' \
+		'external-resource.gpu.driver: script' \
+		'external-resource.gpu.param.discovery-script.path: /usr/bin/timeout' \
+		"external-resource.gpu.param.discovery-script.args: [/bin/sh, -c, \"$attack\"]" \
+		>"$WORK/extres.yaml"
+	chown "$NOBODY:$NOBODY" "$WORK/extres.yaml"
+	msg="resource 'gpu': driver 'script': refusing discovery script /usr/bin/timeout, named by a config root does not trust: config file $WORK/extres.yaml could be modified by another user: it is owned by uid $NOBODY (mode 0644)"
+	daemon_run_fail -f -c "$WORK/extres.yaml" "$MNT"
+	assert_startup_error "$msg"
+	[[ ! -e $proof ]] || fail "the config's command ran as uid $(cat "$proof")"
+	# Nor through the tool that runs drivers by hand.
+	status=0
+	out=$("$EXTRESCTL" -c "$WORK/extres.yaml" discover 2>&1) || status=$?
+	assert_eq 1 "$status" "exit status of extresctl discover"
+	assert_contains "$out" "$msg" "extresctl discover"
+	status=0
+	out=$("$EXTRESCTL" -c "$WORK/extres.yaml" check 2>&1) || status=$?
+	assert_eq 1 "$status" "exit status of extresctl check"
+	assert_contains "$out" "$msg" "extresctl check"
+	assert_contains "$out" "$WORK/extres.yaml: config file $WORK/extres.yaml could be modified by another user: it is owned by uid $NOBODY (mode 0644): no script, module or library it names is run or loaded" "extresctl check"
+	[[ ! -e $proof ]] || fail "the config's command ran as uid $(cat "$proof")"
+
+	# Writable by others though root's: the same.
+	chown 0:0 "$WORK/extres.yaml"
+	chmod 0666 "$WORK/extres.yaml"
+	daemon_run_fail -f -c "$WORK/extres.yaml" "$MNT"
+	assert_startup_error "named by a config root does not trust: config file $WORK/extres.yaml could be modified by another user: it is world-writable (mode 0666)"
+	# Or in a directory another user owns.
+	mkdir "$WORK/conf"
+	cp "$WORK/extres.yaml" "$WORK/conf/extres.yaml"
+	chmod 0644 "$WORK/conf/extres.yaml"
+	chown "$NOBODY" "$WORK/conf"
+	daemon_run_fail -f -c "$WORK/conf/extres.yaml" "$MNT"
+	assert_startup_error "named by a config root does not trust: config file $WORK/conf/extres.yaml could be modified by another user: directory $WORK/conf is owned by uid $NOBODY"
+	[[ ! -e $proof ]] || fail "the config's command ran as uid $(cat "$proof")"
+
+	# The same config, root's: root runs what root chose.
+	chmod 0644 "$WORK/extres.yaml"
+	daemon_start -c "$WORK/extres.yaml" "$MNT"
+	assert_file "$proof" $'0\n'
+	daemon_stop
+}
+
+# Module paths and libraries a config names are refused the same way; a
+# config that names nothing to run (the static driver) still serves.
+case_config_other_user_load() {
+	it_setup
+	mkdir "$WORK/modules"
+	cp "$MOCK_DIR/mock_good.so" "$WORK/modules/mock_good.so"
+	chmod 0755 "$WORK/modules/mock_good.so"
+	write_module_config "$WORK/modules/mock_good.so"
+	chown "$NOBODY" "$WORK/extres.yaml"
+	daemon_run_fail -f -c "$WORK/extres.yaml" "$MNT"
+	assert_startup_error "resource 'gpu': refusing driver module $WORK/modules/mock_good.so, named by a config root does not trust: config file $WORK/extres.yaml could be modified by another user: it is owned by uid $NOBODY (mode 0644)"
+
+	mkdir "$WORK/lib"
+	cp "$MOCK_DIR/libnvidia-ml.so.1" "$WORK/lib/libnvidia-ml.so.1"
+	printf '%s\n' \
+		'external-resources: gpu' \
+		'external-resource.gpu.amount: 1' \
+		'external-resource.gpu.driver: nvml' \
+		"external-resource.gpu.param.library: $WORK/lib/libnvidia-ml.so.1" \
+		>"$WORK/extres.yaml"
+	daemon_run_fail -f -c "$WORK/extres.yaml" "$MNT"
+	assert_startup_error "resource 'gpu': driver 'nvml': refusing NVML library $WORK/lib/libnvidia-ml.so.1, named by a config root does not trust: config file $WORK/extres.yaml could be modified by another user: it is owned by uid $NOBODY (mode 0644)"
+
+	write_std_config "$WORK/extres.yaml"
+	chown "$NOBODY" "$WORK/extres.yaml"
+	grep -q 'driver: static' "$WORK/extres.yaml" || fail "the standard config is not static"
+	grep -q 'driver: script\|driver: /' "$WORK/extres.yaml" && fail "the standard config runs something"
+	daemon_start -c "$WORK/extres.yaml" "$MNT"
+	daemon_stop
+}
+
+# A config that turns untrusted under a running daemon: the reload that
+# would run what it names fails, and the daemon keeps serving.
+case_config_other_user_reload() {
+	it_setup
+	mkdir "$WORK/bin"
+	make_script "$WORK/bin/discover.sh" 0755
+	write_script_config "$WORK/bin/discover.sh"
+	daemon_start -c "$WORK/extres.yaml" "$MNT"
+	assert_file "$MNT/fpga/0/index" $'4\n'
+	chown "$NOBODY" "$WORK/extres.yaml"
+	local out
+	out=$("$EXTRESCTL" reload "$MNT" 2>&1) && fail "a reload from nobody's config succeeded: $out"
+	assert_contains "$out" "refusing discovery script $WORK/bin/discover.sh, named by a config root does not trust" "extresctl reload"
+	assert_file "$MNT/fpga/0/index" $'4\n'
+	sed -i '/reload failed/d; /refusing discovery script/d' "$DAEMON_ERR"
+	daemon_stop
+}
+
 # Another user reads every file of the mount, and can change nothing.
 case_other_user() {
 	it_setup

@@ -5,6 +5,8 @@
  *   fail: discover     discover() fails with a message
  *   log: <text>        open() logs <text> as a warning
  *   echo-host: yes     info 0 also shows what the host told open()
+ *   run: <path>        open() asks the host whether it may run <path>
+ *                      (check_trusted_path) and fails as the host says
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -26,10 +28,17 @@ static int32_t mock_open(const struct extres_host *host,
 	const char *fail = extres_param_scalar(params, "fail");
 	const char *log = extres_param_scalar(params, "log");
 	const char *echo = extres_param_scalar(params, "echo-host");
+	const char *run = extres_param_scalar(params, "run");
 	struct mock *m;
+	int32_t r;
 
 	if (fail && strcmp(fail, "discover") != 0)
 		return host->error(host, "unknown fail mode '%s'", fail);
+	if (run) {
+		r = host->check_trusted_path(host, run, "test program");
+		if (r < 0)
+			return r;
+	}
 	/* Allocated so that a missing close() shows up as a leak. */
 	m = calloc(1, sizeof(*m));
 	if (!m)

@@ -1241,6 +1241,33 @@ static void test_files(void **state)
 	assert_int_equal(mkfifo(fifo, 0600), 0);
 	snprintf(msg, sizeof(msg), "%s: not a regular file", fifo);
 	expect_file_error(fifo, EINVAL, msg);
+
+	/* Ours: trusted. Another user's, or writable by others: loaded, with
+	 * the reason why nothing it names may run. */
+	c = load_file_ok(file);
+	assert_null(c->untrusted);
+	extres_config_free(c);
+	/* Giving a file away takes root. */
+	if (geteuid() != 0) {
+		free(real_dir);
+		return;
+	}
+	assert_int_equal(chown(file, 65534, 65534), 0);
+	c = load_file_ok(file);
+	snprintf(
+		msg, sizeof(msg),
+		"config file %s/extres.yaml could be modified by another user: it is owned by uid 65534 (mode 0644)",
+		real_dir);
+	assert_non_null(c->untrusted);
+	assert_string_equal(c->untrusted, msg);
+	extres_config_free(c);
+	assert_int_equal(chown(file, 0, 0), 0);
+	assert_int_equal(chmod(file, 0664), 0);
+	c = load_file_ok(file);
+	assert_non_null(c->untrusted);
+	assert_non_null(
+		strstr(c->untrusted, "it is group-writable (mode 0664)"));
+	extres_config_free(c);
 	free(real_dir);
 }
 

@@ -320,6 +320,36 @@ static void test_open_errors(void **state)
 	expect_open_error(&f, ENOENT, expect);
 }
 
+/* What a config another user could modify names is neither loaded nor run,
+ * however trusted the file it names. */
+static void test_untrusted_config(void **state)
+{
+	static const struct extres_param run_sh[] = { SCALAR("run",
+							     "/bin/sh") };
+	static const struct extres_param run_tmp[] = { SCALAR("run", "/tmp") };
+	struct extres_driver *drv = NULL;
+	struct extres_err err;
+	struct fixture f;
+
+	(void)state;
+	/* Trusted: the host judges the file alone. */
+	fixture_init(&f, MOCK("mock_good"), run_sh, 1);
+	assert_int_equal(extres_driver_open(&f.config, &f.res, &drv, &err), 0);
+	extres_driver_close(drv);
+	fixture_init(&f, MOCK("mock_good"), run_tmp, 1);
+	expect_open_error(
+		&f, EPERM,
+		"resource 'gpu': driver 'mock_good': test program /tmp could be modified by another user: it is world-writable (mode 1777)");
+
+	fixture_init(&f, MOCK("mock_good"), run_sh, 1);
+	f.config.untrusted =
+		"config file /etc/extres/extres.yaml could be modified by another user: it is owned by uid 1000 (mode 0644)";
+	expect_open_error(
+		&f, EPERM,
+		"resource 'gpu': refusing driver module " MOCK(
+			"mock_good") ", named by a config root does not trust: config file /etc/extres/extres.yaml could be modified by another user: it is owned by uid 1000 (mode 0644)");
+}
+
 static void test_discover_fails(void **state)
 {
 	static const struct extres_param items[] = { SCALAR("fail", "discover") };
@@ -596,6 +626,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_host_fields),
 		cmocka_unit_test(test_no_params),
 		cmocka_unit_test(test_open_errors),
+		cmocka_unit_test(test_untrusted_config),
 		cmocka_unit_test(test_discover_fails),
 		cmocka_unit_test(test_bad_props),
 		cmocka_unit_test(test_zero_infos),
