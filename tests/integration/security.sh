@@ -47,6 +47,21 @@ write_module_config() {
 	} >"$WORK/extres.yaml"
 }
 
+# write_nvml_library_config MODE: a gpu resource (amount 1) served by the
+# nvml driver with a copy of the fake NVML library, of mode MODE, given by
+# path in $WORK/lib.
+write_nvml_library_config() {
+	mkdir -p "$WORK/lib"
+	cp "$MOCK_DIR/libnvidia-ml.so.1" "$WORK/lib/libnvidia-ml.so.1"
+	chmod "$1" "$WORK/lib/libnvidia-ml.so.1"
+	printf '%s\n' \
+		'external-resources: gpu' \
+		'external-resource.gpu.amount: 1' \
+		'external-resource.gpu.driver: nvml' \
+		"external-resource.gpu.param.library: $WORK/lib/libnvidia-ml.so.1" \
+		>"$WORK/extres.yaml"
+}
+
 # as_nobody CMD ARGS...: run a command as uid/gid 65534 with no groups.
 as_nobody() {
 	setpriv --reuid="$NOBODY" --regid="$NOBODY" --clear-groups -- "$@"
@@ -137,15 +152,7 @@ case_module_writable() {
 # param.library given as a path is held to the same rule.
 case_nvml_library_writable() {
 	it_setup
-	mkdir "$WORK/lib"
-	cp "$MOCK_DIR/libnvidia-ml.so.1" "$WORK/lib/libnvidia-ml.so.1"
-	chmod 0757 "$WORK/lib/libnvidia-ml.so.1"
-	printf '%s\n' \
-		'external-resources: gpu' \
-		'external-resource.gpu.amount: 1' \
-		'external-resource.gpu.driver: nvml' \
-		"external-resource.gpu.param.library: $WORK/lib/libnvidia-ml.so.1" \
-		>"$WORK/extres.yaml"
+	write_nvml_library_config 0757
 	daemon_run_fail -f -c "$WORK/extres.yaml" "$MNT"
 	assert_startup_error "resource 'gpu': driver 'nvml': NVML library $WORK/lib/libnvidia-ml.so.1 could be modified by another user: it is world-writable (mode 0757)"
 }
@@ -215,14 +222,7 @@ case_config_other_user_load() {
 	daemon_run_fail -f -c "$WORK/extres.yaml" "$MNT"
 	assert_startup_error "resource 'gpu': refusing driver module $WORK/modules/mock_good.so, named by a config root does not trust: config file $WORK/extres.yaml could be modified by another user: it is owned by uid $NOBODY (mode 0644)"
 
-	mkdir "$WORK/lib"
-	cp "$MOCK_DIR/libnvidia-ml.so.1" "$WORK/lib/libnvidia-ml.so.1"
-	printf '%s\n' \
-		'external-resources: gpu' \
-		'external-resource.gpu.amount: 1' \
-		'external-resource.gpu.driver: nvml' \
-		"external-resource.gpu.param.library: $WORK/lib/libnvidia-ml.so.1" \
-		>"$WORK/extres.yaml"
+	write_nvml_library_config 0755
 	daemon_run_fail -f -c "$WORK/extres.yaml" "$MNT"
 	assert_startup_error "resource 'gpu': driver 'nvml': refusing NVML library $WORK/lib/libnvidia-ml.so.1, named by a config root does not trust: config file $WORK/extres.yaml could be modified by another user: it is owned by uid $NOBODY (mode 0644)"
 
