@@ -718,13 +718,15 @@ case_lost_line() {
 	daemon_start -c "$WORK/extres.yaml" "$MNT"
 	st=$(proc_starttime "$DAEMON_PID")
 	assert_eq "0 $DAEMON_PID$T$st" "$(coord_lines "$coord")" "coordination file at start"
-	: >"$coord"
+	# Under the lock, as every writer of the file: the guard may be
+	# rewriting it at this very moment.
+	flock "$coord" truncate -s 0 "$coord"
 	reload_ok
 	assert_eq "0 $DAEMON_PID$T$st" "$(coord_lines "$coord")" "coordination file after a reload over a lost line"
 	assert_file "$MNT/gpu/0/index" $'0\n'
 	# Now someone else (alive: this shell) records 0 in our place: a
 	# conflict, which a reload must not quietly resolve by moving to 1.
-	printf '0 %s\n' "$$" >"$coord"
+	flock "$coord" sh -c 'printf "0 %s\n" "$2" >"$1"' sh "$coord" "$$"
 	"$EXTRESCTL" reload "$MNT" >"$WORK/reload.out" 2>&1 && fail "a reload over a taken line succeeded"
 	assert_contains "$(cat "$WORK/reload.out")" "resource 'gpu': device index 0 is held by PID $$" "extresctl reload over a taken line"
 	assert_file "$MNT/gpu/0/index" $'0\n'
