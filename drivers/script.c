@@ -21,6 +21,7 @@
  */
 #include <extres/driver.h>
 
+#include "script_keeper.h"
 #include "script_output.h"
 
 #include <errno.h>
@@ -28,7 +29,6 @@
 #include <inttypes.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,8 +55,11 @@
 /* After the script exits, how long a background child of it may keep the
  * pipes open before we stop reading and kill its process group. */
 #define EXIT_GRACE_MS 100
-/* Without pidfd_open (Linux < 5.3), how often we look for the exit. */
-#define POLL_SLICE_MS 10
+/* How often a wait looks whether the daemon is asked to stop: a stop is
+ * obeyed within a second, script killed and all. */
+#define STOP_SLICE_MS 50
+/* How long the keeper gets to kill and reap what the script left. */
+#define KEEPER_DEADLINE_MS 500
 
 struct script {
 	const struct extres_host *host;
@@ -70,17 +73,23 @@ enum { OUT, ERR };
 
 /* One run of the script, from spawn to reap. */
 struct run {
-	pid_t pid;
-	int pidfd;    /* -1 when the kernel has no pidfd_open */
+	pid_t pid; /* the keeper's (script_keeper.h) */
+	int status; /* read end of the keeper's messages; -1 once at EOF */
+	int life; /* write end of the keeper's lifeline */
 	int fd[2];    /* read ends of stdout and stderr; -1 once at EOF */
 	char *buf[2]; /* OUTPUT_MAX bytes each */
 	size_t len[2];
-	int exited;    /* the script is a zombie: waited for, not reaped */
+	int exited; /* the script has exited (or never ran) */
 	int timed_out;
+	int stopped; /* the daemon was asked to stop */
 	int overflow;  /* stdout went past OUTPUT_MAX */
 	int lingering; /* a pipe was still open after the grace period */
+	int keeper_lost; /* the keeper died before it reported the exit */
+	int finishing; /* the lifeline is pulled: the keeper is to exit */
+	int exec_errno; /* the script could not be started */
 	int exit_code;   /* once exited: its exit status, */
 	int exit_signal; /* or the signal that killed it */
+	int escaped; /* killed outside its group; -1: not looked for */
 };
 
 static void free_argv(char **argv, size_t argc)
@@ -392,9 +401,9 @@ static void close_fd(int *fd)
 	*fd = -1;
 }
 
-/* Keep the child's ends clear of 0-2, so that setting up its stdin, stdout
- * and stderr cannot overwrite one with another when the daemon runs with
- * its own standard fds closed. */
+/* Move *fd above 0-2 (keeping O_CLOEXEC): the keeper sets up the script's
+ * stdin, stdout and stderr with dup2(), which must not overwrite one with
+ * another when the daemon runs with its own standard fds closed. */
 static int move_above_stdio(int *fd)
 {
 	int n;
@@ -409,15 +418,18 @@ static int move_above_stdio(int *fd)
 	return 0;
 }
 
-static int make_pipe(int *ret_read, int *ret_write)
+/* A pipe with both ends above 2; `nonblock_read`: only our reading end,
+ * since the script's stdout must stay blocking. */
+static int make_pipe(int *ret_read, int *ret_write, int nonblock_read)
 {
 	int p[2], r;
 
 	if (pipe2(p, O_CLOEXEC) < 0)
 		return -errno;
-	r = move_above_stdio(&p[1]);
-	/* Only our end: the script's stdout must stay blocking. */
-	if (r == 0 && fcntl(p[0], F_SETFL, O_NONBLOCK) < 0)
+	r = move_above_stdio(&p[0]);
+	if (r == 0)
+		r = move_above_stdio(&p[1]);
+	if (r == 0 && nonblock_read && fcntl(p[0], F_SETFL, O_NONBLOCK) < 0)
 		r = -errno;
 	if (r < 0) {
 		close(p[0]);
@@ -430,79 +442,39 @@ static int make_pipe(int *ret_read, int *ret_write)
 }
 
 /*
- * Start the script; on success the caller must finish_run(). Returns 0 or a
- * negative errno, with *exec_failed set when posix_spawn itself failed: glibc
- * reports the exec's own errno (ENOENT, EACCES, ENOEXEC) there.
+ * Start the keeper, which starts the script (script_keeper.h); on success
+ * the caller must finish_run(). Whether the exec worked comes later, as a
+ * message on the status pipe. Returns 0 or a negative errno.
  */
-static int spawn(struct script *s, struct run *run, int *exec_failed)
+static int spawn(struct script *s, struct run *run)
 {
-	posix_spawn_file_actions_t fa;
-	posix_spawnattr_t attr;
-	sigset_t none, all;
-	int w[2] = { -1, -1 };
+	struct script_keeper_fds kfds = { -1, -1, -1, -1 };
 	int r;
 
-	r = make_pipe(&run->fd[OUT], &w[OUT]);
+	r = make_pipe(&run->fd[OUT], &kfds.out, 1);
 	if (r == 0)
-		r = make_pipe(&run->fd[ERR], &w[ERR]);
+		r = make_pipe(&run->fd[ERR], &kfds.err, 1);
+	if (r == 0)
+		r = make_pipe(&run->status, &kfds.status, 1);
+	if (r == 0)
+		r = make_pipe(&kfds.life, &run->life, 0);
 	if (r < 0)
 		goto out;
-
-	r = posix_spawn_file_actions_init(&fa);
-	if (r != 0) {
-		r = -r;
-		goto out;
-	}
-	r = posix_spawnattr_init(&attr);
-	if (r != 0) {
-		posix_spawn_file_actions_destroy(&fa);
-		r = -r;
-		goto out;
-	}
-
-	sigemptyset(&none);
-	sigfillset(&all);
-	r = posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-	if (r == 0)
-		r = posix_spawn_file_actions_adddup2(&fa, w[OUT], 1);
-	if (r == 0)
-		r = posix_spawn_file_actions_adddup2(&fa, w[ERR], 2);
-	/* A library fd opened without O_CLOEXEC (say, /dev/fuse) must not
-	 * reach the script, or outlive the daemon in a stray child. */
-	if (r == 0)
-		r = posix_spawn_file_actions_addclosefrom_np(&fa, 3);
-	/* Its own group, so a timeout kills whatever it started too; default
-	 * signals and an empty mask, whatever the daemon's threads use. */
-	if (r == 0)
-		r = posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP |
-						    POSIX_SPAWN_SETSIGMASK |
-						    POSIX_SPAWN_SETSIGDEF);
-	if (r == 0)
-		r = posix_spawnattr_setpgroup(&attr, 0);
-	if (r == 0)
-		r = posix_spawnattr_setsigmask(&attr, &none);
-	if (r == 0)
-		r = posix_spawnattr_setsigdefault(&attr, &all);
-	if (r == 0) {
-		r = posix_spawn(&run->pid, s->argv[0], &fa, &attr, s->argv,
-				environ);
-		if (r != 0)
-			*exec_failed = 1;
-	}
-	posix_spawnattr_destroy(&attr);
-	posix_spawn_file_actions_destroy(&fa);
-	r = -r;
-	if (r == 0) {
-		run->pidfd = (int)syscall(SYS_pidfd_open, run->pid, 0);
-		if (run->pidfd < 0)
-			run->pidfd = -1;
-	}
+	run->pid = fork();
+	if (run->pid == 0)
+		script_keeper_run(s->argv, &kfds);
+	if (run->pid < 0)
+		r = -errno;
 out:
-	close_fd(&w[OUT]);
-	close_fd(&w[ERR]);
+	close_fd(&kfds.out);
+	close_fd(&kfds.err);
+	close_fd(&kfds.status);
+	close_fd(&kfds.life);
 	if (r < 0) {
 		close_fd(&run->fd[OUT]);
 		close_fd(&run->fd[ERR]);
+		close_fd(&run->status);
+		close_fd(&run->life);
 	}
 	return r;
 }
@@ -544,35 +516,71 @@ static int drain(struct run *run, int i)
 	}
 }
 
-/* Has the script exited? Leaves it a zombie, so that its pid, and so its
- * process group id, cannot be reused before we kill the group. */
-static int check_exit(struct run *run)
+/* Take in the keeper's messages (script_keeper.h); at EOF the keeper is
+ * gone, and a script it never reported on counts as exited. */
+static int read_status(struct run *run)
 {
-	siginfo_t si;
+	struct script_keeper_msg m;
+	ssize_t n;
 
-	si.si_pid = 0;
-	if (waitid(P_PID, (id_t)run->pid, &si,
-		   WEXITED | WNOHANG | WNOWAIT) < 0) {
-		if (errno == EINTR)
+	for (;;) {
+		n = read(run->status, &m, sizeof(m));
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN)
+				return 0;
+			return -errno;
+		}
+		if (n == 0) {
+			close_fd(&run->status);
+			/* Once told to finish, the keeper exits by design. */
+			if (!run->exited && !run->finishing)
+				run->exited = run->keeper_lost = 1;
 			return 0;
-		return -errno;
+		}
+		/* Writes of one message are atomic: a short read is a bug. */
+		if (n != (ssize_t)sizeof(m))
+			return -EPROTO;
+		switch (m.kind) {
+		case KEEPER_EXEC_FAILED:
+		case KEEPER_FORK_FAILED:
+			run->exec_errno = m.value > 0 ? m.value : EIO;
+			if (m.kind == KEEPER_FORK_FAILED)
+				run->exited = 1;
+			break;
+		case KEEPER_EXITED:
+			run->exited = 1;
+			run->exit_code = m.value;
+			break;
+		case KEEPER_KILLED:
+			run->exited = 1;
+			run->exit_signal = m.value;
+			break;
+		case KEEPER_SWEPT:
+			run->escaped = m.value;
+			break;
+		}
 	}
-	if (si.si_pid != run->pid)
+}
+
+static int stop_requested(const struct extres_host *host)
+{
+	if (host->struct_size < offsetof(struct extres_host, stop_requested) +
+					sizeof(host->stop_requested) ||
+	    !host->stop_requested)
 		return 0;
-	run->exited = 1;
-	if (si.si_code == CLD_EXITED)
-		run->exit_code = si.si_status;
-	else
-		run->exit_signal = si.si_status;
-	return 0;
+	return host->stop_requested(host) != 0;
 }
 
 /*
  * Read both pipes until both are at EOF and the script has exited, the
- * timeout passes, stdout overflows, or the script has exited and the grace
- * period for its pipes is over. Returns 0 or a negative errno.
+ * timeout passes, stdout overflows, the daemon is asked to stop, or the
+ * script has exited and the grace period for its pipes is over. Returns 0
+ * or a negative errno.
  */
-static int pump(struct run *run, uint64_t timeout_ms)
+static int pump(const struct extres_host *host, struct run *run,
+		uint64_t timeout_ms)
 {
 	/* now_ms() truncates, so the start may be up to 1 ms past it: one ms
 	 * more keeps the script from ever getting less than its timeout. */
@@ -586,6 +594,10 @@ static int pump(struct run *run, uint64_t timeout_ms)
 
 		if (run->fd[OUT] < 0 && run->fd[ERR] < 0 && run->exited)
 			return 0;
+		if (stop_requested(host)) {
+			run->stopped = 1;
+			return 0;
+		}
 		now = now_ms();
 		if (!run->exited) {
 			if (now >= deadline) {
@@ -593,8 +605,6 @@ static int pump(struct run *run, uint64_t timeout_ms)
 				return 0;
 			}
 			wait = deadline - now;
-			if (run->pidfd < 0 && wait > POLL_SLICE_MS)
-				wait = POLL_SLICE_MS;
 		} else {
 			if (now >= grace_end) {
 				run->lingering = 1;
@@ -602,15 +612,17 @@ static int pump(struct run *run, uint64_t timeout_ms)
 			}
 			wait = grace_end - now;
 		}
+		if (wait > STOP_SLICE_MS)
+			wait = STOP_SLICE_MS;
 
 		for (i = OUT; i <= ERR; i++) {
 			if (run->fd[i] >= 0)
 				pfd[nfds++] = (struct pollfd){ .fd = run->fd[i],
 							      .events = POLLIN };
 		}
-		if (!run->exited && run->pidfd >= 0)
-			pfd[nfds++] = (struct pollfd){ .fd = run->pidfd,
-						      .events = POLLIN };
+		if (run->status >= 0)
+			pfd[nfds++] = (struct pollfd){ .fd = run->status,
+						       .events = POLLIN };
 
 		n = poll(pfd, (nfds_t)nfds, (int)wait);
 		if (n < 0) {
@@ -627,8 +639,8 @@ static int pump(struct run *run, uint64_t timeout_ms)
 			if (run->overflow)
 				return 0;
 		}
-		if (!run->exited) {
-			r = check_exit(run);
+		if (run->status >= 0 && !run->exited) {
+			r = read_status(run);
 			if (r < 0)
 				return r;
 			if (run->exited)
@@ -637,16 +649,42 @@ static int pump(struct run *run, uint64_t timeout_ms)
 	}
 }
 
-/* Kill what is left of the group and reap the script: no zombie, no fd. */
+/*
+ * Pull the lifeline: the keeper kills the script's group and everything
+ * left under it, reaps them, reports and exits; we reap the keeper. No
+ * zombie, no fd, no process of the script's is left.
+ */
 static void finish_run(struct run *run)
 {
+	int64_t deadline;
+	char one = 1;
+
 	close_fd(&run->fd[OUT]);
 	close_fd(&run->fd[ERR]);
-	close_fd(&run->pidfd);
-	/* Discovery is one-shot: anything the script leaves running in its
-	 * group would outlive it unaccounted for. The script is not reaped
-	 * yet, so the group id is still ours to signal. */
-	kill(-run->pid, SIGKILL);
+	run->finishing = 1;
+	/* The byte is enough; closing is for a keeper that missed it. */
+	if (write(run->life, &one, 1) < 0) {
+		/* The keeper is gone already: its status pipe says so. */
+	}
+	close_fd(&run->life);
+	deadline = now_ms() + KEEPER_DEADLINE_MS;
+	while (run->status >= 0) {
+		struct pollfd p = { .fd = run->status, .events = POLLIN };
+		int64_t left = deadline - now_ms();
+
+		if (left <= 0)
+			break;
+		if (poll(&p, 1, (int)left) < 0 && errno != EINTR)
+			break;
+		if (read_status(run) < 0)
+			break;
+	}
+	/* A keeper stuck on an unkillable child must not hold up a stop;
+	 * the script then dies of its parent-death signal. */
+	if (run->status >= 0) {
+		kill(run->pid, SIGKILL);
+		close_fd(&run->status);
+	}
 	while (waitpid(run->pid, NULL, 0) < 0 && errno == EINTR)
 		;
 }
@@ -695,16 +733,45 @@ static int report_sink(struct script *s, struct extres_sink *sink,
 	return 0;
 }
 
+/* Say what the script left behind and what became of it: a process that
+ * left its group (setsid) is not killed with the group, but by the keeper. */
+static void report_leftovers(struct script *s, const struct run *run)
+{
+	const struct extres_host *host = s->host;
+	char killed[96] = "";
+
+	if (run->escaped > 0)
+		snprintf(killed, sizeof(killed),
+			 " and %d process%s that had left it (setsid)",
+			 run->escaped, run->escaped == 1 ? "" : "es");
+	else if (run->escaped < 0)
+		snprintf(killed, sizeof(killed),
+			 "; processes that left it could not be looked for");
+	if (run->lingering)
+		host->log(
+			host, EXTRES_LOG_WARNING,
+			"discovery script %s exited but left a process holding its output open; killed its process group%s",
+			s->path, killed);
+	else if (run->escaped > 0)
+		host->log(
+			host, EXTRES_LOG_WARNING,
+			"discovery script %s left %d process%s running outside its process group (setsid); killed %s",
+			s->path, run->escaped, run->escaped == 1 ? "" : "es",
+			run->escaped == 1 ? "it" : "them");
+}
+
 static int32_t script_discover(void *handle, struct extres_sink *sink)
 {
 	struct script *s = handle;
 	const struct extres_host *host = s->host;
-	struct run run = { .pid = -1, .pidfd = -1, .fd = { -1, -1 } };
+	struct run run = {
+		.pid = -1, .status = -1, .life = -1, .fd = { -1, -1 }
+	};
 	struct script_output out = { 0 };
 	char err[STDERR_QUOTE_MAX + 8], why[1024], tmo[32];
 	char shown[SCRIPT_OUTPUT_QUOTED_SIZE(STDOUT_QUOTE_MAX)];
 	const char *sep;
-	int exec_failed = 0, r;
+	int r;
 
 	run.buf[OUT] = malloc(OUTPUT_MAX);
 	run.buf[ERR] = malloc(OUTPUT_MAX);
@@ -713,26 +780,50 @@ static int32_t script_discover(void *handle, struct extres_sink *sink)
 		r = -ENOMEM;
 		goto out_free;
 	}
-
-	r = spawn(s, &run, &exec_failed);
-	if (r < 0) {
-		if (exec_failed)
-			host->error(host, "cannot run discovery script %s: %s",
-				    s->path, strerror(-r));
-		else
-			host->error(host,
-				    "cannot set up discovery script %s: %s",
-				    s->path, strerror(-r));
+	if (stop_requested(host)) {
+		host->error(host, "discovery script %s not run: asked to stop",
+			    s->path);
+		r = -EINTR;
 		goto out_free;
 	}
-	r = pump(&run, s->timeout_ms);
+
+	r = spawn(s, &run);
+	if (r < 0) {
+		host->error(host, "cannot set up discovery script %s: %s",
+			    s->path, strerror(-r));
+		goto out_free;
+	}
+	r = pump(host, &run, s->timeout_ms);
 	finish_run(&run);
+	report_leftovers(s, &run);
 
 	quote_stderr(err, sizeof(err), run.buf[ERR], run.len[ERR]);
 	sep = err[0] ? ": " : "";
 	if (r < 0) {
 		host->error(host, "discovery script %s: reading its output: %s",
 			    s->path, strerror(-r));
+		goto out_free;
+	}
+	if (run.stopped) {
+		host->error(
+			host,
+			"discovery script %s stopped: asked to stop; killed it and its process group",
+			s->path);
+		r = -EINTR;
+		goto out_free;
+	}
+	if (run.exec_errno) {
+		host->error(host, "cannot run discovery script %s: %s", s->path,
+			    strerror(run.exec_errno));
+		r = -run.exec_errno;
+		goto out_free;
+	}
+	if (run.keeper_lost) {
+		host->error(
+			host,
+			"discovery script %s: the process that ran it died before the script ended",
+			s->path);
+		r = -EIO;
 		goto out_free;
 	}
 	if (run.timed_out) {
@@ -766,10 +857,6 @@ static int32_t script_discover(void *handle, struct extres_sink *sink)
 		goto out_free;
 	}
 
-	if (run.lingering)
-		host->log(host, EXTRES_LOG_WARNING,
-			  "discovery script %s exited but left a process holding its output open; killed its process group",
-			  s->path);
 	if (err[0])
 		host->log(host, EXTRES_LOG_INFO,
 			  "discovery script %s wrote to stderr: %s", s->path,
