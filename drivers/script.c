@@ -73,23 +73,24 @@ enum { OUT, ERR };
 
 /* One run of the script, from spawn to reap. */
 struct run {
-	pid_t pid; /* the keeper's (script_keeper.h) */
-	int status; /* read end of the keeper's messages; -1 once at EOF */
+	pid_t pid; /* the script's */
+	int pidfd;    /* -1 when the kernel has no pidfd_open */
+	pid_t keeper; /* script_keeper.h; -1 when none */
+	int status; /* read end: the exec's errno, then the keeper's count */
 	int life; /* write end of the keeper's lifeline */
 	int fd[2];    /* read ends of stdout and stderr; -1 once at EOF */
 	char *buf[2]; /* OUTPUT_MAX bytes each */
 	size_t len[2];
-	int exited; /* the script has exited (or never ran) */
+	int exited;    /* the script is a zombie: waited for, not reaped */
 	int timed_out;
 	int stopped; /* the daemon was asked to stop */
 	int overflow;  /* stdout went past OUTPUT_MAX */
 	int lingering; /* a pipe was still open after the grace period */
-	int keeper_lost; /* the keeper died before it reported the exit */
-	int finishing; /* the lifeline is pulled: the keeper is to exit */
 	int exec_errno; /* the script could not be started */
 	int exit_code;   /* once exited: its exit status, */
 	int exit_signal; /* or the signal that killed it */
-	int escaped; /* killed outside its group; -1: not looked for */
+	int escaped; /* killed outside its group; -1: unknown */
+	int holder_left; /* after all that, the output is still held open */
 };
 
 static void free_argv(char **argv, size_t argc)
@@ -441,33 +442,99 @@ static int make_pipe(int *ret_read, int *ret_write, int nonblock_read)
 	return 0;
 }
 
+/* Read one int32_t from `fd` (blocking, or until `deadline_ms`): 0 and
+ * *ret, or -1 at EOF or on an error. */
+static int read_i32(int fd, int64_t deadline_ms, int32_t *ret)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	int32_t v;
+	ssize_t n;
+
+	for (;;) {
+		int64_t left = deadline_ms - now_ms();
+
+		if (left <= 0)
+			return -1;
+		if (poll(&p, 1, (int)left) < 0 && errno != EINTR)
+			return -1;
+		n = read(fd, &v, sizeof(v));
+		if (n == (ssize_t)sizeof(v)) {
+			*ret = v;
+			return 0;
+		}
+		if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN))
+			return -1;
+	}
+}
+
 /*
- * Start the keeper, which starts the script (script_keeper.h); on success
- * the caller must finish_run(). Whether the exec worked comes later, as a
- * message on the status pipe. Returns 0 or a negative errno.
+ * Start the script and its keeper (script_keeper.h); on success the caller
+ * must finish_run(). Returns 0 or a negative errno, with run->exec_errno
+ * set when the exec itself failed (ENOENT, EACCES, ENOEXEC).
  */
 static int spawn(struct script *s, struct run *run)
 {
-	struct script_keeper_fds kfds = { -1, -1, -1, -1 };
-	int r;
+	struct script_keeper_fds kfds = { -1, -1 };
+	int w[2] = { -1, -1 }, exec_r = -1, exec_w = -1, nul = -1, r;
+	pid_t self = getpid();
+	int32_t e;
 
-	r = make_pipe(&run->fd[OUT], &kfds.out, 1);
+	r = make_pipe(&run->fd[OUT], &w[OUT], 1);
 	if (r == 0)
-		r = make_pipe(&run->fd[ERR], &kfds.err, 1);
+		r = make_pipe(&run->fd[ERR], &w[ERR], 1);
 	if (r == 0)
-		r = make_pipe(&run->status, &kfds.status, 1);
+		r = make_pipe(&exec_r, &exec_w, 0);
+	if (r == 0)
+		r = make_pipe(&run->status, &kfds.status, 0);
 	if (r == 0)
 		r = make_pipe(&kfds.life, &run->life, 0);
 	if (r < 0)
 		goto out;
-	run->pid = fork();
-	if (run->pid == 0)
-		script_keeper_run(s->argv, &kfds);
-	if (run->pid < 0)
+	nul = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (nul < 0) {
 		r = -errno;
+		goto out;
+	}
+	r = move_above_stdio(&nul);
+	if (r < 0)
+		goto out;
+
+	run->pid = fork();
+	if (run->pid == 0) {
+		if (dup2(nul, STDIN_FILENO) < 0)
+			_exit(127);
+		script_keeper_exec(s->argv, self, w[OUT], w[ERR], exec_w);
+	}
+	if (run->pid < 0) {
+		r = -errno;
+		goto out;
+	}
+	/* Both sides set the group, so that it exists whichever runs
+	 * first: the keeper and finish_run() kill it. */
+	setpgid(run->pid, run->pid);
+	close_fd(&w[OUT]);
+	close_fd(&w[ERR]);
+	close_fd(&exec_w);
+	/* EOF once the exec succeeded (the end is O_CLOEXEC), else its
+	 * errno; the exec takes no longer than the kernel needs. */
+	if (read_i32(exec_r, now_ms() + 10000, &e) == 0)
+		run->exec_errno = e > 0 ? e : EIO;
+	run->pidfd = (int)syscall(SYS_pidfd_open, run->pid, 0);
+	if (run->pidfd < 0)
+		run->pidfd = -1;
+
+	run->keeper = fork();
+	if (run->keeper == 0)
+		script_keeper_run(run->pid, &kfds);
+	/* Without a keeper the script still dies with its group. */
+	if (run->keeper < 0)
+		run->keeper = -1;
 out:
-	close_fd(&kfds.out);
-	close_fd(&kfds.err);
+	close_fd(&w[OUT]);
+	close_fd(&w[ERR]);
+	close_fd(&exec_r);
+	close_fd(&exec_w);
+	close_fd(&nul);
 	close_fd(&kfds.status);
 	close_fd(&kfds.life);
 	if (r < 0) {
@@ -516,52 +583,27 @@ static int drain(struct run *run, int i)
 	}
 }
 
-/* Take in the keeper's messages (script_keeper.h); at EOF the keeper is
- * gone, and a script it never reported on counts as exited. */
-static int read_status(struct run *run)
+/* Has the script exited? Leaves it a zombie, so that its pid, and so its
+ * process group id, cannot be reused before we kill the group. */
+static int check_exit(struct run *run)
 {
-	struct script_keeper_msg m;
-	ssize_t n;
+	siginfo_t si;
 
-	for (;;) {
-		n = read(run->status, &m, sizeof(m));
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			if (errno == EAGAIN)
-				return 0;
-			return -errno;
-		}
-		if (n == 0) {
-			close_fd(&run->status);
-			/* Once told to finish, the keeper exits by design. */
-			if (!run->exited && !run->finishing)
-				run->exited = run->keeper_lost = 1;
+	si.si_pid = 0;
+	if (waitid(P_PID, (id_t)run->pid, &si,
+		   WEXITED | WNOHANG | WNOWAIT) < 0) {
+		if (errno == EINTR)
 			return 0;
-		}
-		/* Writes of one message are atomic: a short read is a bug. */
-		if (n != (ssize_t)sizeof(m))
-			return -EPROTO;
-		switch (m.kind) {
-		case KEEPER_EXEC_FAILED:
-		case KEEPER_FORK_FAILED:
-			run->exec_errno = m.value > 0 ? m.value : EIO;
-			if (m.kind == KEEPER_FORK_FAILED)
-				run->exited = 1;
-			break;
-		case KEEPER_EXITED:
-			run->exited = 1;
-			run->exit_code = m.value;
-			break;
-		case KEEPER_KILLED:
-			run->exited = 1;
-			run->exit_signal = m.value;
-			break;
-		case KEEPER_SWEPT:
-			run->escaped = m.value;
-			break;
-		}
+		return -errno;
 	}
+	if (si.si_pid != run->pid)
+		return 0;
+	run->exited = 1;
+	if (si.si_code == CLD_EXITED)
+		run->exit_code = si.si_status;
+	else
+		run->exit_signal = si.si_status;
+	return 0;
 }
 
 static int stop_requested(const struct extres_host *host)
@@ -612,6 +654,8 @@ static int pump(const struct extres_host *host, struct run *run,
 			}
 			wait = grace_end - now;
 		}
+		/* Without pidfd_open (Linux < 5.3) the exit is looked for
+		 * at each slice too. */
 		if (wait > STOP_SLICE_MS)
 			wait = STOP_SLICE_MS;
 
@@ -639,8 +683,8 @@ static int pump(const struct extres_host *host, struct run *run,
 			if (run->overflow)
 				return 0;
 		}
-		if (run->status >= 0 && !run->exited) {
-			r = read_status(run);
+		if (!run->exited) {
+			r = check_exit(run);
 			if (r < 0)
 				return r;
 			if (run->exited)
@@ -650,43 +694,67 @@ static int pump(const struct extres_host *host, struct run *run,
 }
 
 /*
- * Pull the lifeline: the keeper kills the script's group and everything
- * left under it, reaps them, reports and exits; we reap the keeper. No
- * zombie, no fd, no process of the script's is left.
+ * Pull the keeper's lifeline: it kills what left the script's group (and
+ * the group); kill the group too (there may be no keeper) and reap the
+ * script and the keeper. No zombie, no fd, no process of the script's left.
  */
 static void finish_run(struct run *run)
 {
-	int64_t deadline;
+	int64_t deadline = now_ms() + KEEPER_DEADLINE_MS;
+	int32_t n;
 	char one = 1;
 
-	close_fd(&run->fd[OUT]);
-	close_fd(&run->fd[ERR]);
-	run->finishing = 1;
-	/* The byte is enough; closing is for a keeper that missed it. */
-	if (write(run->life, &one, 1) < 0) {
-		/* The keeper is gone already: its status pipe says so. */
+	close_fd(&run->pidfd);
+	run->escaped = -1;
+	if (run->keeper > 0) {
+		if (write(run->life, &one, 1) < 0) {
+			/* Gone already: its status pipe says so. */
+		}
+		if (read_i32(run->status, deadline, &n) == 0)
+			run->escaped = n;
+		else
+			/* Stuck (a process it cannot stop): never hold up a
+			 * stop for it. */
+			kill(run->keeper, SIGKILL);
+		while (waitpid(run->keeper, NULL, 0) < 0 && errno == EINTR)
+			;
 	}
 	close_fd(&run->life);
-	deadline = now_ms() + KEEPER_DEADLINE_MS;
-	while (run->status >= 0) {
-		struct pollfd p = { .fd = run->status, .events = POLLIN };
-		int64_t left = deadline - now_ms();
-
-		if (left <= 0)
-			break;
-		if (poll(&p, 1, (int)left) < 0 && errno != EINTR)
-			break;
-		if (read_status(run) < 0)
-			break;
-	}
-	/* A keeper stuck on an unkillable child must not hold up a stop;
-	 * the script then dies of its parent-death signal. */
-	if (run->status >= 0) {
-		kill(run->pid, SIGKILL);
-		close_fd(&run->status);
-	}
+	close_fd(&run->status);
+	/* The script is not reaped yet, so the group id is still ours. */
+	kill(-run->pid, SIGKILL);
 	while (waitpid(run->pid, NULL, 0) < 0 && errno == EINTR)
 		;
+	/* Whatever held the output is dead now, unless it escaped us: a
+	 * message must not say it was killed when it lives on. */
+	deadline = now_ms() + EXIT_GRACE_MS;
+	while (run->lingering && (run->fd[OUT] >= 0 || run->fd[ERR] >= 0)) {
+		struct pollfd p[2];
+		int64_t left = deadline - now_ms();
+		int i, nfds = 0;
+
+		for (i = OUT; i <= ERR; i++)
+			if (run->fd[i] >= 0)
+				p[nfds++] = (struct pollfd){ .fd = run->fd[i],
+							     .events = POLLIN };
+		if (left <= 0 || poll(p, (nfds_t)nfds, (int)left) <= 0)
+			break;
+		for (i = OUT; i <= ERR; i++) {
+			char scratch[4096];
+			ssize_t r;
+
+			if (run->fd[i] < 0)
+				continue;
+			do
+				r = read(run->fd[i], scratch, sizeof(scratch));
+			while (r > 0);
+			if (r == 0)
+				close_fd(&run->fd[i]);
+		}
+	}
+	run->holder_left = run->fd[OUT] >= 0 || run->fd[ERR] >= 0;
+	close_fd(&run->fd[OUT]);
+	close_fd(&run->fd[ERR]);
 }
 
 /* The end of stderr for a message: control characters blanked, at most
@@ -744,10 +812,12 @@ static void report_leftovers(struct script *s, const struct run *run)
 		snprintf(killed, sizeof(killed),
 			 " and %d process%s that had left it (setsid)",
 			 run->escaped, run->escaped == 1 ? "" : "es");
-	else if (run->escaped < 0)
-		snprintf(killed, sizeof(killed),
-			 "; processes that left it could not be looked for");
-	if (run->lingering)
+	if (run->lingering && run->holder_left)
+		host->log(
+			host, EXTRES_LOG_WARNING,
+			"discovery script %s exited but left a process holding its output open; killed its process group%s, but a process outside it still holds the output",
+			s->path, killed);
+	else if (run->lingering)
 		host->log(
 			host, EXTRES_LOG_WARNING,
 			"discovery script %s exited but left a process holding its output open; killed its process group%s",
@@ -793,6 +863,13 @@ static int32_t script_discover(void *handle, struct extres_sink *sink)
 			    s->path, strerror(-r));
 		goto out_free;
 	}
+	if (run.exec_errno) {
+		finish_run(&run);
+		host->error(host, "cannot run discovery script %s: %s", s->path,
+			    strerror(run.exec_errno));
+		r = -run.exec_errno;
+		goto out_free;
+	}
 	r = pump(host, &run, s->timeout_ms);
 	finish_run(&run);
 	report_leftovers(s, &run);
@@ -816,14 +893,6 @@ static int32_t script_discover(void *handle, struct extres_sink *sink)
 		host->error(host, "cannot run discovery script %s: %s", s->path,
 			    strerror(run.exec_errno));
 		r = -run.exec_errno;
-		goto out_free;
-	}
-	if (run.keeper_lost) {
-		host->error(
-			host,
-			"discovery script %s: the process that ran it died before the script ended",
-			s->path);
-		r = -EIO;
 		goto out_free;
 	}
 	if (run.timed_out) {

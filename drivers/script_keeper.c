@@ -10,24 +10,33 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-/* Without pidfd_open (Linux < 5.3), how often the keeper looks for the
- * script's exit. */
-#define POLL_SLICE_MS 10
-/* How many processes outside the group the sweep tells apart; past that it
- * still kills them all but may count one twice. */
-#define SEEN_MAX 256
+/* How many processes of the script's tree the keeper keeps track of; past
+ * that, the rest is still killed with the group but not looked for. */
+#define TRACK_MAX 512
+/* Rounds of stopping what the tree holds before killing it: each round
+ * finds what was forked during the last. */
+#define FREEZE_ROUNDS 16
 
-static void send_msg(int fd, int32_t kind, int32_t value)
+struct proc {
+	pid_t pid;
+	unsigned long long start; /* field 22 of /proc/PID/stat */
+	int foreign; /* outside the script's process group */
+};
+
+struct track {
+	pid_t pgid;
+	int n;
+	struct proc p[TRACK_MAX];
+};
+
+static void send_i32(int fd, int32_t v)
 {
-	struct script_keeper_msg m = { kind, value };
 	ssize_t n;
 
-	/* Smaller than PIPE_BUF: one write, never interleaved. */
 	do
-		n = write(fd, &m, sizeof(m));
+		n = write(fd, &v, sizeof(v));
 	while (n < 0 && errno == EINTR);
 }
 
@@ -50,65 +59,44 @@ static void close_range_of(unsigned int from, unsigned int to)
 		close((int)fd);
 }
 
-/* Close every fd above 2 but the four in `fds`: the daemon's others (the
- * /dev/fuse channel, lock files, other discoveries' pipes) must not be
- * held by a keeper that outlives it, or reach the script. */
-static void close_others(const struct script_keeper_fds *fds)
+/* Close every fd above 2 but `a` and `b` (either may be -1): the daemon's
+ * others (/dev/fuse, lock files) must not be held by what it starts. */
+static void close_others(int a, int b)
 {
-	int keep[4] = { fds->out, fds->err, fds->status, fds->life };
+	int lo = a < b ? a : b, hi = a < b ? b : a;
 	unsigned int from = 3;
-	int i, j, t;
 
-	for (i = 1; i < 4; i++)
-		for (j = i; j > 0 && keep[j - 1] > keep[j]; j--) {
-			t = keep[j];
-			keep[j] = keep[j - 1];
-			keep[j - 1] = t;
-		}
-	for (i = 0; i < 4; i++) {
-		if (keep[i] < (int)from)
-			continue;
-		close_range_of(from, (unsigned int)keep[i] - 1);
-		from = (unsigned int)keep[i] + 1;
+	if (lo >= 3) {
+		close_range_of(from, (unsigned int)lo - 1);
+		from = (unsigned int)lo + 1;
+	}
+	if (hi >= 3) {
+		close_range_of(from, (unsigned int)hi - 1);
+		from = (unsigned int)hi + 1;
 	}
 	close_range_of(from, ~0u);
 }
 
-static void stdio_null(void)
-{
-	int fd = open("/dev/null", O_RDWR);
-
-	if (fd < 0)
-		return;
-	dup2(fd, STDIN_FILENO);
-	dup2(fd, STDOUT_FILENO);
-	dup2(fd, STDERR_FILENO);
-	if (fd > STDERR_FILENO)
-		close(fd);
-}
-
-/* The script's side of the fork: never returns. */
-static void exec_script(char *const argv[], const struct script_keeper_fds *fds,
-			pid_t keeper)
+void script_keeper_exec(char *const argv[], pid_t parent, int out, int err,
+			int status)
 {
 	struct sigaction dfl = { .sa_handler = SIG_DFL };
 	sigset_t none;
+	int32_t e;
 	int sig;
 
-	/* Dies with the keeper. Set after the fork, so check that the keeper
-	 * did not die before: the signal would never come. */
+	/* Set after the fork: if the parent died in between, the signal
+	 * never comes, so look. */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 ||
-	    getppid() != keeper)
+	    getppid() != parent)
 		_exit(127);
 	/* Its own group, so that whatever it starts is killed with it. */
 	setpgid(0, 0);
-	if (dup2(fds->out, STDOUT_FILENO) < 0 ||
-	    dup2(fds->err, STDERR_FILENO) < 0) {
-		send_msg(fds->status, KEEPER_EXEC_FAILED, errno);
-		_exit(127);
-	}
+	if (dup2(out, STDOUT_FILENO) < 0 || dup2(err, STDERR_FILENO) < 0)
+		goto fail;
+	close_others(status, -1);
 	/* Default signals and an empty mask, whatever the daemon's threads
-	 * and the keeper use. */
+	 * use. */
 	sigemptyset(&dfl.sa_mask);
 	for (sig = 1; sig < NSIG; sig++)
 		if (sig != SIGKILL && sig != SIGSTOP)
@@ -116,146 +104,193 @@ static void exec_script(char *const argv[], const struct script_keeper_fds *fds,
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	execve(argv[0], argv, environ);
-	/* The status end is O_CLOEXEC: after a successful exec the driver
-	 * hears nothing from here. */
-	send_msg(fds->status, KEEPER_EXEC_FAILED, errno);
+fail:
+	/* `status` is O_CLOEXEC: after a successful exec, EOF says it. */
+	e = errno;
+	send_i32(status, e);
 	_exit(127);
 }
 
-/* Parse the pids in "/proc/thread-self/children" ("12 34 "), at most
- * `max`. Returns how many, or -1 when the file cannot be read. */
-static int read_children(pid_t *pids, int max)
+static void fmt_path(char *dst, const char *a, pid_t pid, const char *b,
+		     pid_t pid2, const char *c)
 {
-	char buf[4096];
-	ssize_t n;
-	int fd, count = 0, i;
-	long v = -1;
+	char num[2][16];
+	pid_t v[2] = { pid, pid2 };
+	int i, k;
 
-	fd = open("/proc/thread-self/children", O_RDONLY | O_CLOEXEC);
+	for (i = 0; i < 2; i++) {
+		char rev[16];
+		int n = 0;
+		unsigned int x = (unsigned int)v[i];
+
+		do
+			rev[n++] = (char)('0' + x % 10);
+		while ((x /= 10) && n < 15);
+		for (k = 0; k < n; k++)
+			num[i][k] = rev[n - 1 - k];
+		num[i][n] = '\0';
+	}
+	for (; *a; a++)
+		*dst++ = *a;
+	for (k = 0; num[0][k]; k++)
+		*dst++ = num[0][k];
+	for (; *b; b++)
+		*dst++ = *b;
+	for (k = 0; pid2 && num[1][k]; k++)
+		*dst++ = num[1][k];
+	for (; *c; c++)
+		*dst++ = *c;
+	*dst = '\0';
+}
+
+static ssize_t read_small(const char *path, char *buf, size_t len)
+{
+	ssize_t n;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
 	if (fd < 0)
 		return -1;
 	do
-		n = read(fd, buf, sizeof(buf));
+		n = read(fd, buf, len - 1);
 	while (n < 0 && errno == EINTR);
 	close(fd);
-	if (n < 0)
-		return -1;
-	/* A cut list is fine: the rest shows up on the next round. */
-	for (i = 0; i < n && count < max; i++) {
-		if (buf[i] >= '0' && buf[i] <= '9') {
-			v = (v < 0 ? 0 : v * 10) + (buf[i] - '0');
-			continue;
-		}
-		if (v > 0)
-			pids[count++] = (pid_t)v;
-		v = -1;
-	}
-	return count;
+	if (n >= 0)
+		buf[n] = '\0';
+	return n;
+}
+
+/* Field 22 of /proc/PID/stat (start time), or 0 when the process is gone. */
+static unsigned long long start_time(pid_t pid)
+{
+	char path[64], buf[1024], *p = NULL, *q;
+	unsigned long long v = 0;
+	int field;
+
+	fmt_path(path, "/proc/", pid, "/stat", 0, "");
+	if (read_small(path, buf, sizeof(buf)) <= 0)
+		return 0;
+	/* The name may hold anything: count fields after its last ')'. */
+	for (q = buf; *q; q++)
+		if (*q == ')')
+			p = q;
+	if (!p)
+		return 0;
+	for (field = 2; *p && field < 22; p++)
+		if (*p == ' ')
+			field++;
+	while (*p >= '0' && *p <= '9')
+		v = v * 10 + (unsigned long long)(*p++ - '0');
+	return v;
+}
+
+static struct proc *find(struct track *t, pid_t pid)
+{
+	int i;
+
+	for (i = 0; i < t->n; i++)
+		if (t->p[i].pid == pid)
+			return &t->p[i];
+	return NULL;
 }
 
 /*
- * Kill and reap every child the keeper has: what is left of the script's
- * group, and what left it and was reparented here (PR_SET_CHILD_SUBREAPER);
- * killing one hands us its own children, so go on until there are none.
- * Returns how many distinct processes outside group `pgid` were killed, or
- * -1 when the children could not be listed.
+ * Walk the tree under `root` (children of each process's main thread).
+ * With `all`, track (and SIGSTOP) every process found, else only those
+ * outside the group. Returns how many were added.
  */
-static int sweep(pid_t pgid)
+static int walk(struct track *t, pid_t root, int all)
 {
-	pid_t seen[SEEN_MAX], kids[64];
-	int n_seen = 0, escaped = 0, n, i, j;
+	pid_t queue[TRACK_MAX];
+	int head = 0, tail = 0, added = 0;
+	char path[80], buf[4096];
 
-	for (;;) {
-		n = read_children(kids, 64);
-		if (n < 0) {
-			while (waitpid(-1, NULL, WNOHANG) > 0)
-				;
-			return -1;
-		}
-		for (i = 0; i < n; i++) {
-			if (kill(kids[i], SIGKILL) < 0 ||
-			    getpgid(kids[i]) == pgid)
+	queue[tail++] = root;
+	while (head < tail) {
+		pid_t p = queue[head++];
+		long v = -1;
+		ssize_t n;
+		int i;
+
+		fmt_path(path, "/proc/", p, "/task/", p, "/children");
+		n = read_small(path, buf, sizeof(buf));
+		for (i = 0; n > 0 && i <= n; i++) {
+			pid_t kid;
+			int foreign;
+
+			if (buf[i] >= '0' && buf[i] <= '9') {
+				v = (v < 0 ? 0 : v * 10) + (buf[i] - '0');
 				continue;
-			for (j = 0; j < n_seen && seen[j] != kids[i]; j++)
-				;
-			if (j == n_seen) {
-				escaped++;
-				if (n_seen < SEEN_MAX)
-					seen[n_seen++] = kids[i];
 			}
-		}
-		if (n == 0) {
-			if (waitpid(-1, NULL, WNOHANG) > 0)
+			if (v <= 0)
 				continue;
-			return escaped;
+			kid = (pid_t)v;
+			v = -1;
+			if (tail < TRACK_MAX)
+				queue[tail++] = kid;
+			foreign = getpgid(kid) != t->pgid;
+			if (find(t, kid) || (!all && !foreign) ||
+			    t->n == TRACK_MAX)
+				continue;
+			if (all)
+				kill(kid, SIGSTOP);
+			t->p[t->n++] =
+				(struct proc){ kid, start_time(kid), foreign };
+			added++;
 		}
-		if (waitpid(-1, NULL, 0) < 0 && errno == ECHILD)
-			return escaped;
 	}
+	return added;
 }
 
-void script_keeper_run(char *const argv[], const struct script_keeper_fds *fds)
+/* Walk from the script and from every tracked process: those that left
+ * the group may have lost their parent in the tree already. */
+static int walk_all(struct track *t, pid_t script, int all)
 {
-	pid_t self = getpid(), pid;
-	struct pollfd p[2];
-	sigset_t all;
-	siginfo_t si;
-	int pidfd, exited = 0, n;
+	int added = walk(t, script, all), i;
 
-	/* Only SIGKILL ends the keeper: a ^C to the daemon's process group,
-	 * or a SIGTERM to all of a service's processes, must not leave the
-	 * script's escaped children without anyone to kill them. */
+	for (i = 0; i < t->n; i++)
+		if (t->p[i].start && start_time(t->p[i].pid) == t->p[i].start)
+			added += walk(t, t->p[i].pid, all);
+	return added;
+}
+
+void script_keeper_run(pid_t pid, const struct script_keeper_fds *fds)
+{
+	struct track t = { .pgid = pid };
+	struct pollfd p;
+	int32_t killed = 0;
+	sigset_t all;
+	int round, i, n;
+
+	/* Only SIGKILL ends the keeper, and it leaves the daemon's session
+	 * and group: a ^C, or a SIGTERM to all of a service's processes,
+	 * must not leave the script's escaped children to live on. */
 	sigfillset(&all);
 	sigprocmask(SIG_SETMASK, &all, NULL);
-	close_others(fds);
-	stdio_null();
-	/* Before Linux 3.4 there is none: the sweep then finds only what
-	 * is still our child. */
-	prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
-
-	pid = fork();
-	if (pid == 0)
-		exec_script(argv, fds, self);
-	if (pid < 0) {
-		send_msg(fds->status, KEEPER_FORK_FAILED, errno);
-		_exit(0);
-	}
-	/* Both sides set the group, so that it exists whichever runs first. */
-	setpgid(pid, pid);
-	close(fds->out);
-	close(fds->err);
-	pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	close_others(fds->status, fds->life);
+	setsid();
 
 	for (;;) {
-		p[0] = (struct pollfd){ .fd = fds->life, .events = POLLIN };
-		p[1] = (struct pollfd){ .fd = exited ? -1 : pidfd,
-					.events = POLLIN };
-		n = poll(p, 2, !exited && pidfd < 0 ? POLL_SLICE_MS : -1);
+		p = (struct pollfd){ .fd = fds->life, .events = POLLIN };
+		n = poll(&p, 1, SCRIPT_KEEPER_WALK_MS);
+		if (n > 0)
+			break;
 		if (n < 0 && errno != EINTR)
 			break;
-		if (!exited) {
-			/* WNOWAIT: the script stays a zombie until its group
-			 * is killed, so that its id cannot name another. */
-			si.si_pid = 0;
-			if (waitid(P_PID, (id_t)pid, &si,
-				   WEXITED | WNOHANG | WNOWAIT) == 0 &&
-			    si.si_pid == pid) {
-				exited = 1;
-				send_msg(fds->status,
-					 si.si_code == CLD_EXITED ?
-						 KEEPER_EXITED :
-						 KEEPER_KILLED,
-					 si.si_status);
-			}
-		}
-		if (n > 0 && p[0].revents)
-			break;
+		walk_all(&t, pid, 0);
 	}
 
+	/* Stop the tree first: a killed parent would hand its children to
+	 * init before we saw them. */
+	for (round = 0; round < FREEZE_ROUNDS; round++)
+		if (walk_all(&t, pid, 1) == 0)
+			break;
 	kill(-pid, SIGKILL);
-	kill(pid, SIGKILL);
-	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
-		;
-	send_msg(fds->status, KEEPER_SWEPT, sweep(pid));
+	for (i = 0; i < t.n; i++) {
+		if (!t.p[i].start || start_time(t.p[i].pid) != t.p[i].start)
+			continue;
+		if (kill(t.p[i].pid, SIGKILL) == 0 && t.p[i].foreign)
+			killed++;
+	}
+	send_i32(fds->status, killed);
 	_exit(0);
 }

@@ -1,55 +1,51 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The keeper: a small process between the daemon and a discovery script, so
- * that nothing the script starts outlives the discovery, whatever happens to
- * the daemon.
+ * Running a discovery script so that nothing it starts outlives the
+ * discovery, whatever happens to the daemon.
  *
- * The driver forks the keeper and the keeper forks the script. The keeper is
- * a child subreaper (PR_SET_CHILD_SUBREAPER), so a process that leaves the
- * script's process group (setsid) and loses its parent becomes the keeper's
- * child, not init's; the script gets PR_SET_PDEATHSIG(SIGKILL), so it dies
- * with the keeper. The keeper waits on a pipe whose write end only the
- * daemon holds ("the lifeline"): a byte written there, or the daemon's death
- * (even by SIGKILL, which closes the pipe), makes it kill the script's
- * process group, then every process left under it, reap them all and exit.
+ * The script is the daemon's own child (Flink's coordinating scripts record
+ * $PPID as the devices' owner), in its own process group, with
+ * PR_SET_PDEATHSIG(SIGKILL): it dies with the daemon. What it starts in its
+ * group is killed with the group. What leaves the group (setsid) is found by
+ * the keeper: a second child, in a session of its own, that walks the
+ * script's tree every few milliseconds and remembers every process outside
+ * the group (pid and start time). When the daemon writes a byte on the
+ * lifeline, or dies (even by SIGKILL, which closes it), the keeper stops
+ * the whole tree, kills it and every process it remembers, kills the group,
+ * reports how many processes outside the group it killed, and exits.
  *
- * Everything here between fork() and exit is async-signal-safe: the daemon
- * that forks has other threads.
+ * A process that leaves the group and whose ancestors in the tree all exit
+ * within one walk (SCRIPT_KEEPER_WALK_MS) can be missed; and only the
+ * children of each process's main thread are walked.
+ *
+ * Everything here runs between fork() and exit or exec, so it is
+ * async-signal-safe: the daemon that forks has other threads.
  */
 #ifndef EXTRES_SCRIPT_KEEPER_H
 #define EXTRES_SCRIPT_KEEPER_H
 
 #include <stdint.h>
+#include <sys/types.h>
 
-/* What the keeper (and the script, for a failed exec) tells the driver,
- * one struct script_keeper_msg per write, on the status pipe. */
-enum {
-	KEEPER_EXEC_FAILED = 1, /* value: the exec's errno */
-	KEEPER_FORK_FAILED, /* value: fork's errno; no script ran */
-	KEEPER_EXITED, /* value: the script's exit status */
-	KEEPER_KILLED, /* value: the signal that killed it */
-	/* After the lifeline: value is how many processes outside the
-	 * script's process group were killed, or -1 when they could not be
-	 * looked for (no /proc/thread-self/children). Last message. */
-	KEEPER_SWEPT,
-};
+#define SCRIPT_KEEPER_WALK_MS 20
 
-struct script_keeper_msg {
-	int32_t kind;
-	int32_t value;
-};
-
-/* The keeper's ends of its pipes, all above 2, all O_CLOEXEC. */
+/* The keeper's ends of its pipes, both above 2, both O_CLOEXEC. */
 struct script_keeper_fds {
-	int out; /* the script's stdout */
-	int err; /* the script's stderr */
-	int status; /* messages to the driver */
+	int status; /* write end: one int32_t, the count killed (-1: none
+		     * could be looked for), then EOF */
 	int life; /* read end of the lifeline */
 };
 
-/* Run as the keeper of `argv` (argv[0] is the path to exec) in a process
- * just forked; never returns. */
-void script_keeper_run(char *const argv[], const struct script_keeper_fds *fds)
+/* Run as the keeper of the script `pid` (its process group too) in a
+ * process just forked; never returns. */
+void script_keeper_run(pid_t pid, const struct script_keeper_fds *fds)
 	__attribute__((noreturn));
+
+/* In the script's child just forked by `parent`: die with the parent, own
+ * process group, stdout and stderr to `out` and `err` (stdin is set by the
+ * caller), every other fd above 2 closed but `status` (O_CLOEXEC; gets the
+ * exec's errno as an int32_t if it fails), default signals; then exec. */
+void script_keeper_exec(char *const argv[], pid_t parent, int out, int err,
+			int status) __attribute__((noreturn));
 
 #endif

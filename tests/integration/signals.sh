@@ -36,6 +36,8 @@ write_hang_script() {
 	while [ ! -s "$dir/escaped.pid" ]; do sleep 0.01; done
 	: >"$dir/started"
 	if [ -e "$dir/quick" ]; then
+		# Long enough for the keeper's walk (every 20 ms) to see it.
+		sleep 0.3
 		echo 0
 		exit 0
 	fi
