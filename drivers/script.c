@@ -21,6 +21,7 @@
  */
 #include <extres/driver.h>
 
+#include "script_keeper.h"
 #include "script_output.h"
 
 #include <errno.h>
@@ -28,7 +29,6 @@
 #include <inttypes.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,8 +55,11 @@
 /* After the script exits, how long a background child of it may keep the
  * pipes open before we stop reading and kill its process group. */
 #define EXIT_GRACE_MS 100
-/* Without pidfd_open (Linux < 5.3), how often we look for the exit. */
-#define POLL_SLICE_MS 10
+/* How often a wait looks whether the daemon is asked to stop: a stop is
+ * obeyed within a second, script killed and all. */
+#define STOP_SLICE_MS 50
+/* How long the keeper gets to kill and reap what the script left. */
+#define KEEPER_DEADLINE_MS 500
 
 struct script {
 	const struct extres_host *host;
@@ -70,17 +73,24 @@ enum { OUT, ERR };
 
 /* One run of the script, from spawn to reap. */
 struct run {
-	pid_t pid;
+	pid_t pid; /* the script's */
 	int pidfd;    /* -1 when the kernel has no pidfd_open */
+	pid_t keeper; /* script_keeper.h; -1 when none */
+	int status; /* read end: the exec's errno, then the keeper's count */
+	int life; /* write end of the keeper's lifeline */
 	int fd[2];    /* read ends of stdout and stderr; -1 once at EOF */
 	char *buf[2]; /* OUTPUT_MAX bytes each */
 	size_t len[2];
 	int exited;    /* the script is a zombie: waited for, not reaped */
 	int timed_out;
+	int stopped; /* the daemon was asked to stop */
 	int overflow;  /* stdout went past OUTPUT_MAX */
 	int lingering; /* a pipe was still open after the grace period */
+	int exec_errno; /* the script could not be started */
 	int exit_code;   /* once exited: its exit status, */
 	int exit_signal; /* or the signal that killed it */
+	int escaped; /* killed outside its group; -1: unknown */
+	int holder_left; /* after all that, the output is still held open */
 };
 
 static void free_argv(char **argv, size_t argc)
@@ -392,9 +402,9 @@ static void close_fd(int *fd)
 	*fd = -1;
 }
 
-/* Keep the child's ends clear of 0-2, so that setting up its stdin, stdout
- * and stderr cannot overwrite one with another when the daemon runs with
- * its own standard fds closed. */
+/* Move *fd above 0-2 (keeping O_CLOEXEC): the keeper sets up the script's
+ * stdin, stdout and stderr with dup2(), which must not overwrite one with
+ * another when the daemon runs with its own standard fds closed. */
 static int move_above_stdio(int *fd)
 {
 	int n;
@@ -409,15 +419,18 @@ static int move_above_stdio(int *fd)
 	return 0;
 }
 
-static int make_pipe(int *ret_read, int *ret_write)
+/* A pipe with both ends above 2; `nonblock_read`: only our reading end,
+ * since the script's stdout must stay blocking. */
+static int make_pipe(int *ret_read, int *ret_write, int nonblock_read)
 {
 	int p[2], r;
 
 	if (pipe2(p, O_CLOEXEC) < 0)
 		return -errno;
-	r = move_above_stdio(&p[1]);
-	/* Only our end: the script's stdout must stay blocking. */
-	if (r == 0 && fcntl(p[0], F_SETFL, O_NONBLOCK) < 0)
+	r = move_above_stdio(&p[0]);
+	if (r == 0)
+		r = move_above_stdio(&p[1]);
+	if (r == 0 && nonblock_read && fcntl(p[0], F_SETFL, O_NONBLOCK) < 0)
 		r = -errno;
 	if (r < 0) {
 		close(p[0]);
@@ -429,80 +442,106 @@ static int make_pipe(int *ret_read, int *ret_write)
 	return 0;
 }
 
-/*
- * Start the script; on success the caller must finish_run(). Returns 0 or a
- * negative errno, with *exec_failed set when posix_spawn itself failed: glibc
- * reports the exec's own errno (ENOENT, EACCES, ENOEXEC) there.
- */
-static int spawn(struct script *s, struct run *run, int *exec_failed)
+/* Read one int32_t from `fd` (blocking, or until `deadline_ms`): 0 and
+ * *ret, or -1 at EOF or on an error. */
+static int read_i32(int fd, int64_t deadline_ms, int32_t *ret)
 {
-	posix_spawn_file_actions_t fa;
-	posix_spawnattr_t attr;
-	sigset_t none, all;
-	int w[2] = { -1, -1 };
-	int r;
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	int32_t v;
+	ssize_t n;
 
-	r = make_pipe(&run->fd[OUT], &w[OUT]);
+	for (;;) {
+		int64_t left = deadline_ms - now_ms();
+
+		if (left <= 0)
+			return -1;
+		if (poll(&p, 1, (int)left) < 0 && errno != EINTR)
+			return -1;
+		n = read(fd, &v, sizeof(v));
+		if (n == (ssize_t)sizeof(v)) {
+			*ret = v;
+			return 0;
+		}
+		if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN))
+			return -1;
+	}
+}
+
+/*
+ * Start the script and its keeper (script_keeper.h); on success the caller
+ * must finish_run(). Returns 0 or a negative errno, with run->exec_errno
+ * set when the exec itself failed (ENOENT, EACCES, ENOEXEC).
+ */
+static int spawn(struct script *s, struct run *run)
+{
+	struct script_keeper_fds kfds = { -1, -1 };
+	int w[2] = { -1, -1 }, exec_r = -1, exec_w = -1, nul = -1, r;
+	pid_t self = getpid();
+	int32_t e;
+
+	r = make_pipe(&run->fd[OUT], &w[OUT], 1);
 	if (r == 0)
-		r = make_pipe(&run->fd[ERR], &w[ERR]);
+		r = make_pipe(&run->fd[ERR], &w[ERR], 1);
+	if (r == 0)
+		r = make_pipe(&exec_r, &exec_w, 0);
+	if (r == 0)
+		r = make_pipe(&run->status, &kfds.status, 0);
+	if (r == 0)
+		r = make_pipe(&kfds.life, &run->life, 0);
+	if (r < 0)
+		goto out;
+	nul = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (nul < 0) {
+		r = -errno;
+		goto out;
+	}
+	r = move_above_stdio(&nul);
 	if (r < 0)
 		goto out;
 
-	r = posix_spawn_file_actions_init(&fa);
-	if (r != 0) {
-		r = -r;
+	run->pid = fork();
+	if (run->pid == 0) {
+		if (dup2(nul, STDIN_FILENO) < 0)
+			_exit(127);
+		script_keeper_exec(s->argv, self, w[OUT], w[ERR], exec_w);
+	}
+	if (run->pid < 0) {
+		r = -errno;
 		goto out;
 	}
-	r = posix_spawnattr_init(&attr);
-	if (r != 0) {
-		posix_spawn_file_actions_destroy(&fa);
-		r = -r;
-		goto out;
-	}
+	/* Both sides set the group, so that it exists whichever runs
+	 * first: the keeper and finish_run() kill it. */
+	setpgid(run->pid, run->pid);
+	close_fd(&w[OUT]);
+	close_fd(&w[ERR]);
+	close_fd(&exec_w);
+	/* EOF once the exec succeeded (the end is O_CLOEXEC), else its
+	 * errno; the exec takes no longer than the kernel needs. */
+	if (read_i32(exec_r, now_ms() + 10000, &e) == 0)
+		run->exec_errno = e > 0 ? e : EIO;
+	run->pidfd = (int)syscall(SYS_pidfd_open, run->pid, 0);
+	if (run->pidfd < 0)
+		run->pidfd = -1;
 
-	sigemptyset(&none);
-	sigfillset(&all);
-	r = posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-	if (r == 0)
-		r = posix_spawn_file_actions_adddup2(&fa, w[OUT], 1);
-	if (r == 0)
-		r = posix_spawn_file_actions_adddup2(&fa, w[ERR], 2);
-	/* A library fd opened without O_CLOEXEC (say, /dev/fuse) must not
-	 * reach the script, or outlive the daemon in a stray child. */
-	if (r == 0)
-		r = posix_spawn_file_actions_addclosefrom_np(&fa, 3);
-	/* Its own group, so a timeout kills whatever it started too; default
-	 * signals and an empty mask, whatever the daemon's threads use. */
-	if (r == 0)
-		r = posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP |
-						    POSIX_SPAWN_SETSIGMASK |
-						    POSIX_SPAWN_SETSIGDEF);
-	if (r == 0)
-		r = posix_spawnattr_setpgroup(&attr, 0);
-	if (r == 0)
-		r = posix_spawnattr_setsigmask(&attr, &none);
-	if (r == 0)
-		r = posix_spawnattr_setsigdefault(&attr, &all);
-	if (r == 0) {
-		r = posix_spawn(&run->pid, s->argv[0], &fa, &attr, s->argv,
-				environ);
-		if (r != 0)
-			*exec_failed = 1;
-	}
-	posix_spawnattr_destroy(&attr);
-	posix_spawn_file_actions_destroy(&fa);
-	r = -r;
-	if (r == 0) {
-		run->pidfd = (int)syscall(SYS_pidfd_open, run->pid, 0);
-		if (run->pidfd < 0)
-			run->pidfd = -1;
-	}
+	run->keeper = fork();
+	if (run->keeper == 0)
+		script_keeper_run(run->pid, &kfds);
+	/* Without a keeper the script still dies with its group. */
+	if (run->keeper < 0)
+		run->keeper = -1;
 out:
 	close_fd(&w[OUT]);
 	close_fd(&w[ERR]);
+	close_fd(&exec_r);
+	close_fd(&exec_w);
+	close_fd(&nul);
+	close_fd(&kfds.status);
+	close_fd(&kfds.life);
 	if (r < 0) {
 		close_fd(&run->fd[OUT]);
 		close_fd(&run->fd[ERR]);
+		close_fd(&run->status);
+		close_fd(&run->life);
 	}
 	return r;
 }
@@ -567,12 +606,23 @@ static int check_exit(struct run *run)
 	return 0;
 }
 
+static int stop_requested(const struct extres_host *host)
+{
+	if (host->struct_size < offsetof(struct extres_host, stop_requested) +
+					sizeof(host->stop_requested) ||
+	    !host->stop_requested)
+		return 0;
+	return host->stop_requested(host) != 0;
+}
+
 /*
  * Read both pipes until both are at EOF and the script has exited, the
- * timeout passes, stdout overflows, or the script has exited and the grace
- * period for its pipes is over. Returns 0 or a negative errno.
+ * timeout passes, stdout overflows, the daemon is asked to stop, or the
+ * script has exited and the grace period for its pipes is over. Returns 0
+ * or a negative errno.
  */
-static int pump(struct run *run, uint64_t timeout_ms)
+static int pump(const struct extres_host *host, struct run *run,
+		uint64_t timeout_ms)
 {
 	/* now_ms() truncates, so the start may be up to 1 ms past it: one ms
 	 * more keeps the script from ever getting less than its timeout. */
@@ -586,6 +636,10 @@ static int pump(struct run *run, uint64_t timeout_ms)
 
 		if (run->fd[OUT] < 0 && run->fd[ERR] < 0 && run->exited)
 			return 0;
+		if (stop_requested(host)) {
+			run->stopped = 1;
+			return 0;
+		}
 		now = now_ms();
 		if (!run->exited) {
 			if (now >= deadline) {
@@ -593,8 +647,6 @@ static int pump(struct run *run, uint64_t timeout_ms)
 				return 0;
 			}
 			wait = deadline - now;
-			if (run->pidfd < 0 && wait > POLL_SLICE_MS)
-				wait = POLL_SLICE_MS;
 		} else {
 			if (now >= grace_end) {
 				run->lingering = 1;
@@ -602,15 +654,19 @@ static int pump(struct run *run, uint64_t timeout_ms)
 			}
 			wait = grace_end - now;
 		}
+		/* Without pidfd_open (Linux < 5.3) the exit is looked for
+		 * at each slice too. */
+		if (wait > STOP_SLICE_MS)
+			wait = STOP_SLICE_MS;
 
 		for (i = OUT; i <= ERR; i++) {
 			if (run->fd[i] >= 0)
 				pfd[nfds++] = (struct pollfd){ .fd = run->fd[i],
 							      .events = POLLIN };
 		}
-		if (!run->exited && run->pidfd >= 0)
-			pfd[nfds++] = (struct pollfd){ .fd = run->pidfd,
-						      .events = POLLIN };
+		if (run->status >= 0)
+			pfd[nfds++] = (struct pollfd){ .fd = run->status,
+						       .events = POLLIN };
 
 		n = poll(pfd, (nfds_t)nfds, (int)wait);
 		if (n < 0) {
@@ -637,18 +693,68 @@ static int pump(struct run *run, uint64_t timeout_ms)
 	}
 }
 
-/* Kill what is left of the group and reap the script: no zombie, no fd. */
+/*
+ * Pull the keeper's lifeline: it kills what left the script's group (and
+ * the group); kill the group too (there may be no keeper) and reap the
+ * script and the keeper. No zombie, no fd, no process of the script's left.
+ */
 static void finish_run(struct run *run)
 {
-	close_fd(&run->fd[OUT]);
-	close_fd(&run->fd[ERR]);
+	int64_t deadline = now_ms() + KEEPER_DEADLINE_MS;
+	int32_t n;
+	char one = 1;
+
 	close_fd(&run->pidfd);
-	/* Discovery is one-shot: anything the script leaves running in its
-	 * group would outlive it unaccounted for. The script is not reaped
-	 * yet, so the group id is still ours to signal. */
+	run->escaped = -1;
+	if (run->keeper > 0) {
+		if (write(run->life, &one, 1) < 0) {
+			/* Gone already: its status pipe says so. */
+		}
+		if (read_i32(run->status, deadline, &n) == 0)
+			run->escaped = n;
+		else
+			/* Stuck (a process it cannot stop): never hold up a
+			 * stop for it. */
+			kill(run->keeper, SIGKILL);
+		while (waitpid(run->keeper, NULL, 0) < 0 && errno == EINTR)
+			;
+	}
+	close_fd(&run->life);
+	close_fd(&run->status);
+	/* The script is not reaped yet, so the group id is still ours. */
 	kill(-run->pid, SIGKILL);
 	while (waitpid(run->pid, NULL, 0) < 0 && errno == EINTR)
 		;
+	/* Whatever held the output is dead now, unless it escaped us: a
+	 * message must not say it was killed when it lives on. */
+	deadline = now_ms() + EXIT_GRACE_MS;
+	while (run->lingering && (run->fd[OUT] >= 0 || run->fd[ERR] >= 0)) {
+		struct pollfd p[2];
+		int64_t left = deadline - now_ms();
+		int i, nfds = 0;
+
+		for (i = OUT; i <= ERR; i++)
+			if (run->fd[i] >= 0)
+				p[nfds++] = (struct pollfd){ .fd = run->fd[i],
+							     .events = POLLIN };
+		if (left <= 0 || poll(p, (nfds_t)nfds, (int)left) <= 0)
+			break;
+		for (i = OUT; i <= ERR; i++) {
+			char scratch[4096];
+			ssize_t r;
+
+			if (run->fd[i] < 0)
+				continue;
+			do
+				r = read(run->fd[i], scratch, sizeof(scratch));
+			while (r > 0);
+			if (r == 0)
+				close_fd(&run->fd[i]);
+		}
+	}
+	run->holder_left = run->fd[OUT] >= 0 || run->fd[ERR] >= 0;
+	close_fd(&run->fd[OUT]);
+	close_fd(&run->fd[ERR]);
 }
 
 /* The end of stderr for a message: control characters blanked, at most
@@ -695,16 +801,47 @@ static int report_sink(struct script *s, struct extres_sink *sink,
 	return 0;
 }
 
+/* Say what the script left behind and what became of it: a process that
+ * left its group (setsid) is not killed with the group, but by the keeper. */
+static void report_leftovers(struct script *s, const struct run *run)
+{
+	const struct extres_host *host = s->host;
+	char killed[96] = "";
+
+	if (run->escaped > 0)
+		snprintf(killed, sizeof(killed),
+			 " and %d process%s that had left it (setsid)",
+			 run->escaped, run->escaped == 1 ? "" : "es");
+	if (run->lingering && run->holder_left)
+		host->log(
+			host, EXTRES_LOG_WARNING,
+			"discovery script %s exited but left a process holding its output open; killed its process group%s, but a process outside it still holds the output",
+			s->path, killed);
+	else if (run->lingering)
+		host->log(
+			host, EXTRES_LOG_WARNING,
+			"discovery script %s exited but left a process holding its output open; killed its process group%s",
+			s->path, killed);
+	else if (run->escaped > 0)
+		host->log(
+			host, EXTRES_LOG_WARNING,
+			"discovery script %s left %d process%s running outside its process group (setsid); killed %s",
+			s->path, run->escaped, run->escaped == 1 ? "" : "es",
+			run->escaped == 1 ? "it" : "them");
+}
+
 static int32_t script_discover(void *handle, struct extres_sink *sink)
 {
 	struct script *s = handle;
 	const struct extres_host *host = s->host;
-	struct run run = { .pid = -1, .pidfd = -1, .fd = { -1, -1 } };
+	struct run run = {
+		.pid = -1, .status = -1, .life = -1, .fd = { -1, -1 }
+	};
 	struct script_output out = { 0 };
 	char err[STDERR_QUOTE_MAX + 8], why[1024], tmo[32];
 	char shown[SCRIPT_OUTPUT_QUOTED_SIZE(STDOUT_QUOTE_MAX)];
 	const char *sep;
-	int exec_failed = 0, r;
+	int r;
 
 	run.buf[OUT] = malloc(OUTPUT_MAX);
 	run.buf[ERR] = malloc(OUTPUT_MAX);
@@ -713,26 +850,49 @@ static int32_t script_discover(void *handle, struct extres_sink *sink)
 		r = -ENOMEM;
 		goto out_free;
 	}
-
-	r = spawn(s, &run, &exec_failed);
-	if (r < 0) {
-		if (exec_failed)
-			host->error(host, "cannot run discovery script %s: %s",
-				    s->path, strerror(-r));
-		else
-			host->error(host,
-				    "cannot set up discovery script %s: %s",
-				    s->path, strerror(-r));
+	if (stop_requested(host)) {
+		host->error(host, "discovery script %s not run: asked to stop",
+			    s->path);
+		r = -EINTR;
 		goto out_free;
 	}
-	r = pump(&run, s->timeout_ms);
+
+	r = spawn(s, &run);
+	if (r < 0) {
+		host->error(host, "cannot set up discovery script %s: %s",
+			    s->path, strerror(-r));
+		goto out_free;
+	}
+	if (run.exec_errno) {
+		finish_run(&run);
+		host->error(host, "cannot run discovery script %s: %s", s->path,
+			    strerror(run.exec_errno));
+		r = -run.exec_errno;
+		goto out_free;
+	}
+	r = pump(host, &run, s->timeout_ms);
 	finish_run(&run);
+	report_leftovers(s, &run);
 
 	quote_stderr(err, sizeof(err), run.buf[ERR], run.len[ERR]);
 	sep = err[0] ? ": " : "";
 	if (r < 0) {
 		host->error(host, "discovery script %s: reading its output: %s",
 			    s->path, strerror(-r));
+		goto out_free;
+	}
+	if (run.stopped) {
+		host->error(
+			host,
+			"discovery script %s stopped: asked to stop; killed it and its process group",
+			s->path);
+		r = -EINTR;
+		goto out_free;
+	}
+	if (run.exec_errno) {
+		host->error(host, "cannot run discovery script %s: %s", s->path,
+			    strerror(run.exec_errno));
+		r = -run.exec_errno;
 		goto out_free;
 	}
 	if (run.timed_out) {
@@ -766,10 +926,6 @@ static int32_t script_discover(void *handle, struct extres_sink *sink)
 		goto out_free;
 	}
 
-	if (run.lingering)
-		host->log(host, EXTRES_LOG_WARNING,
-			  "discovery script %s exited but left a process holding its output open; killed its process group",
-			  s->path);
 	if (err[0])
 		host->log(host, EXTRES_LOG_INFO,
 			  "discovery script %s wrote to stderr: %s", s->path,

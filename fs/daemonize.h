@@ -6,7 +6,10 @@
  *
  * extres_daemonize_start() forks. The parent waits, and exits 0 when the
  * child reports ready or 1 when the child reports failure or dies; it never
- * returns. The child starts a new session and carries on: it prints its own
+ * returns. SIGINT or SIGTERM to the waiting parent calls the start off: it
+ * sends the child SIGTERM (a stop: release everything, mount nothing),
+ * waits for it to exit (5 s at most), says so on stderr and exits 130 or
+ * 143. The caller must have blocked SIGINT and SIGTERM. The child starts a new session and carries on: it prints its own
  * start-up errors to the still-shared stderr, then calls
  * extres_daemonize_finish() with the result.
  */

@@ -14,6 +14,7 @@
 #include "extres_build.h"
 #include "fileio.h"
 #include "log.h"
+#include "stop.h"
 #include "trust.h"
 
 /* The smallest ops table a version-1 module can have: everything up to and
@@ -300,6 +301,14 @@ static int32_t host_check_trusted(const struct extres_host *host,
 	return r;
 }
 
+/* The signals stay pending until the control thread reads them (or main()
+ * gives up the start-up): asking is enough, and never consumes one. */
+static int32_t host_stop_requested(const struct extres_host *host)
+{
+	(void)host;
+	return extres_stop_pending();
+}
+
 /* Turn a driver callback's result into our error, with the driver's own
  * message if it gave one. */
 static int driver_failed(struct extres_driver *drv, const char *op,
@@ -367,6 +376,7 @@ int extres_driver_open(const struct extres_config *config,
 		.error = host_error,
 		.core = drv,
 		.check_trusted_path = host_check_trusted,
+		.stop_requested = host_stop_requested,
 	};
 	params = res->params ? res->params : &no_params;
 

@@ -8,7 +8,8 @@
 
 /*
  * Process-wide logging settings: set once by main() before any thread starts,
- * read-only afterwards.
+ * read-only afterwards; but for `syslog`, which extresd turns on once its
+ * mount serves, while its other threads log (so read and set atomically).
  */
 static struct {
 	const char *progname;
@@ -29,7 +30,7 @@ void extres_log_set_level(int level)
 void extres_log_use_syslog(void)
 {
 	openlog(log_cfg.progname, LOG_PID, LOG_DAEMON);
-	log_cfg.syslog = 1;
+	__atomic_store_n(&log_cfg.syslog, 1, __ATOMIC_RELEASE);
 }
 
 static const char *level_name(int level)
@@ -51,7 +52,7 @@ void extres_logv(int level, const char *fmt, va_list ap)
 
 	if (level > log_cfg.level)
 		return;
-	if (log_cfg.syslog) {
+	if (__atomic_load_n(&log_cfg.syslog, __ATOMIC_ACQUIRE)) {
 		vsyslog(level, fmt, ap);
 		return;
 	}

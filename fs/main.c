@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <linux/magic.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stddef.h>
@@ -14,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -208,20 +210,163 @@ static int add_mount_options(struct fuse_args *args)
 	return 0;
 }
 
+/* How long the first request through a new mount may take to be answered
+ * before the start counts as failed. */
+#define READY_TIMEOUT_MS 10000
+/* Readiness threads do next to nothing: a small stack, so that they start
+ * under a tight address-space limit too. */
+#define READY_STACK_SIZE (256u * 1024u)
+
+/* "Ready" is proven, not assumed: a request through the mount, answered by
+ * the session loop. One thread asks (statfs() always reaches the daemon,
+ * and blocks until the loop answers or the mount goes away); another waits
+ * for the answer with a deadline and then reports. */
+struct ready {
+	struct extresd *d;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	pthread_t waiter, prober;
+	int waiter_started;
+	int answered; /* the prober's statfs() returned */
+	int result; /* its outcome: 0 or a negative errno */
+	int loop_over; /* main(): the session loop has ended */
+	int timed_out; /* no answer within READY_TIMEOUT_MS */
+	int ready; /* reported: the start succeeded */
+};
+
+static void *ready_probe(void *arg)
+{
+	struct ready *rd = arg;
+	struct statfs st;
+	int r = 0;
+
+	if (statfs(rd->d->mountpoint, &st) < 0)
+		r = -errno;
+	else if (st.f_type != FUSE_SUPER_MAGIC)
+		r = -ENOTCONN; /* not our mount: it went away under us */
+	pthread_mutex_lock(&rd->lock);
+	rd->answered = 1;
+	rd->result = r;
+	pthread_cond_signal(&rd->cond);
+	pthread_mutex_unlock(&rd->lock);
+	return NULL;
+}
+
+static int start_thread(pthread_t *t, void *(*fn)(void *), void *arg)
+{
+	pthread_attr_t attr;
+	int r;
+
+	r = pthread_attr_init(&attr);
+	if (r != 0)
+		return -r;
+	r = pthread_attr_setstacksize(&attr, READY_STACK_SIZE);
+	if (r == 0)
+		r = pthread_create(t, &attr, fn, arg);
+	pthread_attr_destroy(&attr);
+	return -r;
+}
+
+/* Tell the caller (the command's parent, systemd) once the mount serves;
+ * on no answer, end the session so that main() reports the failure. */
+static void *ready_wait(void *arg)
+{
+	struct ready *rd = arg;
+	struct extresd *d = rd->d;
+	struct timespec until;
+	int r, ok;
+
+	r = start_thread(&rd->prober, ready_probe, rd);
+	pthread_mutex_lock(&rd->lock);
+	if (r < 0) {
+		rd->answered = 1;
+		rd->result = r;
+	}
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += READY_TIMEOUT_MS / 1000;
+	while (!rd->answered && !rd->loop_over) {
+		if (pthread_cond_timedwait(&rd->cond, &rd->lock, &until) ==
+		    ETIMEDOUT) {
+			rd->timed_out = !rd->answered && !rd->loop_over;
+			break;
+		}
+	}
+	ok = rd->answered && rd->result == 0 && !rd->loop_over;
+	rd->ready = ok;
+	pthread_mutex_unlock(&rd->lock);
+
+	if (ok) {
+		extres_log(EXTRES_LOG_INFO, "mounted %s from %s", d->mountpoint,
+			   d->config->path);
+		/* Once the caller's stderr is let go, syslog is all there
+		 * is; until then failures must reach the caller. */
+		if (d->daemon.fd >= 0)
+			extres_log_use_syslog();
+		extres_daemonize_finish(&d->daemon, 1);
+		/* A service manager (Type=notify) learns that the mount
+		 * serves. */
+		if (extres_sd_notify("READY=1") < 0)
+			extres_log(EXTRES_LOG_WARNING,
+				   "cannot notify $NOTIFY_SOCKET");
+	} else if (!rd->loop_over) {
+		/* The main thread reports why; here only end the loop. */
+		fuse_session_exit(d->se);
+		pthread_kill(d->main_thread, SIGUSR1);
+	}
+	/* The prober returns once the loop answered or the mount is gone:
+	 * main() unmounts before it joins us. */
+	if (r == 0)
+		pthread_join(rd->prober, NULL);
+	return NULL;
+}
+
+/* Why the start failed between the mount and readiness; 0 when it did not
+ * (ready, or stopped on request: loop_result >= 0 and no failed probe). */
+static int ready_failure(struct extresd *d, struct ready *rd, int loop_result)
+{
+	if (rd->ready)
+		return 0;
+	if (loop_result < 0) {
+		/* libfuse returns -1 for a thread it could not start, and
+		 * has said why on stderr. */
+		extres_log(
+			EXTRES_LOG_ERR,
+			"cannot serve %s: the session loop failed before it answered a request%s%s",
+			d->mountpoint, loop_result == -1 ? "" : ": ",
+			loop_result == -1 ? "" : strerror(-loop_result));
+		return loop_result;
+	}
+	if (rd->timed_out) {
+		extres_log(
+			EXTRES_LOG_ERR,
+			"cannot serve %s: its first request was not answered within %d s",
+			d->mountpoint, READY_TIMEOUT_MS / 1000);
+		return -ETIMEDOUT;
+	}
+	if (rd->answered && rd->result < 0) {
+		extres_log(EXTRES_LOG_ERR,
+			   "cannot serve %s: its first request failed: %s",
+			   d->mountpoint, strerror(-rd->result));
+		return rd->result;
+	}
+	/* Stopped (SIGTERM, fusermount3 -u) before the first answer. */
+	extres_log(EXTRES_LOG_NOTICE, "stopped during start-up");
+	return 0;
+}
+
 static int run_session(struct extresd *d)
 {
 	struct fuse_loop_config *loop = NULL;
+	struct ready rd = { .d = d };
 	struct extres_err err;
 	int r = -EIO;
 
+	pthread_mutex_init(&rd.lock, NULL);
+	pthread_cond_init(&rd.cond, NULL);
 	if (fuse_session_mount(d->se, d->mountpoint) != 0) {
 		extres_log(EXTRES_LOG_ERR, "cannot mount %s", d->mountpoint);
 		goto out;
 	}
-	extres_log(EXTRES_LOG_INFO, "mounted %s from %s", d->mountpoint,
-		   d->config->path);
-	if (d->daemon.fd >= 0)
-		extres_log_use_syslog();
 	if (d->owner_watch.pidfd >= 0 &&
 	    extres_owner_start(&d->owner_watch, &err) < 0) {
 		extres_log(EXTRES_LOG_ERR, "%s", err.msg);
@@ -231,16 +376,18 @@ static int run_session(struct extresd *d)
 		extres_log(EXTRES_LOG_ERR, "%s", err.msg);
 		goto out_unmount;
 	}
-	extres_daemonize_finish(&d->daemon, 1);
-	/* A service manager (Type=notify) learns that the mount is ready. */
-	if (extres_sd_notify("READY=1") < 0)
-		extres_log(EXTRES_LOG_WARNING, "cannot notify $NOTIFY_SOCKET");
-
 	loop = fuse_loop_cfg_create();
 	if (!loop) {
 		extres_log(EXTRES_LOG_ERR, "out of memory");
 		goto out_unmount;
 	}
+	r = start_thread(&rd.waiter, ready_wait, &rd);
+	if (r < 0) {
+		extres_log(EXTRES_LOG_ERR, "cannot start a thread: %s",
+			   strerror(-r));
+		goto out_unmount;
+	}
+	rd.waiter_started = 1;
 	fuse_loop_cfg_set_clone_fd(loop, d->cmd.clone_fd);
 	/* libfuse 3.14 parses "unset" as UINT_MAX and warns if handed it. */
 	if (d->cmd.max_threads != UINT_MAX)
@@ -251,16 +398,28 @@ static int run_session(struct extresd *d)
 				: fuse_session_loop_mt(d->se, loop);
 	/* The loop returns the signal number when a signal ended it. */
 	r = r < 0 ? r : 0;
-	fuse_loop_cfg_destroy(loop);
 out_unmount:
+	pthread_mutex_lock(&rd.lock);
+	rd.loop_over = 1;
+	pthread_cond_signal(&rd.cond);
+	pthread_mutex_unlock(&rd.lock);
 	extres_sd_notify("STOPPING=1");
 	/* The loop ends on the control thread's word (idle by then) or
 	 * because the mount went away (fusermount3 -u): either way no reload
 	 * can wait on the kernel for a request nobody serves. */
 	extres_control_close(&d->control);
 	extres_owner_close(&d->owner_watch);
+	/* Also what makes a probe still waiting on the loop return. */
 	fuse_session_unmount(d->se);
+	if (rd.waiter_started) {
+		pthread_join(rd.waiter, NULL);
+		if (!rd.ready)
+			r = ready_failure(d, &rd, r);
+	}
+	fuse_loop_cfg_destroy(loop);
 out:
+	pthread_cond_destroy(&rd.cond);
+	pthread_mutex_destroy(&rd.lock);
 	return r;
 }
 

@@ -217,6 +217,16 @@ static int try_reload(struct extresd *d)
 	return 0;
 fail:
 	extres_config_free(config);
+	if (r == -EINTR) {
+		/* A stop came: everything is as before, and the control
+		 * thread reads the signal next and ends the session. */
+		extres_log(
+			EXTRES_LOG_NOTICE,
+			"reload called off by a stop request, still serving generation %lu: %s",
+			d->generation, err.msg);
+		set_last_reload(d, "stopped", NULL);
+		return r;
+	}
 	extres_log(EXTRES_LOG_ERR, "reload failed, still serving generation %lu: %s",
 		   d->generation, err.msg);
 	set_last_reload(d, "failed", err.msg);

@@ -56,7 +56,9 @@
  * Threads: the core never calls two callbacks of one handle at the same time,
  * and never from inside a file-system request, so a callback may block (run a
  * program, read sysfs, talk to a device library). It should bound how long:
- * the core does not interrupt it, and a callback that hangs hangs start-up.
+ * the core does not interrupt it, and a callback that hangs hangs start-up;
+ * a wait that may be long also asks host->stop_requested(), so that the
+ * daemon stops when it is told to.
  * Callbacks of different handles may run on different threads in a later
  * core, so module-global mutable state, if any, needs its own lock. Threads a
  * driver starts must be joined before close() returns.
@@ -236,6 +238,20 @@ struct extres_host {
 	 */
 	int32_t (*check_trusted_path)(const struct extres_host *host,
 				      const char *path, const char *what);
+
+	/*
+	 * Since ABI 1, present when struct_size >= offsetof(struct
+	 * extres_host, stop_requested) + sizeof(stop_requested), and then
+	 * never NULL. 1 once the daemon has been asked to stop (SIGTERM,
+	 * SIGINT), else 0; it stays 1. extresd obeys a stop within a second,
+	 * whatever it is doing: a callback that waits (a program it runs, a
+	 * device that is slow to answer) asks at least every 100 ms and, on 1,
+	 * ends what it started (kills the program and what that started),
+	 * calls error() and returns -EINTR. The core then rolls back what the
+	 * start-up or reload took and exits 0. Cheap (no system call beyond
+	 * sigpending()); callable from any thread, during any callback.
+	 */
+	int32_t (*stop_requested)(const struct extres_host *host);
 };
 
 /*

@@ -45,7 +45,8 @@
 	X(struct extres_host, core, 56, 8)                    \
 	/* Appended in ABI 1: a driver checks struct_size. */ \
 	X(struct extres_host, check_trusted_path, 64, 8)      \
-	S(struct extres_host, 72)                             \
+	X(struct extres_host, stop_requested, 72, 8)          \
+	S(struct extres_host, 80)                             \
                                                               \
 	X(struct extres_sink, struct_size, 0, 4)              \
 	X(struct extres_sink, begin_info, 8, 8)               \
@@ -100,6 +101,8 @@ TYPE(struct extres_host, error,
 TYPE(struct extres_host, core, void *);
 TYPE(struct extres_host, check_trusted_path,
      int32_t (*)(const struct extres_host *, const char *, const char *));
+TYPE(struct extres_host, stop_requested,
+     int32_t (*)(const struct extres_host *));
 
 TYPE(struct extres_sink, struct_size, uint32_t);
 TYPE(struct extres_sink, begin_info, int32_t (*)(struct extres_sink *));

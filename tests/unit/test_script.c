@@ -744,6 +744,55 @@ static void test_hanging_script_times_out(void **state)
 	f->ops->close(h);
 }
 
+/* Says "stop" once 0.3 s have passed since `stop_after` was set. */
+static double stop_after;
+
+static int32_t host_stop_requested(const struct extres_host *h)
+{
+	(void)h;
+	return stop_after > 0 && now_s() >= stop_after;
+}
+
+static void test_stop_requested(void **state)
+{
+	struct fixture *f = *state;
+	struct test_sink ts;
+	char pids[64];
+	long script, child;
+	double t0;
+	void *h;
+
+	add_scalar(f, "discovery-script.path", SCRIPTS "/hang.sh");
+	add_scalar(f, "discovery-script.args", f->file);
+	add_scalar(f, "discovery-script.timeout", "60");
+	f->th.host.stop_requested = host_stop_requested;
+	h = open_ok(f);
+	t0 = now_s();
+	stop_after = t0 + 0.3;
+	assert_int_equal(discover(f, h, &ts), -EINTR);
+	stop_after = 0;
+	/* Well before the timeout: a stop is obeyed within a second. */
+	assert_true(now_s() - t0 < 2.0);
+	assert_string_equal(
+		f->th.error,
+		"discovery script " SCRIPTS
+		"/hang.sh stopped: asked to stop; killed it and its process group");
+	read_file(f->file, pids, sizeof(pids));
+	assert_int_equal(sscanf(pids, "%ld %ld", &script, &child), 2);
+	assert_true(process_dead(script));
+	assert_true(process_dead(child));
+	assert_int_equal(waitpid(-1, NULL, WNOHANG), -1);
+	assert_int_equal(errno, ECHILD);
+
+	/* Already asked before it starts: the script is not run at all. */
+	stop_after = now_s();
+	assert_int_equal(discover(f, h, &ts), -EINTR);
+	stop_after = 0;
+	assert_string_equal(f->th.error, "discovery script " SCRIPTS
+					 "/hang.sh not run: asked to stop");
+	f->ops->close(h);
+}
+
 static void test_timeout_in_ms(void **state)
 {
 	struct fixture *f = *state;
@@ -1095,6 +1144,7 @@ int main(void)
 		T(test_stderr_tail_quoted),
 		T(test_hanging_script_times_out),
 		T(test_timeout_in_ms),
+		T(test_stop_requested),
 		T(test_background_child_keeps_pipe),
 		T(test_closes_stdout_early),
 		T(test_output_limit),
