@@ -16,6 +16,7 @@
 #include "fileio.h"
 #include "infos.h"
 #include "param.h"
+#include "yaml_load.h"
 
 /* A config file is a page or two; anything this big is a mistake. */
 #define MAX_FILE_SIZE (16u << 20)
@@ -67,6 +68,26 @@ static const char *const slot_keys[N_SLOTS] = {
 	[SLOT_ENV_VAR] = "env-var",
 	[SLOT_REFRESH] = "refresh-interval",
 };
+
+/* What each slot's value must be, for messages. The driver alone may also
+ * be a mapping (Flink's driver.class). */
+static const char *const slot_expected[N_SLOTS] = {
+	[SLOT_AMOUNT] = "a number",
+	[SLOT_DRIVER] = "a driver name or path",
+	[SLOT_FACTORY_CLASS] = "a class name",
+	[SLOT_DRIVER_CLASS] = "a class name",
+	[SLOT_KUBERNETES] = "a Kubernetes resource name",
+	[SLOT_KUBERNETES_OLD] = "a Kubernetes resource name",
+	[SLOT_YARN] = "a YARN resource name",
+	[SLOT_YARN_OLD] = "a YARN resource name",
+	[SLOT_COORD_FILE] = "a path",
+	[SLOT_COORD_KEY] = "a property name",
+	[SLOT_ENV_VAR] = "a variable name",
+	[SLOT_REFRESH] = "a number of seconds",
+};
+#define LIST_EXPECTED "a list of resource names"
+#define MOUNTPOINT_EXPECTED "a path"
+#define LOCK_TIMEOUT_EXPECTED "a number of seconds"
 
 /*
  * Prefixes of known keys: in a nested file, `param:` with every member
@@ -262,74 +283,7 @@ static char *dir_of(const char *path)
 	return strndup(path, (size_t)(slash - path));
 }
 
-/* ---- YAML text to a flat key list ---- */
-
-static int parser_error(struct loader *l, const yaml_parser_t *parser)
-{
-	const char *problem = parser->problem ? parser->problem : "syntax error";
-
-	switch (parser->error) {
-	case YAML_MEMORY_ERROR:
-		return fail_oom(l);
-	case YAML_READER_ERROR:
-		/* The reader knows a byte offset, not a line. */
-		if (parser->problem_value != -1)
-			return extres_err_set(l->err, EINVAL,
-					      "%s: %s (#%X at byte %zu)",
-					      l->file, problem,
-					      (unsigned)parser->problem_value,
-					      parser->problem_offset);
-		return extres_err_set(l->err, EINVAL, "%s: %s at byte %zu",
-				      l->file, problem, parser->problem_offset);
-	default:
-		if (parser->context)
-			return fail(l, EINVAL,
-				    extres_yaml_pos(parser->problem_mark.line),
-				    extres_yaml_pos(parser->problem_mark.column),
-				    "%s (%s at line %u, column %u)", problem,
-				    parser->context,
-				    extres_yaml_pos(parser->context_mark.line),
-				    extres_yaml_pos(parser->context_mark.column));
-		return fail(l, EINVAL,
-			    extres_yaml_pos(parser->problem_mark.line),
-			    extres_yaml_pos(parser->problem_mark.column), "%s",
-			    problem);
-	}
-}
-
-/* Load the one document in `buf` into *doc; on failure nothing is left. */
-static int parse(struct loader *l, const char *buf, size_t len,
-		 yaml_document_t *doc)
-{
-	yaml_parser_t parser;
-	yaml_document_t extra;
-	yaml_node_t *root;
-	int r = 0;
-
-	if (!yaml_parser_initialize(&parser))
-		return fail_oom(l);
-	yaml_parser_set_input_string(&parser, (const unsigned char *)buf, len);
-	if (!yaml_parser_load(&parser, doc)) {
-		r = parser_error(l, &parser);
-		goto out;
-	}
-	if (!yaml_parser_load(&parser, &extra)) {
-		r = parser_error(l, &parser);
-		yaml_document_delete(doc);
-		goto out;
-	}
-	root = yaml_document_get_root_node(&extra);
-	if (root) {
-		r = fail(l, EINVAL, extres_yaml_pos(root->start_mark.line),
-			 extres_yaml_pos(root->start_mark.column),
-			 "a second YAML document starts here; a config file holds one");
-		yaml_document_delete(doc);
-	}
-	yaml_document_delete(&extra);
-out:
-	yaml_parser_delete(&parser);
-	return r;
-}
+/* ---- the flat key list ---- */
 
 static int ours(const char *key)
 {
@@ -368,8 +322,10 @@ static int mark_repeats(struct loader *l)
 	refs = calloc(n, sizeof(*refs));
 	if (!refs)
 		return fail_oom(l);
-	for (i = 0; i < n; i++)
-		refs[i] = (struct key_ref){ items[i].key, i };
+	/* A section holds no value: its members are entries of their own. */
+	for (i = 0, n = 0; i < l->flat.n; i++)
+		if (!items[i].section)
+			refs[n++] = (struct key_ref){ items[i].key, i };
 	qsort(refs, n, sizeof(*refs), compare_key_refs);
 	for (i = 0; i + 1 < n && r == 0; i++) {
 		struct extres_flat *prev = &items[refs[i].seq];
@@ -393,18 +349,41 @@ static const struct extres_flat *find_key(const struct loader *l,
 	size_t i;
 
 	for (i = 0; i < l->flat.n; i++)
-		if (!l->flat.items[i].superseded &&
+		if (!l->flat.items[i].superseded && !l->flat.items[i].section &&
 		    strcmp(l->flat.items[i].key, key) == 0)
 			return &l->flat.items[i];
 	return NULL;
 }
 
+/* A key that takes one value, given a mapping (flattened into keys of its
+ * own, which would leave the key itself unset). */
+static int wrong_kind(struct loader *l, const struct extres_flat *e,
+		      const char *expected)
+{
+	return fail(l, EINVAL, value_line(e), value_column(e),
+		    "%s is a %s, where %s is expected", e->key,
+		    extres_yaml_kind(e->value), expected);
+}
+
+/* Refuses a section named `key`. */
+static int refuse_section(struct loader *l, const char *key,
+			  const char *expected)
+{
+	size_t i;
+
+	for (i = 0; i < l->flat.n; i++)
+		if (l->flat.items[i].section &&
+		    strcmp(l->flat.items[i].key, key) == 0)
+			return wrong_kind(l, &l->flat.items[i], expected);
+	return 0;
+}
+
 /*
- * The text of a key that takes one value, in *ret_text; NULL when the key is
- * absent, empty or null (not set).
+ * The text of a key that takes one value (`expected`, for messages), in
+ * *ret_text; NULL when the key is absent, empty or null (not set).
  */
 static int scalar_of(struct loader *l, const struct extres_flat *e,
-		     const char **ret_text)
+		     const char *expected, const char **ret_text)
 {
 	const char *text;
 	int r;
@@ -414,9 +393,7 @@ static int scalar_of(struct loader *l, const struct extres_flat *e,
 		return 0;
 	}
 	if (e->value->type != YAML_SCALAR_NODE)
-		return fail(l, EINVAL, value_line(e), value_column(e),
-			    "%s must be a single value, not a %s", e->key,
-			    extres_yaml_kind(e->value));
+		return wrong_kind(l, e, expected);
 	r = extres_yaml_text(&l->yaml, e->value, &text, l->err);
 	if (r < 0)
 		return r;
@@ -559,6 +536,11 @@ static int read_list(struct loader *l)
 	const struct extres_flat *e;
 	int r;
 
+	r = refuse_section(l, LIST_KEY, LIST_EXPECTED);
+	if (r == 0)
+		r = refuse_section(l, OLD_LIST_KEY, LIST_EXPECTED);
+	if (r < 0)
+		return r;
 	/* A null list (everything under it commented out) is not set. */
 	if (list && extres_yaml_is_null(list->value))
 		list = NULL;
@@ -664,6 +646,17 @@ static int resource_key(struct loader *l, const struct extres_flat *e,
 	int index;
 
 	index = owner_of(l, rest, &suffix);
+	/* A section's members are entries of their own: only a key that
+	 * takes one value has something to say about it. */
+	if (e->section) {
+		if (index < 0 || !suffix)
+			return 0;
+		for (i = 0; i < N_SLOTS; i++)
+			if (i != SLOT_DRIVER &&
+			    strcmp(suffix, slot_keys[i]) == 0)
+				return wrong_kind(l, e, slot_expected[i]);
+		return 0;
+	}
 	if (index < 0) {
 		size_t len = strcspn(rest, ".");
 
@@ -705,6 +698,14 @@ static int sort_keys(struct loader *l)
 			continue;
 		if (starts_with(key, RESOURCE_PREFIX))
 			r = resource_key(l, e, key + strlen(RESOURCE_PREFIX));
+		else if (e->section &&
+			 strcmp(key, EXTRES_PREFIX "mountpoint") == 0)
+			r = wrong_kind(l, e, MOUNTPOINT_EXPECTED);
+		else if (e->section &&
+			 strcmp(key, EXTRES_PREFIX "lock-timeout") == 0)
+			r = wrong_kind(l, e, LOCK_TIMEOUT_EXPECTED);
+		else if (e->section)
+			continue;
 		else if (strcmp(key, EXTRES_PREFIX "mountpoint") == 0)
 			l->mountpoint = e;
 		else if (strcmp(key, EXTRES_PREFIX "lock-timeout") == 0)
@@ -769,16 +770,16 @@ static int warn_unlisted(struct loader *l)
  * warns when both are set.
  */
 static int pick(struct loader *l, const struct extres_flat *newer,
-		const struct extres_flat *older, const char **ret_text,
-		const struct extres_flat **ret_entry)
+		const struct extres_flat *older, const char *expected,
+		const char **ret_text, const struct extres_flat **ret_entry)
 {
 	const char *new_text, *old_text;
 	int r;
 
-	r = scalar_of(l, newer, &new_text);
+	r = scalar_of(l, newer, expected, &new_text);
 	if (r < 0)
 		return r;
-	r = scalar_of(l, older, &old_text);
+	r = scalar_of(l, older, expected, &old_text);
 	if (r < 0)
 		return r;
 	if (new_text && old_text) {
@@ -802,7 +803,7 @@ static int set_amount(struct loader *l, struct extres_resource_config *res,
 	char *end;
 	int r;
 
-	r = scalar_of(l, e, &text);
+	r = scalar_of(l, e, slot_expected[SLOT_AMOUNT], &text);
 	if (r < 0)
 		return r;
 	if (!text)
@@ -876,7 +877,7 @@ static int set_refresh(struct loader *l, struct extres_resource_config *res,
 	const char *text;
 	int r;
 
-	r = scalar_of(l, e, &text);
+	r = scalar_of(l, e, slot_expected[SLOT_REFRESH], &text);
 	if (r < 0 || !text)
 		return r;
 	if (parse_seconds(text, EXTRES_MIN_REFRESH_MS, EXTRES_MAX_REFRESH_MS,
@@ -1006,11 +1007,12 @@ static int set_driver(struct loader *l, struct extres_resource_config *res,
 	size_t i;
 	int r;
 
-	r = scalar_of(l, driver, &text);
+	r = scalar_of(l, driver, slot_expected[SLOT_DRIVER], &text);
 	if (r < 0)
 		return r;
-	r = pick(l, keys->slot[SLOT_FACTORY_CLASS], keys->slot[SLOT_DRIVER_CLASS],
-		 &class_name, &class_entry);
+	r = pick(l, keys->slot[SLOT_FACTORY_CLASS],
+		 keys->slot[SLOT_DRIVER_CLASS],
+		 slot_expected[SLOT_FACTORY_CLASS], &class_name, &class_entry);
 	if (r < 0)
 		return r;
 	if (text) {
@@ -1064,7 +1066,8 @@ static int set_coordination(struct loader *l,
 	const char *file, *key, *problem;
 	int r;
 
-	r = scalar_of(l, keys->slot[SLOT_COORD_FILE], &file);
+	r = scalar_of(l, keys->slot[SLOT_COORD_FILE],
+		      slot_expected[SLOT_COORD_FILE], &file);
 	if (r < 0)
 		return r;
 	if (file) {
@@ -1072,7 +1075,7 @@ static int set_coordination(struct loader *l,
 		if (!res->coordination_file)
 			return fail_oom(l);
 	}
-	r = scalar_of(l, key_entry, &key);
+	r = scalar_of(l, key_entry, slot_expected[SLOT_COORD_KEY], &key);
 	if (r < 0)
 		return r;
 	if (key) {
@@ -1143,7 +1146,7 @@ static int set_env_var(struct loader *l, struct extres_resource_config *res,
 
 	if (!e)
 		return 0;
-	r = scalar_of(l, e, &text);
+	r = scalar_of(l, e, slot_expected[SLOT_ENV_VAR], &text);
 	if (r < 0)
 		return r;
 	if (!text)
@@ -1168,15 +1171,16 @@ static int finish_resource(struct loader *l, size_t index)
 	r = set_driver(l, res, keys);
 	if (r < 0)
 		return r;
-	r = pick(l, keys->slot[SLOT_KUBERNETES], keys->slot[SLOT_KUBERNETES_OLD],
-		 &text, NULL);
+	r = pick(l, keys->slot[SLOT_KUBERNETES],
+		 keys->slot[SLOT_KUBERNETES_OLD],
+		 slot_expected[SLOT_KUBERNETES], &text, NULL);
 	if (r < 0)
 		return r;
 	r = copy_opt(l, text, &res->kubernetes_key);
 	if (r < 0)
 		return r;
-	r = pick(l, keys->slot[SLOT_YARN], keys->slot[SLOT_YARN_OLD], &text,
-		 NULL);
+	r = pick(l, keys->slot[SLOT_YARN], keys->slot[SLOT_YARN_OLD],
+		 slot_expected[SLOT_YARN], &text, NULL);
 	if (r < 0)
 		return r;
 	r = copy_opt(l, text, &res->yarn_key);
@@ -1285,7 +1289,7 @@ static int set_mountpoint(struct loader *l)
 
 	if (!e)
 		return 0;
-	r = scalar_of(l, e, &text);
+	r = scalar_of(l, e, MOUNTPOINT_EXPECTED, &text);
 	if (r < 0)
 		return r;
 	if (!text)
@@ -1305,7 +1309,7 @@ static int set_lock_timeout(struct loader *l)
 	int r;
 
 	if (e) {
-		r = scalar_of(l, e, &text);
+		r = scalar_of(l, e, LOCK_TIMEOUT_EXPECTED, &text);
 		if (r < 0)
 			return r;
 	}
@@ -1408,16 +1412,12 @@ static int load(const char *file, const char *abs_path, const char *buf,
 		.file = file,
 		.err = err,
 		.yaml = { .file = file,
-			  .nodes_left = EXTRES_YAML_MAX_NODES,
-			  .bytes_left = EXTRES_YAML_MAX_BYTES },
+			  .key_bytes_left = EXTRES_YAML_MAX_KEY_BYTES },
 	};
 	yaml_document_t doc;
 	size_t i;
 	int r;
 
-	/* libyaml asserts on a NULL input, even an empty one. */
-	if (!buf)
-		buf = "";
 	l.config = calloc(1, sizeof(*l.config));
 	if (!l.config)
 		return fail_oom(&l);
@@ -1427,7 +1427,7 @@ static int load(const char *file, const char *abs_path, const char *buf,
 		r = fail_oom(&l);
 		goto out_config;
 	}
-	r = parse(&l, buf, len, &doc);
+	r = extres_yaml_load(file, buf, len, &doc, err);
 	if (r < 0)
 		goto out_config;
 	l.yaml.doc = &doc;
