@@ -1403,8 +1403,11 @@ static int interpret(struct loader *l, yaml_node_t *root)
 	return move_warnings(l);
 }
 
-/* `file` names the file in messages; `abs_path` is its absolute path. */
-static int load(const char *file, const char *abs_path, const char *buf,
+/*
+ * `file` names the file in messages; `abs_path` is its absolute path. The
+ * YAML comes from `fd` when it is not -1, else from `buf`.
+ */
+static int load(const char *file, const char *abs_path, int fd, const char *buf,
 		size_t len, struct extres_config **ret_config,
 		struct extres_err *err)
 {
@@ -1427,7 +1430,10 @@ static int load(const char *file, const char *abs_path, const char *buf,
 		r = fail_oom(&l);
 		goto out_config;
 	}
-	r = extres_yaml_load(file, buf, len, &doc, err);
+	if (fd >= 0)
+		r = extres_yaml_load_fd(file, fd, MAX_FILE_SIZE, &doc, err);
+	else
+		r = extres_yaml_load(file, buf, len, &doc, err);
 	if (r < 0)
 		goto out_config;
 	l.yaml.doc = &doc;
@@ -1475,55 +1481,49 @@ int extres_config_load_buffer(const char *path, const char *buf, size_t len,
 		r = errno ? errno : ENOMEM;
 		return extres_err_set(err, r, "%s: %s", path, strerror(r));
 	}
-	r = load(path, abs_path, buf, len, ret_config, err);
+	r = load(path, abs_path, -1, buf, len, ret_config, err);
 	free(abs_path);
 	return r;
 }
 
-static int read_file(const char *path, char **ret_buf, size_t *ret_len,
-		     struct extres_err *err)
+/* The config file, open for reading; only a regular file will do. */
+static int open_file(const char *path, int *ret_fd, struct extres_err *err)
 {
 	struct stat st;
-	int fd, r;
+	int fd, r = 0;
 
 	/* O_NONBLOCK: a FIFO must not hang us; it is refused below. */
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0)
 		return extres_err_set(err, errno, "%s: %s", path,
 				      strerror(errno));
-	if (fstat(fd, &st) < 0) {
+	if (fstat(fd, &st) < 0)
 		r = extres_err_set(err, errno, "%s: %s", path, strerror(errno));
-		goto out;
-	}
-	if (S_ISDIR(st.st_mode)) {
-		r = extres_err_set(err, EISDIR, "%s: %s", path, strerror(EISDIR));
-		goto out;
-	}
-	if (!S_ISREG(st.st_mode)) {
+	else if (S_ISDIR(st.st_mode))
+		r = extres_err_set(err, EISDIR, "%s: %s", path,
+				   strerror(EISDIR));
+	else if (!S_ISREG(st.st_mode))
 		r = extres_err_set(err, EINVAL, "%s: not a regular file", path);
-		goto out;
+	else if ((uint64_t)st.st_size > MAX_FILE_SIZE)
+		r = extres_err_set(err, EFBIG, "%s: larger than %u MiB", path,
+				   MAX_FILE_SIZE >> 20);
+	if (r < 0) {
+		close(fd);
+		return r;
 	}
-	r = extres_read_all(fd, MAX_FILE_SIZE, ret_buf, ret_len);
-	if (r == -EFBIG)
-		extres_err_set(err, EFBIG, "%s: larger than %u MiB", path,
-			       MAX_FILE_SIZE >> 20);
-	else if (r == -ENOMEM)
-		extres_err_set(err, ENOMEM, "out of memory");
-	else if (r < 0)
-		extres_err_set(err, -r, "%s: %s", path, strerror(-r));
-out:
-	close(fd);
-	return r;
+	*ret_fd = fd;
+	return 0;
 }
 
+/* The file is parsed as it is read, never held whole in memory; one that
+ * grows past the limit meanwhile is refused all the same. */
 int extres_config_load(const char *path, struct extres_config **ret_config,
 		       struct extres_err *err)
 {
-	char *buf = NULL, *abs_path;
-	size_t len = 0;
-	int r;
+	char *abs_path;
+	int fd = -1, r;
 
-	r = read_file(path, &buf, &len, err);
+	r = open_file(path, &fd, err);
 	if (r < 0)
 		return r;
 	abs_path = realpath(path, NULL);
@@ -1531,10 +1531,10 @@ int extres_config_load(const char *path, struct extres_config **ret_config,
 		r = extres_err_set(err, errno, "%s: %s", path, strerror(errno));
 		goto out;
 	}
-	r = load(path, abs_path, buf, len, ret_config, err);
+	r = load(path, abs_path, fd, NULL, 0, ret_config, err);
 	free(abs_path);
 out:
-	free(buf);
+	close(fd);
 	return r;
 }
 

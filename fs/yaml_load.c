@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define CORE_TAG "tag:yaml.org,2002:"
 #define TAGS_READ "!!str, !!int, !!float, !!bool, !!null, !!seq and !!map"
@@ -43,6 +44,11 @@ struct loader {
 	size_t alias_bytes;
 	void *anchors; /* a tsearch() tree of struct anchor: no input can
 			* make a lookup slow */
+	/* Reading from a file descriptor: */
+	int fd;
+	size_t max_bytes, bytes;
+	int read_errno; /* a read failed */
+	int too_big;
 };
 
 int extres_yaml_error(struct extres_err *err, int errnum, const char *file,
@@ -81,6 +87,13 @@ static int parser_error(struct loader *l, const yaml_parser_t *parser)
 	const char *problem =
 		parser->problem ? parser->problem : "syntax error";
 
+	/* libyaml knows only that the input failed. */
+	if (l->too_big)
+		return extres_err_set(l->err, EFBIG, "%s: larger than %zu MiB",
+				      l->file, l->max_bytes >> 20);
+	if (l->read_errno)
+		return extres_err_set(l->err, l->read_errno, "%s: %s", l->file,
+				      strerror(l->read_errno));
 	switch (parser->error) {
 	case YAML_MEMORY_ERROR:
 		return fail_oom(l);
@@ -454,42 +467,90 @@ static int on_event(struct loader *l, yaml_event_t *e)
 	return on_start(l, e);
 }
 
-int extres_yaml_load(const char *file, const char *buf, size_t len,
-		     yaml_document_t *ret_doc, struct extres_err *err)
+/* libyaml's read handler for a file descriptor. */
+static int read_fd(void *data, unsigned char *buffer, size_t size,
+		   size_t *size_read)
 {
-	struct loader l = { .file = file, .err = err };
+	struct loader *l = data;
+	ssize_t n;
+
+	do
+		n = read(l->fd, buffer, size);
+	while (n < 0 && errno == EINTR);
+	if (n < 0) {
+		l->read_errno = errno;
+		return 0;
+	}
+	l->bytes += (size_t)n;
+	if (l->bytes > l->max_bytes) {
+		l->too_big = 1;
+		return 0;
+	}
+	*size_read = (size_t)n;
+	return 1;
+}
+
+/* `parser` has its input; it is deleted whatever happens. */
+static int load(struct loader *l, yaml_parser_t *parser,
+		yaml_document_t *ret_doc)
+{
 	yaml_document_t doc;
-	yaml_parser_t parser;
 	yaml_event_t event;
 	int r = 0;
 
-	if (!yaml_parser_initialize(&parser))
-		return fail_oom(&l);
 	if (!yaml_document_initialize(&doc, NULL, NULL, NULL, 1, 1)) {
-		yaml_parser_delete(&parser);
-		return fail_oom(&l);
+		yaml_parser_delete(parser);
+		return fail_oom(l);
 	}
-	l.doc = &doc;
-	/* libyaml asserts on a NULL input, even an empty one. */
-	yaml_parser_set_input_string(&parser,
-				     (const unsigned char *)(buf ? buf : ""),
-				     buf ? len : 0);
-	while (!l.done && r == 0) {
-		if (!yaml_parser_parse(&parser, &event)) {
-			r = parser_error(&l, &parser);
+	l->doc = &doc;
+	while (!l->done && r == 0) {
+		if (!yaml_parser_parse(parser, &event)) {
+			r = parser_error(l, parser);
 			break;
 		}
-		r = on_event(&l, &event);
+		r = on_event(l, &event);
 		yaml_event_delete(&event);
 	}
-	while (l.depth)
-		free(l.open[--l.depth].anchor);
-	tdestroy(l.anchors, free_anchor);
-	yaml_parser_delete(&parser);
+	while (l->depth)
+		free(l->open[--l->depth].anchor);
+	tdestroy(l->anchors, free_anchor);
+	yaml_parser_delete(parser);
 	if (r < 0) {
 		yaml_document_delete(&doc);
 		return r;
 	}
 	*ret_doc = doc;
 	return 0;
+}
+
+int extres_yaml_load(const char *file, const char *buf, size_t len,
+		     yaml_document_t *ret_doc, struct extres_err *err)
+{
+	struct loader l = { .file = file, .err = err, .fd = -1 };
+	yaml_parser_t parser;
+
+	if (!yaml_parser_initialize(&parser))
+		return fail_oom(&l);
+	/* libyaml asserts on a NULL input, even an empty one. */
+	yaml_parser_set_input_string(&parser,
+				     (const unsigned char *)(buf ? buf : ""),
+				     buf ? len : 0);
+	return load(&l, &parser, ret_doc);
+}
+
+int extres_yaml_load_fd(const char *file, int fd, size_t max_bytes,
+			yaml_document_t *ret_doc, struct extres_err *err)
+{
+	struct loader l = {
+		.file = file,
+		.err = err,
+		.fd = fd,
+		.max_bytes = max_bytes,
+	};
+	yaml_parser_t parser;
+
+	if (!yaml_parser_initialize(&parser))
+		return fail_oom(&l);
+	yaml_parser_set_input(&parser, read_fd, &l);
+	return load(&l, &parser, ret_doc);
 }

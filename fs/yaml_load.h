@@ -60,4 +60,12 @@ int extres_yaml_error(struct extres_err *err, int errnum, const char *file,
 int extres_yaml_load(const char *file, const char *buf, size_t len,
 		     yaml_document_t *ret_doc, struct extres_err *err);
 
+/*
+ * Same, reading `fd` to its end as the parser goes, so that the file is
+ * never held whole in memory. More than `max_bytes` is -EFBIG with "file:
+ * larger than N MiB"; a read error is its errno with "file: <strerror>".
+ */
+int extres_yaml_load_fd(const char *file, int fd, size_t max_bytes,
+			yaml_document_t *ret_doc, struct extres_err *err);
+
 #endif
