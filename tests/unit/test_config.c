@@ -1243,6 +1243,18 @@ static void test_big_files(void **state)
 		": the file holds more than 131072 YAML nodes (keys, values, sequences and mappings)"));
 	assert_null(strstr(err.msg, "alias"));
 
+	/* A long key with keys nested under it: each of theirs repeats it. */
+	p = yaml + sprintf(yaml, GPU_OK "? ");
+	memset(p, 'K', 1u << 20);
+	p += 1u << 20;
+	p += sprintf(p, "\n:\n");
+	for (len = 0; len < 20; len++)
+		p += sprintf(p, "  k%zu: v\n", len);
+	expect_error(
+		yaml, E2BIG,
+		BUF_PATH
+		":20:3: the keys add up to more than 16 MiB once nested keys are joined with dots");
+
 	/* 13 MB in one value: within every limit. */
 	p = yaml + sprintf(yaml, GPU_OK "flink.blob: \"");
 	len = size - (size_t)(p - yaml) - 2;
