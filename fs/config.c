@@ -17,6 +17,7 @@
 #include "infos.h"
 #include "param.h"
 #include "trust.h"
+#include "yaml_load.h"
 
 /* A config file is a page or two; anything this big is a mistake. */
 #define MAX_FILE_SIZE (16u << 20)
@@ -68,6 +69,26 @@ static const char *const slot_keys[N_SLOTS] = {
 	[SLOT_ENV_VAR] = "env-var",
 	[SLOT_REFRESH] = "refresh-interval",
 };
+
+/* What each slot's value must be, for messages. The driver alone may also
+ * be a mapping (Flink's driver.class). */
+static const char *const slot_expected[N_SLOTS] = {
+	[SLOT_AMOUNT] = "a number",
+	[SLOT_DRIVER] = "a driver name or path",
+	[SLOT_FACTORY_CLASS] = "a class name",
+	[SLOT_DRIVER_CLASS] = "a class name",
+	[SLOT_KUBERNETES] = "a Kubernetes resource name",
+	[SLOT_KUBERNETES_OLD] = "a Kubernetes resource name",
+	[SLOT_YARN] = "a YARN resource name",
+	[SLOT_YARN_OLD] = "a YARN resource name",
+	[SLOT_COORD_FILE] = "a path",
+	[SLOT_COORD_KEY] = "a property name",
+	[SLOT_ENV_VAR] = "a variable name",
+	[SLOT_REFRESH] = "a number of seconds",
+};
+#define LIST_EXPECTED "a list of resource names"
+#define MOUNTPOINT_EXPECTED "a path"
+#define LOCK_TIMEOUT_EXPECTED "a number of seconds"
 
 /*
  * Prefixes of known keys: in a nested file, `param:` with every member
@@ -263,74 +284,7 @@ static char *dir_of(const char *path)
 	return strndup(path, (size_t)(slash - path));
 }
 
-/* ---- YAML text to a flat key list ---- */
-
-static int parser_error(struct loader *l, const yaml_parser_t *parser)
-{
-	const char *problem = parser->problem ? parser->problem : "syntax error";
-
-	switch (parser->error) {
-	case YAML_MEMORY_ERROR:
-		return fail_oom(l);
-	case YAML_READER_ERROR:
-		/* The reader knows a byte offset, not a line. */
-		if (parser->problem_value != -1)
-			return extres_err_set(l->err, EINVAL,
-					      "%s: %s (#%X at byte %zu)",
-					      l->file, problem,
-					      (unsigned)parser->problem_value,
-					      parser->problem_offset);
-		return extres_err_set(l->err, EINVAL, "%s: %s at byte %zu",
-				      l->file, problem, parser->problem_offset);
-	default:
-		if (parser->context)
-			return fail(l, EINVAL,
-				    extres_yaml_pos(parser->problem_mark.line),
-				    extres_yaml_pos(parser->problem_mark.column),
-				    "%s (%s at line %u, column %u)", problem,
-				    parser->context,
-				    extres_yaml_pos(parser->context_mark.line),
-				    extres_yaml_pos(parser->context_mark.column));
-		return fail(l, EINVAL,
-			    extres_yaml_pos(parser->problem_mark.line),
-			    extres_yaml_pos(parser->problem_mark.column), "%s",
-			    problem);
-	}
-}
-
-/* Load the one document in `buf` into *doc; on failure nothing is left. */
-static int parse(struct loader *l, const char *buf, size_t len,
-		 yaml_document_t *doc)
-{
-	yaml_parser_t parser;
-	yaml_document_t extra;
-	yaml_node_t *root;
-	int r = 0;
-
-	if (!yaml_parser_initialize(&parser))
-		return fail_oom(l);
-	yaml_parser_set_input_string(&parser, (const unsigned char *)buf, len);
-	if (!yaml_parser_load(&parser, doc)) {
-		r = parser_error(l, &parser);
-		goto out;
-	}
-	if (!yaml_parser_load(&parser, &extra)) {
-		r = parser_error(l, &parser);
-		yaml_document_delete(doc);
-		goto out;
-	}
-	root = yaml_document_get_root_node(&extra);
-	if (root) {
-		r = fail(l, EINVAL, extres_yaml_pos(root->start_mark.line),
-			 extres_yaml_pos(root->start_mark.column),
-			 "a second YAML document starts here; a config file holds one");
-		yaml_document_delete(doc);
-	}
-	yaml_document_delete(&extra);
-out:
-	yaml_parser_delete(&parser);
-	return r;
-}
+/* ---- the flat key list ---- */
 
 static int ours(const char *key)
 {
@@ -369,8 +323,10 @@ static int mark_repeats(struct loader *l)
 	refs = calloc(n, sizeof(*refs));
 	if (!refs)
 		return fail_oom(l);
-	for (i = 0; i < n; i++)
-		refs[i] = (struct key_ref){ items[i].key, i };
+	/* A section holds no value: its members are entries of their own. */
+	for (i = 0, n = 0; i < l->flat.n; i++)
+		if (!items[i].section)
+			refs[n++] = (struct key_ref){ items[i].key, i };
 	qsort(refs, n, sizeof(*refs), compare_key_refs);
 	for (i = 0; i + 1 < n && r == 0; i++) {
 		struct extres_flat *prev = &items[refs[i].seq];
@@ -394,18 +350,41 @@ static const struct extres_flat *find_key(const struct loader *l,
 	size_t i;
 
 	for (i = 0; i < l->flat.n; i++)
-		if (!l->flat.items[i].superseded &&
+		if (!l->flat.items[i].superseded && !l->flat.items[i].section &&
 		    strcmp(l->flat.items[i].key, key) == 0)
 			return &l->flat.items[i];
 	return NULL;
 }
 
+/* A key that takes one value, given a mapping (flattened into keys of its
+ * own, which would leave the key itself unset). */
+static int wrong_kind(struct loader *l, const struct extres_flat *e,
+		      const char *expected)
+{
+	return fail(l, EINVAL, value_line(e), value_column(e),
+		    "%s is a %s, where %s is expected", e->key,
+		    extres_yaml_kind(e->value), expected);
+}
+
+/* Refuses a section named `key`. */
+static int refuse_section(struct loader *l, const char *key,
+			  const char *expected)
+{
+	size_t i;
+
+	for (i = 0; i < l->flat.n; i++)
+		if (l->flat.items[i].section &&
+		    strcmp(l->flat.items[i].key, key) == 0)
+			return wrong_kind(l, &l->flat.items[i], expected);
+	return 0;
+}
+
 /*
- * The text of a key that takes one value, in *ret_text; NULL when the key is
- * absent, empty or null (not set).
+ * The text of a key that takes one value (`expected`, for messages), in
+ * *ret_text; NULL when the key is absent, empty or null (not set).
  */
 static int scalar_of(struct loader *l, const struct extres_flat *e,
-		     const char **ret_text)
+		     const char *expected, const char **ret_text)
 {
 	const char *text;
 	int r;
@@ -415,9 +394,7 @@ static int scalar_of(struct loader *l, const struct extres_flat *e,
 		return 0;
 	}
 	if (e->value->type != YAML_SCALAR_NODE)
-		return fail(l, EINVAL, value_line(e), value_column(e),
-			    "%s must be a single value, not a %s", e->key,
-			    extres_yaml_kind(e->value));
+		return wrong_kind(l, e, expected);
 	r = extres_yaml_text(&l->yaml, e->value, &text, l->err);
 	if (r < 0)
 		return r;
@@ -560,6 +537,11 @@ static int read_list(struct loader *l)
 	const struct extres_flat *e;
 	int r;
 
+	r = refuse_section(l, LIST_KEY, LIST_EXPECTED);
+	if (r == 0)
+		r = refuse_section(l, OLD_LIST_KEY, LIST_EXPECTED);
+	if (r < 0)
+		return r;
 	/* A null list (everything under it commented out) is not set. */
 	if (list && extres_yaml_is_null(list->value))
 		list = NULL;
@@ -665,6 +647,17 @@ static int resource_key(struct loader *l, const struct extres_flat *e,
 	int index;
 
 	index = owner_of(l, rest, &suffix);
+	/* A section's members are entries of their own: only a key that
+	 * takes one value has something to say about it. */
+	if (e->section) {
+		if (index < 0 || !suffix)
+			return 0;
+		for (i = 0; i < N_SLOTS; i++)
+			if (i != SLOT_DRIVER &&
+			    strcmp(suffix, slot_keys[i]) == 0)
+				return wrong_kind(l, e, slot_expected[i]);
+		return 0;
+	}
 	if (index < 0) {
 		size_t len = strcspn(rest, ".");
 
@@ -706,6 +699,14 @@ static int sort_keys(struct loader *l)
 			continue;
 		if (starts_with(key, RESOURCE_PREFIX))
 			r = resource_key(l, e, key + strlen(RESOURCE_PREFIX));
+		else if (e->section &&
+			 strcmp(key, EXTRES_PREFIX "mountpoint") == 0)
+			r = wrong_kind(l, e, MOUNTPOINT_EXPECTED);
+		else if (e->section &&
+			 strcmp(key, EXTRES_PREFIX "lock-timeout") == 0)
+			r = wrong_kind(l, e, LOCK_TIMEOUT_EXPECTED);
+		else if (e->section)
+			continue;
 		else if (strcmp(key, EXTRES_PREFIX "mountpoint") == 0)
 			l->mountpoint = e;
 		else if (strcmp(key, EXTRES_PREFIX "lock-timeout") == 0)
@@ -770,16 +771,16 @@ static int warn_unlisted(struct loader *l)
  * warns when both are set.
  */
 static int pick(struct loader *l, const struct extres_flat *newer,
-		const struct extres_flat *older, const char **ret_text,
-		const struct extres_flat **ret_entry)
+		const struct extres_flat *older, const char *expected,
+		const char **ret_text, const struct extres_flat **ret_entry)
 {
 	const char *new_text, *old_text;
 	int r;
 
-	r = scalar_of(l, newer, &new_text);
+	r = scalar_of(l, newer, expected, &new_text);
 	if (r < 0)
 		return r;
-	r = scalar_of(l, older, &old_text);
+	r = scalar_of(l, older, expected, &old_text);
 	if (r < 0)
 		return r;
 	if (new_text && old_text) {
@@ -803,7 +804,7 @@ static int set_amount(struct loader *l, struct extres_resource_config *res,
 	char *end;
 	int r;
 
-	r = scalar_of(l, e, &text);
+	r = scalar_of(l, e, slot_expected[SLOT_AMOUNT], &text);
 	if (r < 0)
 		return r;
 	if (!text)
@@ -877,7 +878,7 @@ static int set_refresh(struct loader *l, struct extres_resource_config *res,
 	const char *text;
 	int r;
 
-	r = scalar_of(l, e, &text);
+	r = scalar_of(l, e, slot_expected[SLOT_REFRESH], &text);
 	if (r < 0 || !text)
 		return r;
 	if (parse_seconds(text, EXTRES_MIN_REFRESH_MS, EXTRES_MAX_REFRESH_MS,
@@ -1007,11 +1008,12 @@ static int set_driver(struct loader *l, struct extres_resource_config *res,
 	size_t i;
 	int r;
 
-	r = scalar_of(l, driver, &text);
+	r = scalar_of(l, driver, slot_expected[SLOT_DRIVER], &text);
 	if (r < 0)
 		return r;
-	r = pick(l, keys->slot[SLOT_FACTORY_CLASS], keys->slot[SLOT_DRIVER_CLASS],
-		 &class_name, &class_entry);
+	r = pick(l, keys->slot[SLOT_FACTORY_CLASS],
+		 keys->slot[SLOT_DRIVER_CLASS],
+		 slot_expected[SLOT_FACTORY_CLASS], &class_name, &class_entry);
 	if (r < 0)
 		return r;
 	if (text) {
@@ -1065,7 +1067,8 @@ static int set_coordination(struct loader *l,
 	const char *file, *key, *problem;
 	int r;
 
-	r = scalar_of(l, keys->slot[SLOT_COORD_FILE], &file);
+	r = scalar_of(l, keys->slot[SLOT_COORD_FILE],
+		      slot_expected[SLOT_COORD_FILE], &file);
 	if (r < 0)
 		return r;
 	if (file) {
@@ -1073,7 +1076,7 @@ static int set_coordination(struct loader *l,
 		if (!res->coordination_file)
 			return fail_oom(l);
 	}
-	r = scalar_of(l, key_entry, &key);
+	r = scalar_of(l, key_entry, slot_expected[SLOT_COORD_KEY], &key);
 	if (r < 0)
 		return r;
 	if (key) {
@@ -1144,7 +1147,7 @@ static int set_env_var(struct loader *l, struct extres_resource_config *res,
 
 	if (!e)
 		return 0;
-	r = scalar_of(l, e, &text);
+	r = scalar_of(l, e, slot_expected[SLOT_ENV_VAR], &text);
 	if (r < 0)
 		return r;
 	if (!text)
@@ -1169,15 +1172,16 @@ static int finish_resource(struct loader *l, size_t index)
 	r = set_driver(l, res, keys);
 	if (r < 0)
 		return r;
-	r = pick(l, keys->slot[SLOT_KUBERNETES], keys->slot[SLOT_KUBERNETES_OLD],
-		 &text, NULL);
+	r = pick(l, keys->slot[SLOT_KUBERNETES],
+		 keys->slot[SLOT_KUBERNETES_OLD],
+		 slot_expected[SLOT_KUBERNETES], &text, NULL);
 	if (r < 0)
 		return r;
 	r = copy_opt(l, text, &res->kubernetes_key);
 	if (r < 0)
 		return r;
-	r = pick(l, keys->slot[SLOT_YARN], keys->slot[SLOT_YARN_OLD], &text,
-		 NULL);
+	r = pick(l, keys->slot[SLOT_YARN], keys->slot[SLOT_YARN_OLD],
+		 slot_expected[SLOT_YARN], &text, NULL);
 	if (r < 0)
 		return r;
 	r = copy_opt(l, text, &res->yarn_key);
@@ -1286,7 +1290,7 @@ static int set_mountpoint(struct loader *l)
 
 	if (!e)
 		return 0;
-	r = scalar_of(l, e, &text);
+	r = scalar_of(l, e, MOUNTPOINT_EXPECTED, &text);
 	if (r < 0)
 		return r;
 	if (!text)
@@ -1306,7 +1310,7 @@ static int set_lock_timeout(struct loader *l)
 	int r;
 
 	if (e) {
-		r = scalar_of(l, e, &text);
+		r = scalar_of(l, e, LOCK_TIMEOUT_EXPECTED, &text);
 		if (r < 0)
 			return r;
 	}
@@ -1400,8 +1404,11 @@ static int interpret(struct loader *l, yaml_node_t *root)
 	return move_warnings(l);
 }
 
-/* `file` names the file in messages; `abs_path` is its absolute path. */
-static int load(const char *file, const char *abs_path, const char *buf,
+/*
+ * `file` names the file in messages; `abs_path` is its absolute path. The
+ * YAML comes from `fd` when it is not -1, else from `buf`.
+ */
+static int load(const char *file, const char *abs_path, int fd, const char *buf,
 		size_t len, struct extres_config **ret_config,
 		struct extres_err *err)
 {
@@ -1409,16 +1416,12 @@ static int load(const char *file, const char *abs_path, const char *buf,
 		.file = file,
 		.err = err,
 		.yaml = { .file = file,
-			  .nodes_left = EXTRES_YAML_MAX_NODES,
-			  .bytes_left = EXTRES_YAML_MAX_BYTES },
+			  .key_bytes_left = EXTRES_YAML_MAX_KEY_BYTES },
 	};
 	yaml_document_t doc;
 	size_t i;
 	int r;
 
-	/* libyaml asserts on a NULL input, even an empty one. */
-	if (!buf)
-		buf = "";
 	l.config = calloc(1, sizeof(*l.config));
 	if (!l.config)
 		return fail_oom(&l);
@@ -1428,7 +1431,10 @@ static int load(const char *file, const char *abs_path, const char *buf,
 		r = fail_oom(&l);
 		goto out_config;
 	}
-	r = parse(&l, buf, len, &doc);
+	if (fd >= 0)
+		r = extres_yaml_load_fd(file, fd, MAX_FILE_SIZE, &doc, err);
+	else
+		r = extres_yaml_load(file, buf, len, &doc, err);
 	if (r < 0)
 		goto out_config;
 	l.yaml.doc = &doc;
@@ -1476,45 +1482,38 @@ int extres_config_load_buffer(const char *path, const char *buf, size_t len,
 		r = errno ? errno : ENOMEM;
 		return extres_err_set(err, r, "%s: %s", path, strerror(r));
 	}
-	r = load(path, abs_path, buf, len, ret_config, err);
+	r = load(path, abs_path, -1, buf, len, ret_config, err);
 	free(abs_path);
 	return r;
 }
 
-static int read_file(const char *path, char **ret_buf, size_t *ret_len,
-		     struct extres_err *err)
+/* The config file, open for reading; only a regular file will do. */
+static int open_file(const char *path, int *ret_fd, struct extres_err *err)
 {
 	struct stat st;
-	int fd, r;
+	int fd, r = 0;
 
 	/* O_NONBLOCK: a FIFO must not hang us; it is refused below. */
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0)
 		return extres_err_set(err, errno, "%s: %s", path,
 				      strerror(errno));
-	if (fstat(fd, &st) < 0) {
+	if (fstat(fd, &st) < 0)
 		r = extres_err_set(err, errno, "%s: %s", path, strerror(errno));
-		goto out;
-	}
-	if (S_ISDIR(st.st_mode)) {
-		r = extres_err_set(err, EISDIR, "%s: %s", path, strerror(EISDIR));
-		goto out;
-	}
-	if (!S_ISREG(st.st_mode)) {
+	else if (S_ISDIR(st.st_mode))
+		r = extres_err_set(err, EISDIR, "%s: %s", path,
+				   strerror(EISDIR));
+	else if (!S_ISREG(st.st_mode))
 		r = extres_err_set(err, EINVAL, "%s: not a regular file", path);
-		goto out;
+	else if ((uint64_t)st.st_size > MAX_FILE_SIZE)
+		r = extres_err_set(err, EFBIG, "%s: larger than %u MiB", path,
+				   MAX_FILE_SIZE >> 20);
+	if (r < 0) {
+		close(fd);
+		return r;
 	}
-	r = extres_read_all(fd, MAX_FILE_SIZE, ret_buf, ret_len);
-	if (r == -EFBIG)
-		extres_err_set(err, EFBIG, "%s: larger than %u MiB", path,
-			       MAX_FILE_SIZE >> 20);
-	else if (r == -ENOMEM)
-		extres_err_set(err, ENOMEM, "out of memory");
-	else if (r < 0)
-		extres_err_set(err, -r, "%s: %s", path, strerror(-r));
-out:
-	close(fd);
-	return r;
+	*ret_fd = fd;
+	return 0;
 }
 
 /* Checked after the read: a file that passes could not have been changed
@@ -1531,15 +1530,16 @@ static int note_trust(struct extres_config *config, struct extres_err *err)
 	return extres_err_set(err, ENOMEM, "%s: out of memory", config->path);
 }
 
+/* The file is parsed as it is read, never held whole in memory; one that
+ * grows past the limit meanwhile is refused all the same. */
 int extres_config_load(const char *path, struct extres_config **ret_config,
 		       struct extres_err *err)
 {
 	struct extres_config *config = NULL;
-	char *buf = NULL, *abs_path;
-	size_t len = 0;
-	int r;
+	char *abs_path;
+	int fd = -1, r;
 
-	r = read_file(path, &buf, &len, err);
+	r = open_file(path, &fd, err);
 	if (r < 0)
 		return r;
 	abs_path = realpath(path, NULL);
@@ -1547,7 +1547,7 @@ int extres_config_load(const char *path, struct extres_config **ret_config,
 		r = extres_err_set(err, errno, "%s: %s", path, strerror(errno));
 		goto out;
 	}
-	r = load(path, abs_path, buf, len, &config, err);
+	r = load(path, abs_path, fd, NULL, 0, &config, err);
 	if (r == 0) {
 		r = note_trust(config, err);
 		if (r < 0)
@@ -1557,7 +1557,7 @@ int extres_config_load(const char *path, struct extres_config **ret_config,
 	}
 	free(abs_path);
 out:
-	free(buf);
+	close(fd);
 	return r;
 }
 

@@ -8,17 +8,6 @@
 
 #include "config.h"
 
-int extres_yaml_error(struct extres_err *err, int errnum, const char *file,
-		      uint32_t line, uint32_t column, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	extres_err_setv(err, errnum, fmt, ap);
-	va_end(ap);
-	return extres_err_prefix(err, errnum, "%s:%u:%u", file, line, column);
-}
-
 static int node_error(const struct extres_yaml *y, struct extres_err *err,
 		      int errnum, const yaml_node_t *node, const char *what)
 {
@@ -73,32 +62,19 @@ int extres_yaml_text(const struct extres_yaml *y, const yaml_node_t *node,
 	return 0;
 }
 
-/* Count one node and `bytes` of copied text against the document's budget. */
-static int spend(struct extres_yaml *y, const yaml_node_t *node, size_t bytes,
-		 struct extres_err *err)
+/* Count the bytes of a dotted key against the document's budget. */
+static int spend_key(struct extres_yaml *y, const yaml_node_t *node,
+		     size_t bytes, struct extres_err *err)
 {
-	if (y->nodes_left == 0 || bytes > y->bytes_left)
+	if (bytes > y->key_bytes_left)
 		return extres_yaml_error(
 			err, E2BIG, y->file,
 			extres_yaml_pos(node->start_mark.line),
 			extres_yaml_pos(node->start_mark.column),
-			"the document is too large once aliases are expanded (more than %u values or %u MiB)",
-			EXTRES_YAML_MAX_NODES, EXTRES_YAML_MAX_BYTES >> 20);
-	y->nodes_left--;
-	y->bytes_left -= bytes;
+			"the keys add up to more than %u MiB once nested keys are joined with dots",
+			EXTRES_YAML_MAX_KEY_BYTES >> 20);
+	y->key_bytes_left -= bytes;
 	return 0;
-}
-
-static int check_depth(const struct extres_yaml *y, const yaml_node_t *node,
-		       unsigned depth, struct extres_err *err)
-{
-	if (depth <= EXTRES_YAML_MAX_DEPTH)
-		return 0;
-	return extres_yaml_error(err, EINVAL, y->file,
-				 extres_yaml_pos(node->start_mark.line),
-				 extres_yaml_pos(node->start_mark.column),
-				 "nested deeper than %d levels",
-				 EXTRES_YAML_MAX_DEPTH);
 }
 
 /* The text of a mapping key, which must be a scalar without NUL bytes. */
@@ -122,7 +98,8 @@ static int key_text(const struct extres_yaml *y, const yaml_node_t *key,
 
 /* Takes ownership of `key` whatever happens. */
 static int flat_append(struct extres_flat_list *list, char *key,
-		       yaml_node_t *value, const yaml_node_t *key_node)
+		       yaml_node_t *value, const yaml_node_t *key_node,
+		       int section)
 {
 	struct extres_flat *e;
 
@@ -143,20 +120,19 @@ static int flat_append(struct extres_flat_list *list, char *key,
 	e->value = value;
 	e->line = extres_yaml_pos(key_node->start_mark.line);
 	e->column = extres_yaml_pos(key_node->start_mark.column);
+	e->section = section;
 	e->superseded = 0;
 	return 0;
 }
 
+/* Recursive, but no deeper than the document: see extres_yaml_load(). */
 static int flatten(struct extres_yaml *y, yaml_node_t *mapping,
-		   const char *prefix, size_t prefix_len, unsigned depth,
+		   const char *prefix, size_t prefix_len,
 		   struct extres_flat_list *list, struct extres_err *err)
 {
 	yaml_node_pair_t *pair;
 	int r;
 
-	r = check_depth(y, mapping, depth, err);
-	if (r < 0)
-		return r;
 	for (pair = mapping->data.mapping.pairs.start;
 	     pair < mapping->data.mapping.pairs.top; pair++) {
 		yaml_node_t *k = yaml_document_get_node(y->doc, pair->key);
@@ -169,7 +145,7 @@ static int flatten(struct extres_yaml *y, yaml_node_t *mapping,
 		if (r < 0)
 			return r;
 		key_len = prefix_len + (prefix_len ? 1 : 0) + len;
-		r = spend(y, k, key_len + 1, err);
+		r = spend_key(y, k, key_len + 1, err);
 		if (r < 0)
 			return r;
 		key = malloc(key_len + 1);
@@ -182,16 +158,16 @@ static int flatten(struct extres_yaml *y, yaml_node_t *mapping,
 		memcpy(key + key_len - len, text, len);
 		key[key_len] = '\0';
 
-		if (v->type == YAML_MAPPING_NODE) {
-			r = flatten(y, v, key, key_len, depth + 1, list, err);
-			free(key);
-		} else {
-			r = flat_append(list, key, v, k);
-			if (r < 0)
-				extres_err_set(err, ENOMEM, "out of memory");
-		}
+		/* The list owns the key from here: a section's key stays
+		 * valid as the prefix of its members. */
+		r = flat_append(list, key, v, k, v->type == YAML_MAPPING_NODE);
 		if (r < 0)
-			return r;
+			return extres_err_set(err, ENOMEM, "out of memory");
+		if (v->type == YAML_MAPPING_NODE) {
+			r = flatten(y, v, key, key_len, list, err);
+			if (r < 0)
+				return r;
+		}
 	}
 	return 0;
 }
@@ -199,7 +175,7 @@ static int flatten(struct extres_yaml *y, yaml_node_t *mapping,
 int extres_yaml_flatten(struct extres_yaml *y, yaml_node_t *mapping,
 			struct extres_flat_list *list, struct extres_err *err)
 {
-	return flatten(y, mapping, "", 0, 1, list, err);
+	return flatten(y, mapping, "", 0, list, err);
 }
 
 void extres_flat_list_clear(struct extres_flat_list *list)
@@ -255,12 +231,11 @@ void extres_param_free(struct extres_param *param)
 	free(param);
 }
 
-static int convert(struct extres_yaml *y, yaml_node_t *node, unsigned depth,
+static int convert(struct extres_yaml *y, yaml_node_t *node,
 		   struct extres_param *ret, struct extres_err *err);
 
 static int convert_sequence(struct extres_yaml *y, yaml_node_t *node,
-			    unsigned depth, struct extres_param *p,
-			    struct extres_err *err)
+			    struct extres_param *p, struct extres_err *err)
 {
 	yaml_node_item_t *item;
 	int r;
@@ -269,8 +244,8 @@ static int convert_sequence(struct extres_yaml *y, yaml_node_t *node,
 	     item < node->data.sequence.items.top; item++) {
 		struct extres_param child;
 
-		r = convert(y, yaml_document_get_node(y->doc, *item), depth + 1,
-			    &child, err);
+		r = convert(y, yaml_document_get_node(y->doc, *item), &child,
+			    err);
 		if (r < 0)
 			return r;
 		r = extres_param_append(p, &child);
@@ -283,8 +258,7 @@ static int convert_sequence(struct extres_yaml *y, yaml_node_t *node,
 }
 
 static int convert_mapping(struct extres_yaml *y, yaml_node_t *node,
-			   unsigned depth, struct extres_param *p,
-			   struct extres_err *err)
+			   struct extres_param *p, struct extres_err *err)
 {
 	yaml_node_pair_t *pair;
 	int r;
@@ -299,11 +273,8 @@ static int convert_mapping(struct extres_yaml *y, yaml_node_t *node,
 		r = key_text(y, k, &text, &len, err);
 		if (r < 0)
 			return r;
-		r = spend(y, k, len + 1, err);
-		if (r < 0)
-			return r;
 		r = convert(y, yaml_document_get_node(y->doc, pair->value),
-			    depth + 1, &child, err);
+			    &child, err);
 		if (r < 0)
 			return r;
 		child.key = strdup(text);
@@ -315,7 +286,11 @@ static int convert_mapping(struct extres_yaml *y, yaml_node_t *node,
 	return 0;
 }
 
-static int convert(struct extres_yaml *y, yaml_node_t *node, unsigned depth,
+/*
+ * Recursive, but no deeper than the document, and it copies no more than
+ * the document expands to: both are bounded by extres_yaml_load().
+ */
+static int convert(struct extres_yaml *y, yaml_node_t *node,
 		   struct extres_param *ret, struct extres_err *err)
 {
 	struct extres_param p = {
@@ -325,15 +300,9 @@ static int convert(struct extres_yaml *y, yaml_node_t *node, unsigned depth,
 	const char *text;
 	int r;
 
-	r = check_depth(y, node, depth, err);
-	if (r < 0)
-		return r;
 	switch (node->type) {
 	case YAML_SCALAR_NODE:
 		r = extres_yaml_text(y, node, &text, err);
-		if (r < 0)
-			return r;
-		r = spend(y, node, strlen(text) + 1, err);
 		if (r < 0)
 			return r;
 		p.kind = EXTRES_PARAM_SCALAR;
@@ -342,18 +311,12 @@ static int convert(struct extres_yaml *y, yaml_node_t *node, unsigned depth,
 			return extres_err_set(err, ENOMEM, "out of memory");
 		break;
 	case YAML_SEQUENCE_NODE:
-		r = spend(y, node, 0, err);
-		if (r < 0)
-			return r;
 		p.kind = EXTRES_PARAM_SEQUENCE;
-		r = convert_sequence(y, node, depth, &p, err);
+		r = convert_sequence(y, node, &p, err);
 		break;
 	case YAML_MAPPING_NODE:
-		r = spend(y, node, 0, err);
-		if (r < 0)
-			return r;
 		p.kind = EXTRES_PARAM_MAPPING;
-		r = convert_mapping(y, node, depth, &p, err);
+		r = convert_mapping(y, node, &p, err);
 		break;
 	default:
 		return node_error(y, err, EINVAL, node, "an empty YAML node");
@@ -369,5 +332,5 @@ static int convert(struct extres_yaml *y, yaml_node_t *node, unsigned depth,
 int extres_param_from_yaml(struct extres_yaml *y, yaml_node_t *node,
 			   struct extres_param *ret, struct extres_err *err)
 {
-	return convert(y, node, 1, ret, err);
+	return convert(y, node, ret, err);
 }

@@ -18,27 +18,32 @@
 #include <extres/driver.h>
 
 #include "err.h"
+#include "yaml_load.h"
 
 /*
- * What one document may expand to. Aliases let a small file name the same
- * node many times (or itself), so size alone does not bound the work.
+ * The dotted keys of one document, all together: a long key with many
+ * keys nested under it is copied into each of theirs.
  */
-#define EXTRES_YAML_MAX_DEPTH 64
-#define EXTRES_YAML_MAX_NODES (1u << 20)
-#define EXTRES_YAML_MAX_BYTES (64u << 20)
+#define EXTRES_YAML_MAX_KEY_BYTES (16u << 20)
 
+/* A document from extres_yaml_load(), whose limits every walk relies on:
+ * its depth and what its aliases expand to are bounded. */
 struct extres_yaml {
 	yaml_document_t *doc;
-	const char *file;  /* for messages */
-	size_t nodes_left; /* start at EXTRES_YAML_MAX_NODES */
-	size_t bytes_left; /* start at EXTRES_YAML_MAX_BYTES */
+	const char *file; /* for messages */
+	size_t key_bytes_left; /* start at EXTRES_YAML_MAX_KEY_BYTES */
 };
 
-/* One leaf of the flattened document. */
+/* One entry of the flattened document: a leaf, or a section. */
 struct extres_flat {
 	char *key;             /* dotted, e.g. "external-resource.gpu.amount" */
-	yaml_node_t *value;    /* a scalar or a sequence, never a mapping */
+	/* A scalar or a sequence; in a section, the mapping whose members
+	 * follow as entries of their own. */
+	yaml_node_t *value;
 	uint32_t line, column; /* of the last key component */
+	/* A key whose value is a mapping: no value of its own, but where a
+	 * key expects one, the caller can say what it found. */
+	int section;
 	int superseded;        /* a later entry has the same key */
 };
 
@@ -46,16 +51,6 @@ struct extres_flat_list {
 	size_t n, cap;
 	struct extres_flat *items; /* in file order */
 };
-
-static inline uint32_t extres_yaml_pos(size_t zero_based)
-{
-	return zero_based >= UINT32_MAX ? UINT32_MAX : (uint32_t)zero_based + 1;
-}
-
-/* Put "file:line:col: <message>" into err; returns -errnum. */
-int extres_yaml_error(struct extres_err *err, int errnum, const char *file,
-		      uint32_t line, uint32_t column, const char *fmt, ...)
-	__attribute__((format(printf, 6, 7)));
 
 /* "scalar", "sequence" or "mapping", for messages. */
 const char *extres_yaml_kind(const yaml_node_t *node);
@@ -72,10 +67,12 @@ int extres_yaml_text(const struct extres_yaml *y, const yaml_node_t *node,
 		     const char **ret_text, struct extres_err *err);
 
 /*
- * Append the leaves of `mapping` to `list`: nested mappings become dotted
- * keys, scalars and sequences are leaves, empty mappings vanish. Repeated
- * keys are all kept (the caller decides). Keys must be scalars. On failure
- * `list` may hold some entries; extres_flat_list_clear() frees them.
+ * Append the entries of `mapping` to `list`: nested mappings become dotted
+ * keys, scalars and sequences are leaves, and a key whose value is a
+ * mapping (even an empty one) is a section entry, followed by the entries
+ * of that mapping. Repeated keys are all kept (the caller decides). Keys
+ * must be scalars. On failure `list` may hold some entries;
+ * extres_flat_list_clear() frees them.
  */
 int extres_yaml_flatten(struct extres_yaml *y, yaml_node_t *mapping,
 			struct extres_flat_list *list, struct extres_err *err);

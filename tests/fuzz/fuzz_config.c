@@ -6,8 +6,9 @@
  * A loaded config must hold what config.h promises: listed, valid, distinct
  * names; amounts in 1..EXTRES_MAX_AMOUNT; a driver that is a module name or
  * an absolute path; absolute paths where the loader resolves them; param
- * trees shaped as driver.h describes; messages that name the file. A failed
- * load leaves *ret_config untouched and explains itself.
+ * trees shaped as driver.h describes, no deeper than the nesting limit and
+ * no bigger than the input plus what aliases may add; messages that name
+ * the file. A failed load leaves *ret_config untouched and explains itself.
  */
 #include <errno.h>
 #include <string.h>
@@ -15,6 +16,7 @@
 #include "config.h"
 #include "fuzz.h"
 #include "param.h"
+#include "yaml_load.h"
 
 /* Absolute, so that nothing depends on the working directory. */
 #define FUZZ_PATH "/fuzz/extres.yaml"
@@ -42,13 +44,21 @@ static void touch(const char *s)
 	(void)len;
 }
 
+/* What a resource's params add up to. */
+struct param_size {
+	size_t nodes;
+	size_t value_bytes; /* of scalar values, which are copies of the input's */
+};
+
 /* `p` is a member of a MAPPING when `member`, else a sequence item or the
- * root. Returns the number of nodes in the tree. */
-static size_t check_param(const struct extres_param *p, int member)
+ * root; `depth` levels below the root. */
+static void check_param(const struct extres_param *p, int member,
+			unsigned depth, struct param_size *size)
 {
-	size_t nodes = 1;
 	uint32_t i;
 
+	size->nodes++;
+	FUZZ_CHECK(depth <= EXTRES_YAML_MAX_DEPTH);
 	FUZZ_CHECK(member ? p->key != NULL : p->key == NULL);
 	if (p->key)
 		touch(p->key);
@@ -56,21 +66,21 @@ static size_t check_param(const struct extres_param *p, int member)
 	if (p->kind == EXTRES_PARAM_SCALAR) {
 		FUZZ_CHECK(p->value != NULL);
 		touch(p->value);
+		size->value_bytes += strlen(p->value);
 		FUZZ_CHECK(p->count == 0);
-		return nodes;
+		return;
 	}
 	FUZZ_CHECK(p->kind == EXTRES_PARAM_SEQUENCE ||
 		   p->kind == EXTRES_PARAM_MAPPING);
 	FUZZ_CHECK(p->value == NULL);
 	FUZZ_CHECK(p->count == 0 || p->items != NULL);
 	for (i = 0; i < p->count; i++)
-		nodes += check_param(&p->items[i],
-				     p->kind == EXTRES_PARAM_MAPPING);
-	return nodes;
+		check_param(&p->items[i], p->kind == EXTRES_PARAM_MAPPING,
+			    depth + 1, size);
 }
 
-/* Returns the number of param nodes of the resource. */
-static size_t check_resource(const struct extres_config *c, size_t index)
+static void check_resource(const struct extres_config *c, size_t index,
+			   struct param_size *size)
 {
 	const struct extres_resource_config *res = &c->resources[index];
 	uint32_t i;
@@ -94,12 +104,13 @@ static size_t check_resource(const struct extres_config *c, size_t index)
 	FUZZ_CHECK(res->params->kind == EXTRES_PARAM_MAPPING);
 	for (i = 0; i < res->params->count; i++)
 		FUZZ_CHECK(res->params->items[i].kind != EXTRES_PARAM_MAPPING);
-	return check_param(res->params, 0);
+	check_param(res->params, 0, 0, size);
 }
 
-static void check_config(const struct extres_config *c)
+static void check_config(const struct extres_config *c, size_t input_size)
 {
-	size_t nodes = 0, i;
+	struct param_size size = { 0, 0 };
+	size_t i;
 
 	FUZZ_CHECK(c->path && strcmp(c->path, FUZZ_PATH) == 0);
 	FUZZ_CHECK(c->dir && strcmp(c->dir, FUZZ_DIR) == 0);
@@ -108,10 +119,14 @@ static void check_config(const struct extres_config *c)
 		   c->n_resources <= EXTRES_MAX_RESOURCES);
 	FUZZ_CHECK(c->resources);
 	for (i = 0; i < c->n_resources; i++)
-		nodes += check_resource(c, i);
+		check_resource(c, i, &size);
 	/* Aliases may not expand a small file past the loader's budget (the
-	 * roots are made by the loader, not read). */
-	FUZZ_CHECK(nodes <= EXTRES_YAML_MAX_NODES + c->n_resources);
+	 * roots are made by the loader, not read; so may be one default
+	 * script path per resource). */
+	FUZZ_CHECK(size.nodes <= EXTRES_YAML_MAX_NODES + 2 * c->n_resources);
+	FUZZ_CHECK(size.value_bytes <= input_size +
+					       EXTRES_YAML_MAX_ALIAS_BYTES +
+					       c->n_resources * 4096);
 	FUZZ_CHECK(c->n_warnings == 0 || c->warnings);
 	for (i = 0; i < c->n_warnings; i++)
 		FUZZ_CHECK(c->warnings[i] &&
@@ -128,7 +143,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				      &config, &err);
 	if (r == 0) {
 		FUZZ_CHECK(config != &sentinel);
-		check_config(config);
+		check_config(config, size);
 		extres_config_free(config);
 		return 0;
 	}
