@@ -279,7 +279,7 @@ static struct extres_tree *two_resources(const char *uuid, int with_fpga,
 		{ "gpu", ginfos, 1 },
 		{ "fpga", finfos, 1 },
 	};
-	struct extres_snapshot_file meta[] = { { "status", "pid 1\n", 6 } };
+	struct extres_snapshot_file meta[] = { { "status", "pid 1\n", 6, 0 } };
 	struct extres_tree *t;
 	struct extres_err err;
 
