@@ -17,6 +17,7 @@ STOPPED=
 # unmount and exit rather than be killed.
 hang_cleanup() {
 	local rc=$?
+	set +e
 	[[ -z $STOPPED ]] || kill -CONT "$STOPPED" 2>/dev/null
 	(exit "$rc")
 	it_cleanup

@@ -488,6 +488,85 @@ case_bad_config() {
 	daemon_stop_expecting "$(printf '%s\n' "${errors[@]}")"
 }
 
+# A failed reload's reason may quote what a discovery script printed and a
+# config that only root reads: every user sees when it failed
+# (.meta/status, extresctl status), only root sees why (.meta/error,
+# extresctl), and the log.
+case_private_error() {
+	it_setup
+	command -v setpriv >/dev/null || fail "setpriv (util-linux) is missing"
+	[[ $(id -u) == 0 ]] || fail "this case needs root (allow_other, setpriv)"
+	local cfg=$WORK/extres.yaml secret=tok-$RANDOM$RANDOM-s3cret why out last f
+	local errors=()
+	nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups -- "$@"; }
+	# nobody must be able to reach the mount point.
+	chmod 0755 "$WORK"
+	write_std_config "$cfg"
+	cp -- "$cfg" "$WORK/good.yaml"
+	chmod 0600 "$cfg"
+	mkdir "$WORK/bin"
+	printf '%s\n' '#!/bin/sh' "echo \"discover.sh: token=$secret\" >&2" 'exit 1' \
+		>"$WORK/bin/discover.sh"
+	chmod 0755 "$WORK/bin/discover.sh"
+	daemon_start -c "$cfg" "$MNT"
+	assert_file "$MNT/.meta/error" ""
+
+	# A script that prints a secret and fails.
+	{
+		sed 's/^external-resources: gpu;nic$/external-resources: gpu;nic;fpga/' "$WORK/good.yaml"
+		echo 'external-resource.fpga.amount: 1'
+		echo 'external-resource.fpga.driver: script'
+		echo "external-resource.fpga.param.discovery-script.path: $WORK/bin/discover.sh"
+	} | install_config
+	chmod 0600 "$cfg"
+	reload_hup
+	why="resource 'fpga': driver 'script': discovery script $WORK/bin/discover.sh exited with status 1: discover.sh: token=$secret"
+	errors+=("extresd: error: reload failed, still serving generation 0: $why")
+
+	# nobody: when, never why.
+	out=$(nobody cat "$MNT/.meta/status") || fail "nobody cannot read .meta/status"
+	[[ $out != *"$secret"* ]] || fail ".meta/status shows the secret to nobody: $out"
+	last=$(status_field last-reload)
+	[[ $last =~ ^failed\ at\ [0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$ ]] ||
+		fail "last-reload: wanted 'failed at TIME', got '$last'"
+	assert_contains "$out" "last-reload $last" ".meta/status as nobody"
+	out=$(nobody cat "$MNT/.meta/error" 2>&1) && fail "nobody read .meta/error: $out"
+	assert_contains "$out" "Permission denied" "cat .meta/error as nobody"
+	assert_eq "400 0 0" "$(stat -c '%a %u %g' "$MNT/.meta/error")" "mode and owner of .meta/error"
+	out=$(nobody grep -r -- "$secret" "$MNT" 2>&1 || true)
+	[[ $out != *"$secret"* ]] || fail "nobody found the secret in the mount: $out"
+	out=$(nobody "$EXTRESCTL" status "$MNT" 2>&1) || fail "extresctl status as nobody failed: $out"
+	[[ $out != *"$secret"* ]] || fail "extresctl status shows the secret to nobody: $out"
+	assert_contains "$out" "extresctl: warning: $MNT: last reload $last (why: in the daemon's log, and in $MNT/.meta/error for root: Permission denied)" \
+		"extresctl status as nobody"
+
+	# root: why.
+	assert_file "$MNT/.meta/error" "$why
+"
+	out=$("$EXTRESCTL" status "$MNT" 2>&1) || fail "extresctl status failed: $out"
+	assert_contains "$out" "extresctl: warning: $MNT: last reload $last: $why" "extresctl status as root"
+
+	# A config value only root reads, quoted in the error: the same.
+	sed "s/^external-resource.gpu.amount: 2$/external-resource.gpu.amount: $secret/" \
+		"$WORK/good.yaml" | install_config
+	chmod 0600 "$cfg"
+	out=$("$EXTRESCTL" reload "$MNT" 2>&1) && fail "the reload of a bad amount took: $out"
+	assert_contains "$out" "$secret" "extresctl reload as root"
+	why=$(cat "$MNT/.meta/error")
+	assert_contains "$why" "$secret" ".meta/error after a bad amount"
+	errors+=("extresd: error: reload failed, still serving generation 0: $why")
+	for f in status env resources.json extres.json; do
+		out=$(nobody cat "$MNT/.meta/$f") || fail "nobody cannot read .meta/$f"
+		[[ $out != *"$secret"* ]] || fail ".meta/$f shows the secret to nobody: $out"
+	done
+
+	# A good reload: nothing left to tell.
+	install_config <"$WORK/good.yaml"
+	reload_ok
+	assert_file "$MNT/.meta/error" ""
+	daemon_stop_expecting "$(printf '%s\n' "${errors[@]}")"
+}
+
 # ---------------------------------------------------------------------------
 # refresh-interval over a fake sysfs tree
 
