@@ -567,6 +567,69 @@ case_private_error() {
 	daemon_stop_expecting "$(printf '%s\n' "${errors[@]}")"
 }
 
+# A listing is a snapshot of one generation, as an open file is: 8 readers
+# list a directory while 1,000 reloads toggle its size between 3 and many
+# entries; every count is one a generation had, never a mix of two.
+case_listing_snapshot() {
+	it_setup
+	local big=1000 reloads=1000 i r n before bad t0 counts fd line
+	local text=()
+	for n in 3 "$big"; do
+		text[n]=$(
+			echo 'external-resources: gpu'
+			# shellcheck disable=SC2046 # one index per argument
+			static_resource gpu "$n" "" $(seq 0 $((big - 1)))
+		)
+	done
+	printf '%s\n' "${text[big]}" >"$WORK/extres.yaml"
+	daemon_start -c "$WORK/extres.yaml" "$MNT"
+	assert_eq "$big" "$(ls "$MNT/gpu" | wc -l)" "entries at start"
+
+	# The readers fill the time the daemon and the reloads leave (nice),
+	# so that 1,000 reloads take seconds, not minutes, on two CPUs.
+	for r in $(seq 8); do
+		nice -n 19 bash -c 'while [[ ! -e $1/done && -d $2 ]]; do ls "$2" | wc -l; done' \
+			reader "$WORK" "$MNT/gpu" >"$WORK/counts.$r" &
+		echo $! >"$WORK/reader.$r.pid"
+	done
+	# Short waits without a process each: read with a timeout from a FIFO
+	# nobody writes. The config is written in place, without a process:
+	# the daemon reads it only when signalled, after the write.
+	mkfifo "$WORK/never"
+	exec {fd}<>"$WORK/never"
+	# The "reloads N" line of .meta/status into $line, without a process.
+	reloads_line() {
+		while IFS= read -r line && [[ $line != "reloads "* ]]; do :; done <"$MNT/.meta/status"
+	}
+	t0=$SECONDS
+	for ((i = 1; i <= reloads; i++)); do
+		n=$((i % 2 ? 3 : big))
+		printf '%s\n' "${text[n]}" >"$WORK/extres.yaml"
+		reloads_line
+		before=$line
+		kill -HUP "$DAEMON_PID" || fail "cannot send SIGHUP to extresd"
+		while reloads_line && [[ $line == "$before" ]]; do
+			((SECONDS - t0 < 50)) || fail "only $i of $reloads reloads done after 50 s"
+			read -r -t 0.002 -u "$fd" _ || true
+		done
+	done
+	exec {fd}<&-
+	touch "$WORK/done"
+	for r in $(seq 8); do
+		wait "$(cat "$WORK/reader.$r.pid")" || fail "reader $r failed"
+	done
+	assert_eq ok "$(status_field last-reload)" "last reload"
+	assert_eq "$reloads" "$(status_field generation)" "generation after $reloads reloads"
+	assert_eq "$big" "$(ls "$MNT/gpu" | wc -l)" "entries at the end"
+	counts=$(cat "$WORK"/counts.* | sort -n | uniq -c)
+	n=$(cat "$WORK"/counts.* | wc -l)
+	it_log "$reloads reloads in $((SECONDS - t0)) s, $n listings (how many, count): $(tr -s ' \n' ' ' <<<"$counts")"
+	bad=$(awk -v big="$big" '$2 != 3 && $2 != big' <<<"$counts")
+	[[ -z $bad ]] || fail "listings that no generation had (how many, count): $bad"
+	((n >= 100)) || fail "only $n listings ran during the reloads"
+	daemon_stop
+}
+
 # ---------------------------------------------------------------------------
 # refresh-interval over a fake sysfs tree
 
