@@ -84,9 +84,10 @@ int extres_ctl_on_mount(const char *path, long step_s, long total_s,
 	fflush(NULL);
 	r = extres_deadline_run(&dl, run_job, &job);
 	if (r == -ETIMEDOUT) {
-		extres_log(EXTRES_LOG_ERR,
-			   "extresd at %s is not responding (no answer within %ld s)",
-			   path, step_s);
+		extres_log(
+			EXTRES_LOG_ERR,
+			"extresd at %s is not responding (no answer within %ld s)",
+			path, step_s);
 		return 1;
 	}
 	if (r < 0) {

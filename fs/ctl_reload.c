@@ -8,9 +8,6 @@
  * past what it was before the signal.
  */
 #include <errno.h>
-#include <fcntl.h>
-#include <inttypes.h>
-#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,8 +16,8 @@
 #include <unistd.h>
 
 #include "ctl.h"
+#include "err.h"
 #include "log.h"
-#include "mountpoint.h"
 
 #define DEFAULT_TIMEOUT_S 60
 
@@ -93,9 +90,10 @@ static int read_status(const char *mnt, struct status *st,
 	r = parse_status(text, st);
 	free(text);
 	if (r < 0)
-		return extres_err_set(err, EINVAL,
-				      "%s/.meta/status does not look like an extresd status file",
-				      mnt);
+		return extres_err_set(
+			err, EINVAL,
+			"%s/.meta/status does not look like an extresd status file",
+			mnt);
 	return 0;
 }
 
@@ -116,11 +114,11 @@ static void report_failure(const char *mnt, const struct status *st,
 			   "%s: reload %s: %s; still serving generation %lu",
 			   mnt, st->last, why, st->generation);
 	else
-		extres_log(EXTRES_LOG_ERR,
-			   "%s: reload %s (why: in the daemon's log, and in %s/.meta/error for root%s%s); still serving generation %lu",
-			   mnt, st->last, mnt, why_errno ? ": " : "",
-			   why_errno ? strerror(why_errno) : "",
-			   st->generation);
+		extres_log(
+			EXTRES_LOG_ERR,
+			"%s: reload %s (why: in the daemon's log, and in %s/.meta/error for root%s%s); still serving generation %lu",
+			mnt, st->last, mnt, why_errno ? ": " : "",
+			why_errno ? strerror(why_errno) : "", st->generation);
 }
 
 /* In extres_ctl_on_mount()'s child: signal, wait for the outcome, say it. */
@@ -146,9 +144,10 @@ static int reload_job(struct extres_ctl_mount *m, void *arg)
 		if (r < 0 || now.reloads != before.reloads)
 			break;
 		if (now_ms() - start >= *timeout * 1000) {
-			r = extres_err_set(&err, ETIMEDOUT,
-					   "extresd (pid %ld) did not report a reload within %ld s",
-					   before.pid, *timeout);
+			r = extres_err_set(
+				&err, ETIMEDOUT,
+				"extresd (pid %ld) did not report a reload within %ld s",
+				before.pid, *timeout);
 			break;
 		}
 		nanosleep(&pause, NULL);
@@ -163,7 +162,8 @@ static int reload_job(struct extres_ctl_mount *m, void *arg)
 	if (r < 0) {
 		extres_log(EXTRES_LOG_ERR, "%s", err.msg);
 	} else if (strncmp(now.last, "ok", 2) == 0) {
-		printf("%s: reloaded, generation %lu\n", m->mnt, now.generation);
+		printf("%s: reloaded, generation %lu\n", m->mnt,
+		       now.generation);
 	} else {
 		report_failure(m->mnt, &now, why, why_errno);
 		r = -EINVAL;
@@ -209,6 +209,7 @@ int extres_ctl_reload(int argc, char *argv[])
 	 * is shorter; the child's own wait ends first when the daemon
 	 * answers but the reload takes too long. */
 	return extres_ctl_on_mount(
-		path, timeout < CTL_MOUNT_TIMEOUT_S ? timeout : CTL_MOUNT_TIMEOUT_S,
+		path,
+		timeout < CTL_MOUNT_TIMEOUT_S ? timeout : CTL_MOUNT_TIMEOUT_S,
 		timeout + 1, reload_job, &timeout);
 }

@@ -356,10 +356,11 @@ static int print_remarks(const char *mnt, const struct remarks *rm)
 		extres_log(EXTRES_LOG_WARNING, "%s: last reload %s: %s", mnt,
 			   rm->failed, rm->why);
 	else if (rm->failed)
-		extres_log(EXTRES_LOG_WARNING,
-			   "%s: last reload %s (why: in the daemon's log, and in %s/.meta/error for root%s%s)",
-			   mnt, rm->failed, mnt, rm->why_errno ? ": " : "",
-			   rm->why_errno ? strerror(rm->why_errno) : "");
+		extres_log(
+			EXTRES_LOG_WARNING,
+			"%s: last reload %s (why: in the daemon's log, and in %s/.meta/error for root%s%s)",
+			mnt, rm->failed, mnt, rm->why_errno ? ": " : "",
+			rm->why_errno ? strerror(rm->why_errno) : "");
 	return n;
 }
 

@@ -289,15 +289,15 @@ static int do_readdir(fuse_req_t req, const struct extres_fs *fs,
 				e.attr_timeout = 0;
 				e.entry_timeout = 0;
 			}
-			len = fuse_add_direntry_plus(req, buf + used,
-						     size - used, name, &e,
-						     (off_t)(serial | (uint64_t)(i + 1)));
+			len = fuse_add_direntry_plus(
+				req, buf + used, size - used, name, &e,
+				(off_t)(serial | (uint64_t)(i + 1)));
 		} else {
 			if (n)
 				extres_tree_stat(n, &e.attr);
-			len = fuse_add_direntry(req, buf + used, size - used,
-						name, &e.attr,
-						(off_t)(serial | (uint64_t)(i + 1)));
+			len = fuse_add_direntry(
+				req, buf + used, size - used, name, &e.attr,
+				(off_t)(serial | (uint64_t)(i + 1)));
 		}
 		if (len > size - used)
 			break;

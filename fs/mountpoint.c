@@ -238,8 +238,9 @@ static int probe(const char *mnt, int (*stop_requested)(void),
 				      EXTRES_MOUNTPOINT_PROBE_MS / 1000);
 	if (r > 0)
 		r = -EIO;
-	return extres_err_set(err, -r, "cannot check the extresd mount at %s: %s",
-			      mnt, strerror(-r));
+	return extres_err_set(err, -r,
+			      "cannot check the extresd mount at %s: %s", mnt,
+			      strerror(-r));
 }
 
 int extres_mountpoint_lock(const char *mnt, const char *dir, int wait_ms,

@@ -114,7 +114,7 @@ static int meta_files(const struct extresd *d,
 		len[META_ERROR] = strlen(text[META_ERROR]);
 	for (i = 0; i < N_META; i++)
 		files[i] = (struct extres_snapshot_file){ names[i], text[i],
-							   len[i], perms[i] };
+							  len[i], perms[i] };
 	free(views);
 	return r;
 }

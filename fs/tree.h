@@ -30,7 +30,7 @@ struct extres_node {
 	uint64_t ino;
 	uint64_t parent; /* the parent's inode number; root: itself */
 	const char *name; /* "" for the root */
-	mode_t mode;      /* S_IFDIR | 0555, or S_IFREG | 0444 or less */
+	mode_t mode; /* S_IFDIR | 0555, or S_IFREG | 0444 or less */
 	/* Files: the content (not NUL-terminated for readers; len is size). */
 	const char *data;
 	size_t size;

@@ -62,7 +62,8 @@ static void test_prepare(void **state)
 	assert_int_equal(extres_mountpoint_resolve(path, 1, &abs, &err), 0);
 	snprintf(path, sizeof(path), "%s/a/c", tmpl);
 	assert_string_equal(abs, path);
-	assert_int_equal(extres_mountpoint_prepare(abs, NULL, &detached, &err), 0);
+	assert_int_equal(extres_mountpoint_prepare(abs, NULL, &detached, &err),
+			 0);
 	assert_int_equal(detached, 0);
 	free(abs);
 	abs = NULL;

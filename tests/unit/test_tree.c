@@ -325,9 +325,9 @@ static void test_private_file_and_serial(void **state)
 	struct stat st;
 
 	assert_int_equal(extres_tree_serial(a), 0);
-	assert_int_equal(extres_snapshot_build_meta(NULL, 0, meta, 1, T1, a, &b,
-						    &err),
-			 0);
+	assert_int_equal(
+		extres_snapshot_build_meta(NULL, 0, meta, 1, T1, a, &b, &err),
+		0);
 	assert_int_equal(extres_tree_serial(b), 1);
 	extres_tree_stat(walk(b, ".meta", "error", NULL), &st);
 	assert_int_equal(st.st_mode, S_IFREG | 0400);
@@ -335,9 +335,9 @@ static void test_private_file_and_serial(void **state)
 	extres_tree_free(a);
 	a = b;
 	meta[0].perm = 0;
-	assert_int_equal(extres_snapshot_build_meta(NULL, 0, meta, 1, T1, a, &b,
-						    &err),
-			 0);
+	assert_int_equal(
+		extres_snapshot_build_meta(NULL, 0, meta, 1, T1, a, &b, &err),
+		0);
 	extres_tree_stat(walk(b, ".meta", "error", NULL), &st);
 	assert_int_equal(st.st_mode, S_IFREG | 0444);
 	assert_int_not_equal(st.st_ino, walk(a, ".meta", "error", NULL)->ino);
@@ -345,9 +345,9 @@ static void test_private_file_and_serial(void **state)
 	extres_tree_free(b);
 
 	assert_int_equal(extres_tree_builder_new(&bld), 0);
-	assert_int_equal(extres_tree_add_file_perm(bld, 0, "x", "", 0, 0644,
-						   NULL, &err),
-			 -EINVAL);
+	assert_int_equal(
+		extres_tree_add_file_perm(bld, 0, "x", "", 0, 0644, NULL, &err),
+		-EINVAL);
 	assert_non_null(strstr(err.msg, "'x'"));
 	extres_tree_builder_free(bld);
 }
