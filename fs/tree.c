@@ -142,7 +142,8 @@ static int add_node(struct extres_tree_builder *b, size_t parent,
 	if (!is_dir) {
 		/* malloc(0) may return NULL: always keep one byte. */
 		n->data = malloc(size ? size : 1);
-		if (n->data)
+		/* An empty file may come without a buffer. */
+		if (n->data && size)
 			memcpy(n->data, data, size);
 		n->size = size;
 	}
