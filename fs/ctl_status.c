@@ -368,7 +368,7 @@ struct status_opts {
 	int json;
 };
 
-/* In extresctl_on_mount()'s child: read everything, then print. */
+/* In extres_ctl_on_mount()'s child: read everything, then print. */
 static int status_job(struct extres_ctl_mount *m, void *arg)
 {
 	const struct status_opts *o = arg;

@@ -570,6 +570,7 @@ case_private_error() {
 # A listing is a snapshot of one generation, as an open file is: 8 readers
 # list a directory while 1,000 reloads toggle its size between 3 and many
 # entries; every count is one a generation had, never a mix of two.
+# shellcheck disable=SC2012,SC2016 # `ls | wc -l` is the idiom under test
 case_listing_snapshot() {
 	it_setup
 	local big=1000 reloads=1000 i r n before bad t0 counts fd line
