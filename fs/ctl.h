@@ -49,6 +49,39 @@ int extres_ctl_print_json(struct extres_json *json);
 /* A whole number of seconds from min to max; 0 or -EINVAL. */
 int extres_ctl_parse_seconds(const char *arg, long min, long max, long *ret);
 
+/*
+ * Work on a running extresd's mount, with a deadline.
+ *
+ * extres_ctl_on_mount() runs `fn` in a child process, after it found the
+ * live extresd mount at `path` (extres_mountpoint_check_live(): errors are
+ * printed, exit status 1); `m->mnt` is its absolute path. `fn` calls
+ * extres_ctl_mount_step() after each access to the mount that was
+ * answered, and extres_ctl_mount_done() after the last one, before it
+ * prints what it found (printing has no deadline: stdout may be a slow
+ * pipe). When an access takes more than `step_s` seconds, or the work is
+ * not done after `total_s` (0: no such limit), the child is killed and
+ * "extresd at PATH is not responding" printed. Returns fn's return value
+ * (the exit status; 128 + N when signal N ended the child), or 1.
+ */
+#define CTL_MOUNT_TIMEOUT_S 5
+
+struct extres_deadline_child;
+
+struct extres_ctl_mount {
+	char *mnt;
+	struct extres_deadline_child *child;
+};
+
+int extres_ctl_on_mount(const char *path, long step_s, long total_s,
+			int (*fn)(struct extres_ctl_mount *m, void *arg),
+			void *arg);
+void extres_ctl_mount_step(struct extres_ctl_mount *m);
+void extres_ctl_mount_done(struct extres_ctl_mount *m);
+
+/* The whole file .meta/NAME of the mount `mnt` (up to 1 MiB, NUL-ended;
+ * free() it), or NULL with errno set. */
+char *extres_ctl_read_meta(const char *mnt, const char *name);
+
 struct extres_config;
 
 /* Load CONFIG and print its warnings; 0, or -1 after printing the error. */

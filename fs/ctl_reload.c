@@ -8,9 +8,6 @@
  * past what it was before the signal.
  */
 #include <errno.h>
-#include <fcntl.h>
-#include <inttypes.h>
-#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,8 +16,8 @@
 #include <unistd.h>
 
 #include "ctl.h"
+#include "err.h"
 #include "log.h"
-#include "mountpoint.h"
 
 #define DEFAULT_TIMEOUT_S 60
 
@@ -41,11 +38,15 @@ static void usage_reload(FILE *out)
 		"A reload is all or nothing: if the new configuration or a driver fails,\n"
 		"the daemon keeps serving what it served and keeps its devices.\n"
 		"\n"
-		"    --timeout SECONDS  how long to wait (default %d)\n"
+		"    --timeout SECONDS  how long to wait (default %d); the daemon must\n"
+		"                       also answer each access within %d s (or\n"
+		"                       SECONDS, if fewer), else it is reported as not\n"
+		"                       responding\n"
 		"\n"
 		"Exit status: 0 when the reload took, 1 when it failed or no answer\n"
-		"came, 2 on usage errors.\n",
-		DEFAULT_TIMEOUT_S);
+		"came, 2 on usage errors. The reason a reload failed is shown to root\n"
+		"only: other users find it in the daemon's log.\n",
+		DEFAULT_TIMEOUT_S, CTL_MOUNT_TIMEOUT_S);
 }
 
 /* Parse .meta/status: "key value" lines. */
@@ -79,25 +80,96 @@ static int parse_status(const char *text, struct status *st)
 static int read_status(const char *mnt, struct status *st,
 		       struct extres_err *err)
 {
-	char path[PATH_MAX], buf[4096];
-	ssize_t n;
-	int fd, r;
+	char *text;
+	int r;
 
-	snprintf(path, sizeof(path), "%s/.meta/status", mnt);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return extres_err_set(err, errno, "%s: %s", path, strerror(errno));
-	n = read(fd, buf, sizeof(buf) - 1);
-	r = errno;
-	close(fd);
-	if (n < 0)
-		return extres_err_set(err, r, "%s: %s", path, strerror(r));
-	buf[(size_t)n] = '\0';
-	if (parse_status(buf, st) < 0)
-		return extres_err_set(err, EINVAL,
-				      "%s does not look like an extresd status file",
-				      path);
+	text = extres_ctl_read_meta(mnt, "status");
+	if (!text)
+		return extres_err_set(err, errno, "%s/.meta/status: %s", mnt,
+				      strerror(errno));
+	r = parse_status(text, st);
+	free(text);
+	if (r < 0)
+		return extres_err_set(
+			err, EINVAL,
+			"%s/.meta/status does not look like an extresd status file",
+			mnt);
 	return 0;
+}
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Say that the reload failed, and why where we may read it (root). */
+static void report_failure(const char *mnt, const struct status *st,
+			   const char *why, int why_errno)
+{
+	if (why && why[0])
+		extres_log(EXTRES_LOG_ERR,
+			   "%s: reload %s: %s; still serving generation %lu",
+			   mnt, st->last, why, st->generation);
+	else
+		extres_log(
+			EXTRES_LOG_ERR,
+			"%s: reload %s (why: in the daemon's log, and in %s/.meta/error for root%s%s); still serving generation %lu",
+			mnt, st->last, mnt, why_errno ? ": " : "",
+			why_errno ? strerror(why_errno) : "", st->generation);
+}
+
+/* In extres_ctl_on_mount()'s child: signal, wait for the outcome, say it. */
+static int reload_job(struct extres_ctl_mount *m, void *arg)
+{
+	const struct timespec pause = { 0, 20 * 1000 * 1000 };
+	const long *timeout = arg;
+	long long start = now_ms();
+	struct status before, now;
+	struct extres_err err;
+	char *why = NULL, *nl;
+	int why_errno = 0, r;
+
+	r = read_status(m->mnt, &before, &err);
+	extres_ctl_mount_step(m);
+	if (r == 0 && kill((pid_t)before.pid, SIGHUP) < 0)
+		r = extres_err_set(&err, errno,
+				   "cannot signal extresd (pid %ld): %s",
+				   before.pid, strerror(errno));
+	while (r == 0) {
+		r = read_status(m->mnt, &now, &err);
+		extres_ctl_mount_step(m);
+		if (r < 0 || now.reloads != before.reloads)
+			break;
+		if (now_ms() - start >= *timeout * 1000) {
+			r = extres_err_set(
+				&err, ETIMEDOUT,
+				"extresd (pid %ld) did not report a reload within %ld s",
+				before.pid, *timeout);
+			break;
+		}
+		nanosleep(&pause, NULL);
+	}
+	if (r == 0 && strncmp(now.last, "ok", 2) != 0) {
+		why = extres_ctl_read_meta(m->mnt, "error");
+		why_errno = why ? 0 : errno;
+		if (why && (nl = strchr(why, '\n')))
+			*nl = '\0';
+	}
+	extres_ctl_mount_done(m);
+	if (r < 0) {
+		extres_log(EXTRES_LOG_ERR, "%s", err.msg);
+	} else if (strncmp(now.last, "ok", 2) == 0) {
+		printf("%s: reloaded, generation %lu\n", m->mnt,
+		       now.generation);
+	} else {
+		report_failure(m->mnt, &now, why, why_errno);
+		r = -EINVAL;
+	}
+	free(why);
+	return r < 0 ? 1 : 0;
 }
 
 int extres_ctl_reload(int argc, char *argv[])
@@ -108,12 +180,8 @@ int extres_ctl_reload(int argc, char *argv[])
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *path = CTL_DEFAULT_MOUNTPOINT;
-	struct status before, now;
-	struct extres_err err;
-	struct timespec pause = { 0, 20 * 1000 * 1000 };
-	long timeout = DEFAULT_TIMEOUT_S, waited_ms = 0;
-	char *mnt = NULL;
-	int c, r;
+	long timeout = DEFAULT_TIMEOUT_S;
+	int c;
 
 	optind = 0;
 	while ((c = extres_ctl_next_opt("reload", "reload", argc, argv, ":h",
@@ -137,38 +205,11 @@ int extres_ctl_reload(int argc, char *argv[])
 	if (optind < argc)
 		return extres_ctl_usage_error(
 			"reload", "reload: unexpected argument '%s'", argv[optind]);
-
-	r = extres_mountpoint_absolute(path, &mnt, &err);
-	if (r == 0)
-		r = extres_mountpoint_check_live(mnt, &err);
-	if (r == 0)
-		r = read_status(mnt, &before, &err);
-	if (r == 0 && kill((pid_t)before.pid, SIGHUP) < 0)
-		r = extres_err_set(&err, errno, "cannot signal extresd (pid %ld): %s",
-				   before.pid, strerror(errno));
-	while (r == 0) {
-		r = read_status(mnt, &now, &err);
-		if (r < 0 || now.reloads != before.reloads)
-			break;
-		if (waited_ms >= timeout * 1000) {
-			r = extres_err_set(&err, ETIMEDOUT,
-					   "extresd (pid %ld) did not report a reload within %ld s",
-					   before.pid, timeout);
-			break;
-		}
-		nanosleep(&pause, NULL);
-		waited_ms += 20;
-	}
-	if (r == 0 && strncmp(now.last, "ok", 2) == 0) {
-		printf("%s: reloaded, generation %lu\n", mnt, now.generation);
-	} else if (r == 0) {
-		extres_log(EXTRES_LOG_ERR,
-			   "%s: reload %s; still serving generation %lu", mnt,
-			   now.last, now.generation);
-		r = -EINVAL;
-	} else {
-		extres_log(EXTRES_LOG_ERR, "%s", err.msg);
-	}
-	free(mnt);
-	return r < 0 ? 1 : 0;
+	/* Each access has the usual deadline, or less when the whole wait
+	 * is shorter; the child's own wait ends first when the daemon
+	 * answers but the reload takes too long. */
+	return extres_ctl_on_mount(
+		path,
+		timeout < CTL_MOUNT_TIMEOUT_S ? timeout : CTL_MOUNT_TIMEOUT_S,
+		timeout + 1, reload_job, &timeout);
 }

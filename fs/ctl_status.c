@@ -47,7 +47,7 @@ struct node {
 static void usage_status(FILE *out)
 {
 	fprintf(out,
-		"usage: extresctl status [--json] [MOUNTPOINT]\n"
+		"usage: extresctl status [--json] [--timeout SECONDS] [MOUNTPOINT]\n"
 		"\n"
 		"Show what the extresd serving MOUNTPOINT (default " CTL_DEFAULT_MOUNTPOINT
 		") serves,\n"
@@ -56,12 +56,21 @@ static void usage_status(FILE *out)
 		"'.') are skipped. Exit 1 when MOUNTPOINT is not an extresd mount,\n"
 		"or its daemon is gone (a dead mount: 'Transport endpoint is not\n"
 		"connected'), and when another live process holds a device it\n"
-		"serves (each such conflict is printed on stderr).\n"
+		"serves (each such conflict is printed on stderr), and when the\n"
+		"daemon does not answer an access within the deadline: 'extresd at\n"
+		"MOUNTPOINT is not responding'.\n"
+		"\n"
+		"When its last reload failed, a warning says when, and why to root.\n"
 		"\n"
 		"    --json       one JSON object instead, mirroring the tree:\n"
 		"                   {\"RESOURCE\": {\"INFO\": {\"KEY\": \"VALUE\", ...}, ...}, ...}\n"
 		"                 Bytes that JSON text cannot carry show as U+FFFD.\n"
-		"    -h, --help   this help\n");
+		"    --timeout SECONDS\n"
+		"                 how long the daemon may take to answer each\n"
+		"                 access before it is called not responding\n"
+		"                 (exit 1; default %d)\n"
+		"    -h, --help   this help\n",
+		CTL_MOUNT_TIMEOUT_S);
 }
 
 static void node_clear(struct node *node)
@@ -97,16 +106,6 @@ static struct node *node_add(struct node *node, const char *name)
 	return &node->kids[node->n++];
 }
 
-/* The mount point, absolute; a missing path is named as "no extresd". */
-static int absolute(const char *path, char **ret, struct extres_err *err)
-{
-	if (access(path, F_OK) < 0 && errno == ENOENT)
-		return extres_err_set(err, ENOENT,
-				      "%s does not exist: no extresd serves it",
-				      path);
-	return extres_mountpoint_absolute(path, ret, err);
-}
-
 /* The error for `errnum` at `dir`/`name` (name may be NULL). */
 static int path_error(const char *mnt, const char *dir, const char *name,
 		      int errnum, struct extres_err *err)
@@ -138,7 +137,7 @@ static int read_property(int fd, struct node *prop)
 	return 0;
 }
 
-static int read_dir(const char *mnt, int dfd, const char *path,
+static int read_dir(struct extres_ctl_mount *m, int dfd, const char *path,
 		    enum level level, struct node *node,
 		    struct extres_err *err);
 
@@ -147,10 +146,11 @@ static int read_dir(const char *mnt, int dfd, const char *path,
  * child of `node`. Entries that vanished (a reload in between) or are not
  * what the level holds (a file among resources) are not added.
  */
-static int read_entry(const char *mnt, int dfd, const char *path,
+static int read_entry(struct extres_ctl_mount *m, int dfd, const char *path,
 		      enum level level, const char *name, struct node *node,
 		      struct extres_err *err)
 {
+	const char *mnt = m->mnt;
 	int flags = O_RDONLY | O_CLOEXEC | O_NOFOLLOW;
 	struct node *kid;
 	char *kid_path;
@@ -164,6 +164,7 @@ static int read_entry(const char *mnt, int dfd, const char *path,
 			return 0;
 		return path_error(mnt, path, name, errno, err);
 	}
+	extres_ctl_mount_step(m);
 	kid = node_add(node, name);
 	if (!kid) {
 		close(fd);
@@ -172,6 +173,7 @@ static int read_entry(const char *mnt, int dfd, const char *path,
 	if (level == LEVEL_INFO) {
 		r = read_property(fd, kid);
 		close(fd);
+		extres_ctl_mount_step(m);
 		if (r < 0)
 			return r == -EFBIG ?
 				       extres_err_set(
@@ -188,16 +190,17 @@ static int read_entry(const char *mnt, int dfd, const char *path,
 		return extres_err_set(err, ENOMEM, "out of memory");
 	}
 	/* read_dir() takes fd over. */
-	r = read_dir(mnt, fd, kid_path, level + 1, kid, err);
+	r = read_dir(m, fd, kid_path, level + 1, kid, err);
 	free(kid_path);
 	return r;
 }
 
 /* Every visible entry of the directory `fd` (closed here), in readdir
  * order: the daemon's order. */
-static int read_dir(const char *mnt, int fd, const char *path, enum level level,
-		    struct node *node, struct extres_err *err)
+static int read_dir(struct extres_ctl_mount *m, int fd, const char *path,
+		    enum level level, struct node *node, struct extres_err *err)
 {
+	const char *mnt = m->mnt;
 	struct dirent *de;
 	DIR *dir;
 	int r = 0;
@@ -216,9 +219,10 @@ static int read_dir(const char *mnt, int fd, const char *path, enum level level,
 				r = path_error(mnt, path, NULL, errno, err);
 			break;
 		}
+		extres_ctl_mount_step(m);
 		if (de->d_name[0] == '.')
 			continue;
-		r = read_entry(mnt, dirfd(dir), path, level, de->d_name, node,
+		r = read_entry(m, dirfd(dir), path, level, de->d_name, node,
 			       err);
 		if (r < 0)
 			break;
@@ -227,14 +231,15 @@ static int read_dir(const char *mnt, int fd, const char *path, enum level level,
 	return r;
 }
 
-static int read_tree(const char *mnt, struct node *root, struct extres_err *err)
+static int read_tree(struct extres_ctl_mount *m, struct node *root,
+		     struct extres_err *err)
 {
 	int fd;
 
-	fd = open(mnt, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	fd = open(m->mnt, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
-		return path_error(mnt, mnt, NULL, errno, err);
-	return read_dir(mnt, fd, mnt, LEVEL_ROOT, root, err);
+		return path_error(m->mnt, m->mnt, NULL, errno, err);
+	return read_dir(m, fd, m->mnt, LEVEL_ROOT, root, err);
 }
 
 static void print_text(const char *mnt, const struct node *root)
@@ -293,61 +298,129 @@ static int print_json(const struct node *root)
 	return r;
 }
 
-/*
- * Print the daemon's "conflict ..." lines from .meta/status as errors: a
- * device it serves that another live process holds too. Returns how many
- * (0 also when the status cannot be read: the tree was, which is the
- * answer asked for).
- */
-static int report_conflicts(const char *mnt)
-{
-	char path[PATH_MAX], *buf = NULL, *p, *nl;
-	size_t len = 0;
-	int fd, n = 0;
+/* What the daemon says besides the tree: its .meta/status, and why its
+ * last reload failed (from .meta/error, which only root may read). */
+struct remarks {
+	char *status;
+	char *failed; /* "failed at TIME" of the last reload, or NULL */
+	char *why;
+	int why_errno;
+};
 
-	if (snprintf(path, sizeof(path), "%s/.meta/status", mnt) >=
-	    (int)sizeof(path))
-		return 0;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	if (extres_read_all(fd, 1 << 20, &buf, &len) < 0) {
-		close(fd);
-		return 0;
-	}
-	close(fd);
-	for (p = buf; p < buf + len; p = nl + 1) {
-		nl = memchr(p, '\n', (size_t)(buf + len - p));
-		if (!nl)
-			break;
-		*nl = '\0';
+static void remarks_clear(struct remarks *rm)
+{
+	free(rm->status);
+	free(rm->failed);
+	free(rm->why);
+	*rm = (struct remarks){ 0 };
+}
+
+/* Read them; none is no error: the tree was read, which is the answer
+ * asked for. */
+static void read_remarks(struct extres_ctl_mount *m, struct remarks *rm)
+{
+	const char *p, *nl;
+	char *cut;
+
+	rm->status = extres_ctl_read_meta(m->mnt, "status");
+	extres_ctl_mount_step(m);
+	for (p = rm->status; p && (nl = strchr(p, '\n')); p = nl + 1)
+		if (strncmp(p, "last-reload failed", 18) == 0)
+			rm->failed = strndup(p + 12, (size_t)(nl - p) - 12);
+	if (!rm->failed)
+		return;
+	rm->why = extres_ctl_read_meta(m->mnt, "error");
+	rm->why_errno = rm->why ? 0 : errno;
+	extres_ctl_mount_step(m);
+	if (rm->why && (cut = strchr(rm->why, '\n')))
+		*cut = '\0';
+}
+
+/*
+ * Print the daemon's "conflict ..." lines as errors (a device it serves
+ * that another live process holds too) and a failed last reload as a
+ * warning. Returns how many conflicts.
+ */
+static int print_remarks(const char *mnt, const struct remarks *rm)
+{
+	const char *p, *nl;
+	int n = 0;
+
+	for (p = rm->status; p && (nl = strchr(p, '\n')); p = nl + 1)
 		if (strncmp(p, "conflict ", 9) == 0) {
-			extres_log(EXTRES_LOG_ERR, "conflict: %s", p + 9);
+			extres_log(EXTRES_LOG_ERR, "conflict: %.*s",
+				   (int)(nl - p) - 9, p + 9);
 			n++;
 		}
-	}
-	free(buf);
+	if (rm->failed && rm->why && rm->why[0])
+		extres_log(EXTRES_LOG_WARNING, "%s: last reload %s: %s", mnt,
+			   rm->failed, rm->why);
+	else if (rm->failed)
+		extres_log(
+			EXTRES_LOG_WARNING,
+			"%s: last reload %s (why: in the daemon's log, and in %s/.meta/error for root%s%s)",
+			mnt, rm->failed, mnt, rm->why_errno ? ": " : "",
+			rm->why_errno ? strerror(rm->why_errno) : "");
 	return n;
+}
+
+struct status_opts {
+	int json;
+};
+
+/* In extres_ctl_on_mount()'s child: read everything, then print. */
+static int status_job(struct extres_ctl_mount *m, void *arg)
+{
+	const struct status_opts *o = arg;
+	struct remarks rm = { 0 };
+	struct node root = { 0 };
+	struct extres_err err;
+	int r;
+
+	r = read_tree(m, &root, &err);
+	if (r == 0)
+		read_remarks(m, &rm);
+	extres_ctl_mount_done(m);
+	if (r < 0)
+		extres_log(EXTRES_LOG_ERR, "%s", err.msg);
+	else if (o->json)
+		r = print_json(&root);
+	else
+		print_text(m->mnt, &root);
+	if (r == 0 && print_remarks(m->mnt, &rm) > 0)
+		r = -EBUSY;
+	remarks_clear(&rm);
+	node_clear(&root);
+	return r < 0 ? 1 : 0;
 }
 
 int extres_ctl_status(int argc, char *argv[])
 {
 	static const struct option longopts[] = {
 		{ "json", no_argument, NULL, CTL_OPT_JSON },
+		{ "timeout", required_argument, NULL, 't' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *path = CTL_DEFAULT_MOUNTPOINT;
-	struct node root = { 0 };
-	struct extres_err err;
-	char *mnt = NULL;
-	int c, json = 0, r;
+	struct status_opts o = { 0 };
+	long timeout = CTL_MOUNT_TIMEOUT_S;
+	int c;
 
 	optind = 0;
 	while ((c = extres_ctl_next_opt("status", "status", argc, argv, ":h",
 					longopts)) != -1) {
 		if (c == CTL_OPT_JSON) {
-			json = 1;
+			o.json = 1;
+			continue;
+		}
+		if (c == 't') {
+			if (extres_ctl_parse_seconds(optarg, 1, 86400,
+						     &timeout) < 0)
+				return extres_ctl_usage_error(
+					"status",
+					"status: --timeout '%s' is not a number of seconds from 1 to 86400",
+					optarg);
 			continue;
 		}
 		if (c != 'h')
@@ -364,22 +437,5 @@ int extres_ctl_status(int argc, char *argv[])
 	if (!*path)
 		return extres_ctl_usage_error(
 			"status", "status: MOUNTPOINT is an empty string");
-
-	r = absolute(path, &mnt, &err);
-	if (r == 0)
-		r = extres_mountpoint_check_live(mnt, &err);
-	if (r == 0)
-		r = read_tree(mnt, &root, &err);
-	if (r < 0) {
-		extres_log(EXTRES_LOG_ERR, "%s", err.msg);
-	} else if (json) {
-		r = print_json(&root);
-	} else {
-		print_text(mnt, &root);
-	}
-	if (r == 0 && report_conflicts(mnt) > 0)
-		r = -EBUSY;
-	node_clear(&root);
-	free(mnt);
-	return r < 0 ? 1 : 0;
+	return extres_ctl_on_mount(path, timeout, 0, status_job, &o);
 }

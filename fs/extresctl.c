@@ -8,7 +8,8 @@
  *                                            run the drivers, list candidates
  *   extresctl [-c CONFIG] request --kubernetes [--json] | --yarn
  *                                            scheduler resource requests
- *   extresctl status [--json] [MOUNTPOINT]   what a running extresd serves
+ *   extresctl status [--json] [--timeout S] [MOUNTPOINT]
+ *                                            what a running extresd serves
  *   extresctl reload [--timeout S] [MOUNTPOINT]
  *                                            re-read its config, say if it took
  *   extresctl coord list FILE [--json] [--timeout S]  entries, owners' states
@@ -16,7 +17,8 @@
  *                                            drop entries of owners gone
  *
  * Exit 0 on success, 1 when the config, a driver, the mount or the file
- * fails, 2 on usage errors. This file holds the global options and the
+ * fails (a daemon that does not answer within a deadline too: see
+ * ctl_mount.c), 2 on usage errors. This file holds the global options and the
  * dispatch; each command lives in ctl_config.c (check, discover),
  * ctl_request.c, ctl_status.c, ctl_reload.c or ctl_coord.c (coord).
  */
@@ -45,7 +47,7 @@ static void usage(FILE *out)
 		"                       print the resource requests for CONFIG's\n"
 		"                       devices: Kubernetes YAML (or JSON) limits and\n"
 		"                       requests, or YARN NAME=AMOUNT lines\n"
-		"    status [--json] [MOUNTPOINT]\n"
+		"    status [--json] [--timeout SECONDS] [MOUNTPOINT]\n"
 		"                       show what the extresd at MOUNTPOINT (default\n"
 		"                       /run/extres) serves: resources, infos and\n"
 		"                       their properties\n"
@@ -67,7 +69,11 @@ static void usage(FILE *out)
 		"    -h, --help         this help; 'extresctl COMMAND --help' for one\n"
 		"    -V, --version      print the version\n"
 		"\n"
-		"Exit status: 0 success, 1 failure, 2 usage error.\n");
+		"Every access to a mount has a deadline (default %d s, --timeout):\n"
+		"a daemon that does not answer is reported as not responding.\n"
+		"\n"
+		"Exit status: 0 success, 1 failure, 2 usage error.\n",
+		CTL_MOUNT_TIMEOUT_S);
 }
 
 int main(int argc, char *argv[])

@@ -41,10 +41,13 @@ struct extresd {
 	struct extres_control control;
 	pthread_t main_thread; /* runs the session loop; woken to stop it */
 	/* What .meta/status tells: successful reloads, attempts, the last
-	 * attempt's outcome ("-" before any). */
+	 * attempt's outcome ("-" before any, "ok", "failed at TIME"); and
+	 * what root alone reads in .meta/error: why it failed ("" when it
+	 * did not). */
 	unsigned long generation;
 	unsigned long reloads;
 	char last_reload[512];
+	char last_error[EXTRES_ERR_MAX];
 	/* When each resource's refresh-interval next falls due (monotonic
 	 * ms; 0: never); NULL until scheduled, dropped at every reload. */
 	long long *refresh_due;

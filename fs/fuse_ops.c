@@ -198,16 +198,56 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 }
 
 /*
+ * A listing is a snapshot of one tree, as an open file is: a listing that
+ * a reload interrupts goes on with the tree it started with, not the middle
+ * of the new one. Since opendir is declined there is no handle to keep that
+ * tree in, so the offset carries it: the tree's serial in the high bits,
+ * the position in the low ones. A tree retired since is still found; one
+ * freed since (EXTRES_FS_RETIRED reloads later) answers ESTALE, as a file
+ * opened in it does.
+ */
+#define OFF_POS_BITS 32
+#define OFF_POS_MASK 0xffffffffULL
+#define OFF_SERIAL_MASK 0x7fffffffULL /* keeps every offset positive */
+
+static uint64_t serial_of(const struct extres_tree *t)
+{
+	return extres_tree_serial(t) & OFF_SERIAL_MASK;
+}
+
+/* The tree a listing at offset `off` reads from, or NULL. Call with the
+ * lock held. */
+static const struct extres_tree *listing_tree(const struct extres_fs *fs,
+					      off_t off)
+{
+	uint64_t serial = (uint64_t)off >> OFF_POS_BITS;
+	size_t i;
+
+	if (off == 0 || serial_of(fs->tree) == serial)
+		return fs->tree;
+	for (i = 0; i < EXTRES_FS_RETIRED; i++)
+		if (fs->retired[i] && serial_of(fs->retired[i]) == serial)
+			return fs->retired[i];
+	return NULL;
+}
+
+/*
  * Fill `buf` (`size` bytes) with the entries of directory `ino` from offset
  * `off` on, as many as fit, and set *ret_used. Entry i of a directory is
  * "." (0), ".." (1) or child i - 2; it carries offset i + 1, the entry to
- * resume from. 0, or a negative errno. Call with the lock held.
+ * resume from, with the tree's serial above it (see listing_tree()). 0, or
+ * a negative errno. Call with the lock held.
  */
-static int do_readdir(fuse_req_t req, const struct extres_tree *t,
+static int do_readdir(fuse_req_t req, const struct extres_fs *fs,
 		      fuse_ino_t ino, char *buf, size_t size, off_t off,
 		      int plus, size_t *ret_used)
 {
-	const struct extres_node *dir = extres_tree_get(t, ino);
+	const struct extres_tree *t = listing_tree(fs, off);
+	const struct extres_node *dir = t ? extres_tree_get(t, ino) : NULL;
+	uint64_t serial = t ? serial_of(t) << OFF_POS_BITS : 0;
+	/* Entries of a tree no longer served must not become the kernel's
+	 * cached names (they may be gone now): no lookups for them. */
+	int past = t != fs->tree;
 	size_t used = 0;
 	off_t i;
 	int r = 0;
@@ -216,6 +256,7 @@ static int do_readdir(fuse_req_t req, const struct extres_tree *t,
 		r = -ESTALE;
 	else if (!S_ISDIR(dir->mode))
 		r = -ENOTDIR;
+	off = (off_t)((uint64_t)off & OFF_POS_MASK);
 	for (i = off; r == 0 && i < (off_t)dir->n_children + 2; i++) {
 		const struct extres_node *n = NULL;
 		const char *name;
@@ -236,8 +277,11 @@ static int do_readdir(fuse_req_t req, const struct extres_tree *t,
 			name = n->name;
 		}
 		if (plus) {
-			if (n) {
+			if (n && !past) {
 				fill_entry(n, &e);
+			} else if (n) {
+				memset(&e, 0, sizeof(e));
+				extres_tree_stat(n, &e.attr);
 			} else {
 				/* No lookup count for the dot entries. */
 				e.ino = 0;
@@ -245,14 +289,15 @@ static int do_readdir(fuse_req_t req, const struct extres_tree *t,
 				e.attr_timeout = 0;
 				e.entry_timeout = 0;
 			}
-			len = fuse_add_direntry_plus(req, buf + used,
-						     size - used, name, &e,
-						     i + 1);
+			len = fuse_add_direntry_plus(
+				req, buf + used, size - used, name, &e,
+				(off_t)(serial | (uint64_t)(i + 1)));
 		} else {
 			if (n)
 				extres_tree_stat(n, &e.attr);
-			len = fuse_add_direntry(req, buf + used, size - used,
-						name, &e.attr, i + 1);
+			len = fuse_add_direntry(
+				req, buf + used, size - used, name, &e.attr,
+				(off_t)(serial | (uint64_t)(i + 1)));
 		}
 		if (len > size - used)
 			break;
@@ -267,13 +312,13 @@ static void reply_readdir(fuse_req_t req, fuse_ino_t ino, size_t size,
 			  off_t off, int plus)
 {
 	struct extres_fs *fs = fuse_req_userdata(req);
-	const struct extres_tree *t = lock_tree(fs);
 	char *buf = malloc(size);
 	size_t used = 0;
 	int r = -ENOMEM;
 
+	lock_tree(fs);
 	if (buf)
-		r = do_readdir(req, t, ino, buf, size, off, plus, &used);
+		r = do_readdir(req, fs, ino, buf, size, off, plus, &used);
 	if (r < 0)
 		fuse_reply_err(req, -r);
 	else

@@ -114,7 +114,8 @@ static int resolve_mountpoint(struct extresd *d)
 					   extres_stop_pending, &d->runlock,
 					   &err);
 	if (r == 0)
-		r = extres_mountpoint_prepare(d->mountpoint, &detached, &err);
+		r = extres_mountpoint_prepare(
+			d->mountpoint, extres_stop_pending, &detached, &err);
 	free(dir);
 	if (r == -EINTR)
 		extres_log(EXTRES_LOG_NOTICE, "stopped during start-up");

@@ -15,10 +15,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "deadline.h"
 #include "fileio.h"
 
 #define OUR_FSTYPE "fuse.extresd"
 #define ALREADY_SERVED "%s is already served by a running extresd"
+#define NOT_RESPONDING "extresd at %s is not responding (no answer within %d s)"
 #define LOCK_RETRY_MS 20
 
 /* Decode mountinfo's octal escapes in place. */
@@ -197,6 +199,50 @@ static int mounted_fstype(const char *mnt, char **ret_fstype,
 	return r;
 }
 
+/* In the probe's child: statfs always reaches the daemon (stat may be
+ * answered from the kernel's cache even when the daemon is dead). Exit 1
+ * for a dead mount, 0 for any answer. */
+static int probe_child(void *arg, struct extres_deadline_child *c)
+{
+	struct statfs sfs;
+
+	(void)c;
+	return statfs(arg, &sfs) < 0 && errno == ENOTCONN;
+}
+
+/*
+ * Whether the extresd mount at `mnt` answers, asked with a deadline: a hung
+ * daemon must not hang us (statfs would block for good, deaf to SIGTERM,
+ * which the daemon blocks). 0 when it answers, -ENOTCONN when its daemon is
+ * gone, -EINTR when stop_requested() said so (no message); else -ETIMEDOUT
+ * or another errno, with a message.
+ */
+static int probe(const char *mnt, int (*stop_requested)(void),
+		 struct extres_err *err)
+{
+	const struct extres_deadline dl = {
+		.step_ms = EXTRES_MOUNTPOINT_PROBE_MS,
+		.stop_requested = stop_requested,
+	};
+	int r;
+
+	r = extres_deadline_run(&dl, probe_child, (void *)mnt);
+	if (r == 0)
+		return 0;
+	if (r == 1)
+		return -ENOTCONN;
+	if (r == -EINTR)
+		return r;
+	if (r == -ETIMEDOUT)
+		return extres_err_set(err, ETIMEDOUT, NOT_RESPONDING, mnt,
+				      EXTRES_MOUNTPOINT_PROBE_MS / 1000);
+	if (r > 0)
+		r = -EIO;
+	return extres_err_set(err, -r,
+			      "cannot check the extresd mount at %s: %s", mnt,
+			      strerror(-r));
+}
+
 int extres_mountpoint_lock(const char *mnt, const char *dir, int wait_ms,
 			   int (*stop_requested)(void),
 			   struct extres_runlock *ret, struct extres_err *err)
@@ -220,6 +266,15 @@ int extres_mountpoint_lock(const char *mnt, const char *dir, int wait_ms,
 		served = r == 1 && strcmp(fstype, OUR_FSTYPE) == 0;
 		free(fstype);
 		fstype = NULL;
+		/* A dead mount is on its way out with its holder; one that
+		 * does not answer is no reason to wait, but to say so. */
+		if (served) {
+			r = probe(mnt, stop_requested, err);
+			if (r == -ENOTCONN)
+				served = 0;
+			else if (r < 0)
+				break;
+		}
 		if (served || waited >= wait_ms) {
 			r = extres_err_set(err, EBUSY, ALREADY_SERVED, mnt);
 			break;
@@ -234,12 +289,11 @@ int extres_mountpoint_lock(const char *mnt, const char *dir, int wait_ms,
 	return r;
 }
 
-int extres_mountpoint_prepare(const char *mnt, int *ret_detached,
-			      struct extres_err *err)
+int extres_mountpoint_prepare(const char *mnt, int (*stop_requested)(void),
+			      int *ret_detached, struct extres_err *err)
 {
 	char *fstype = NULL;
 	int detached = 0, r;
-	struct statfs sfs;
 	struct stat st;
 
 	/* Several dead mounts may be stacked after repeated crashes. */
@@ -258,12 +312,11 @@ int extres_mountpoint_prepare(const char *mnt, int *ret_detached,
 				mnt, fstype);
 			goto out;
 		}
-		/* statfs always reaches the daemon (stat may be answered
-		 * from the kernel's cache even when the daemon is dead). */
-		if (statfs(mnt, &sfs) == 0 || errno != ENOTCONN) {
+		r = probe(mnt, stop_requested, err);
+		if (r == 0)
 			r = extres_err_set(err, EBUSY, ALREADY_SERVED, mnt);
+		if (r != -ENOTCONN)
 			goto out;
-		}
 		if (umount2(mnt, MNT_DETACH) < 0) {
 			r = extres_err_set(
 				err, errno,

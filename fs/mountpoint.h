@@ -26,6 +26,10 @@
 int extres_mountpoint_resolve(const char *path, int create, char **ret,
 			      struct extres_err *err);
 
+/* How long a start waits for the extresd already mounted at the mount
+ * point to answer before it calls that daemon "not responding". */
+#define EXTRES_MOUNTPOINT_PROBE_MS 5000
+
 /*
  * Take the start-up lock of the absolute mount point `mnt` (see runlock.h)
  * in the lock directory `dir`. While another extresd holds it without a
@@ -35,9 +39,11 @@ int extres_mountpoint_resolve(const char *path, int create, char **ret,
  * stop signal ends the wait at once.
  *
  * 0 with *ret held; -EBUSY "MNT is already served by a running extresd"
- * when a mount of ours is there or the wait ran out; -EINTR (no message)
- * when stop_requested() said so; else another negative errno with a
- * message. Nothing is taken on failure.
+ * when a mount of ours is there or the wait ran out; -ETIMEDOUT "extresd at
+ * MNT is not responding" when that mount gives no answer within
+ * EXTRES_MOUNTPOINT_PROBE_MS; -EINTR (no message) when stop_requested()
+ * said so; else another negative errno with a message. Nothing is taken on
+ * failure.
  */
 int extres_mountpoint_lock(const char *mnt, const char *dir, int wait_ms,
 			   int (*stop_requested)(void),
@@ -48,11 +54,14 @@ int extres_mountpoint_lock(const char *mnt, const char *dir, int wait_ms,
  * extresd mounts on it, and check that what is left is a directory that
  * nothing is mounted on. A live extresd mount there is -EBUSY with the same
  * message as extres_mountpoint_lock() (a daemon that does not take the lock:
- * another user's, or an older version). On success *ret_detached is the
- * number of dead mounts detached. Errors name the path.
+ * another user's, or an older version), and -ETIMEDOUT "extresd at MNT is
+ * not responding" when it gives no answer within EXTRES_MOUNTPOINT_PROBE_MS;
+ * -EINTR (no message) when `stop_requested` (may be NULL), asked while
+ * waiting for that answer, said so. On success *ret_detached is the number
+ * of dead mounts detached. Errors name the path.
  */
-int extres_mountpoint_prepare(const char *mnt, int *ret_detached,
-			      struct extres_err *err);
+int extres_mountpoint_prepare(const char *mnt, int (*stop_requested)(void),
+			      int *ret_detached, struct extres_err *err);
 
 /*
  * Make `path` absolute: realpath() of it, or, where that fails with
@@ -66,6 +75,8 @@ int extres_mountpoint_absolute(const char *path, char **ret,
  * 0 when the absolute path `mnt` is the topmost mount of a live extresd;
  * else -ENOENT (not a mount point), -EINVAL (another file system), -ENOTCONN
  * (a dead extresd mount) or another errno, with a message saying which.
+ * Asks the daemon, so blocks for as long as a hung one does: call it under
+ * a deadline (deadline.h), as extresctl does.
  */
 int extres_mountpoint_check_live(const char *mnt, struct extres_err *err);
 

@@ -65,16 +65,19 @@ static int status_text(const struct extresd *d, char **ret, size_t *ret_len)
 	return 0;
 }
 
-/* .meta's files: the status and the views of the allocations. */
-enum { META_STATUS, META_ENV, META_SPARK, META_JSON, N_META };
+/* .meta's files: the status, the views of the allocations, and the last
+ * reload's error, which may quote script output and config values that
+ * only root may read: so may only root read it. */
+enum { META_STATUS, META_ENV, META_SPARK, META_JSON, META_ERROR, N_META };
 
 static int meta_files(const struct extresd *d,
 		      struct extres_snapshot_file files[N_META],
 		      char *text[N_META])
 {
 	static const char *const names[N_META] = {
-		"status", "env", "resources.json", "extres.json",
+		"status", "env", "resources.json", "extres.json", "error",
 	};
+	static const mode_t perms[N_META] = { [META_ERROR] = 0400 };
 	struct extres_view_resource *views;
 	size_t len[N_META] = { 0 }, i;
 	int r;
@@ -102,9 +105,16 @@ static int meta_files(const struct extresd *d,
 	if (r == 0)
 		r = extres_view_json(views, d->allocs->n, &text[META_JSON],
 				     &len[META_JSON]);
+	if (r == 0 && d->last_error[0] &&
+	    asprintf(&text[META_ERROR], "%s\n", d->last_error) < 0) {
+		text[META_ERROR] = NULL;
+		r = -ENOMEM;
+	}
+	if (text[META_ERROR])
+		len[META_ERROR] = strlen(text[META_ERROR]);
 	for (i = 0; i < N_META; i++)
 		files[i] = (struct extres_snapshot_file){ names[i], text[i],
-							   len[i] };
+							  len[i], perms[i] };
 	free(views);
 	return r;
 }
@@ -148,16 +158,30 @@ out:
 	return r;
 }
 
-/* Keep the outcome for .meta/status: one line, whatever the message. */
-static void set_last_reload(struct extresd *d, const char *what,
-			    const char *msg)
+/*
+ * Keep the outcome: .meta/status, which every user reads, says only whether
+ * the last reload failed and when ("ok", "failed at TIME"); the reason
+ * (`msg`), which may quote a script's output or a config only root reads,
+ * goes to .meta/error (root only), on one line.
+ */
+static void set_last_reload(struct extresd *d, const char *msg)
 {
+	char when[32] = "?";
+	struct tm tm;
+	time_t now;
 	char *p;
 
-	/* Bounded on purpose: the status stays one short line. */
-	snprintf(d->last_reload, sizeof(d->last_reload), "%s%s%.480s", what,
-		 msg ? ": " : "", msg ? msg : "");
-	for (p = d->last_reload; *p; p++)
+	d->last_error[0] = '\0';
+	if (!msg) {
+		snprintf(d->last_reload, sizeof(d->last_reload), "ok");
+		return;
+	}
+	now = time(NULL);
+	if (gmtime_r(&now, &tm))
+		strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	snprintf(d->last_reload, sizeof(d->last_reload), "failed at %s", when);
+	snprintf(d->last_error, sizeof(d->last_error), "%s", msg);
+	for (p = d->last_error; *p; p++)
 		if (*p == '\n' || *p == '\r')
 			*p = ' ';
 }
@@ -191,7 +215,7 @@ static int try_reload(struct extresd *d)
 	d->config = config;
 	d->allocs = allocs;
 	d->generation++;
-	set_last_reload(d, "ok", NULL);
+	set_last_reload(d, NULL);
 	r = extresd_publish(d);
 	if (r < 0) {
 		/* The old tree is still served: so stays the old state. */
@@ -229,7 +253,7 @@ fail:
 	}
 	extres_log(EXTRES_LOG_ERR, "reload failed, still serving generation %lu: %s",
 		   d->generation, err.msg);
-	set_last_reload(d, "failed", err.msg);
+	set_last_reload(d, err.msg);
 	return r;
 }
 

@@ -82,8 +82,9 @@ int extres_snapshot_build_meta(const struct extres_snapshot_resource *res,
 			goto fail;
 	}
 	for (i = 0; i < n_files; i++) {
-		r = extres_tree_add_file(b, meta, files[i].name, files[i].data,
-					 files[i].len, NULL, err);
+		r = extres_tree_add_file_perm(
+			b, meta, files[i].name, files[i].data, files[i].len,
+			files[i].perm ? files[i].perm : 0444, NULL, err);
 		if (r < 0)
 			goto fail;
 	}

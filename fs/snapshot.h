@@ -13,6 +13,7 @@
 #define EXTRES_SNAPSHOT_H
 
 #include <stddef.h>
+#include <sys/types.h>
 #include <time.h>
 
 #include "err.h"
@@ -30,6 +31,7 @@ struct extres_snapshot_file {
 	const char *name;
 	const char *data;
 	size_t len;
+	mode_t perm; /* 0: 0444, every user reads it; else e.g. 0400 */
 };
 
 /* Build the tree for `n` resources; `prev` (or NULL) is the tree it will

@@ -12,6 +12,7 @@ struct bnode {
 	size_t parent;
 	char *name;
 	int is_dir;
+	mode_t perm; /* files: 0444, or less */
 	char *data;
 	size_t size;
 	size_t *children;
@@ -97,8 +98,8 @@ void extres_tree_builder_free(struct extres_tree_builder *b)
 }
 
 static int add_node(struct extres_tree_builder *b, size_t parent,
-		    const char *name, int is_dir, const char *data, size_t size,
-		    size_t *ret_id, struct extres_err *err)
+		    const char *name, int is_dir, mode_t perm, const char *data,
+		    size_t size, size_t *ret_id, struct extres_err *err)
 {
 	struct bnode *p, *n;
 	size_t id;
@@ -136,11 +137,13 @@ static int add_node(struct extres_tree_builder *b, size_t parent,
 	memset(n, 0, sizeof(*n));
 	n->parent = parent;
 	n->is_dir = is_dir;
+	n->perm = perm;
 	n->name = strdup(name);
 	if (!is_dir) {
 		/* malloc(0) may return NULL: always keep one byte. */
 		n->data = malloc(size ? size : 1);
-		if (n->data)
+		/* An empty file may come without a buffer. */
+		if (n->data && size)
 			memcpy(n->data, data, size);
 		n->size = size;
 	}
@@ -160,14 +163,26 @@ int extres_tree_add_dir(struct extres_tree_builder *b, size_t parent,
 			const char *name, size_t *ret_id,
 			struct extres_err *err)
 {
-	return add_node(b, parent, name, 1, NULL, 0, ret_id, err);
+	return add_node(b, parent, name, 1, 0555, NULL, 0, ret_id, err);
 }
 
 int extres_tree_add_file(struct extres_tree_builder *b, size_t parent,
 			 const char *name, const char *data, size_t size,
 			 size_t *ret_id, struct extres_err *err)
 {
-	return add_node(b, parent, name, 0, data, size, ret_id, err);
+	return add_node(b, parent, name, 0, 0444, data, size, ret_id, err);
+}
+
+int extres_tree_add_file_perm(struct extres_tree_builder *b, size_t parent,
+			      const char *name, const char *data, size_t size,
+			      mode_t perm, size_t *ret_id,
+			      struct extres_err *err)
+{
+	if (perm & ~(mode_t)0444)
+		return extres_err_set(err, EINVAL,
+				      "'%s': mode %04o is not read-only", name,
+				      (unsigned)perm);
+	return add_node(b, parent, name, 0, perm, data, size, ret_id, err);
 }
 
 void extres_tree_free(struct extres_tree *t)
@@ -212,7 +227,8 @@ static int insert_name(struct extres_tree *t, const struct extres_node *n)
  * same path, held. */
 static int same_file(const struct bnode *bn, const struct extres_node *p)
 {
-	return p && !bn->is_dir && !S_ISDIR(p->mode) && p->size == bn->size &&
+	return p && !bn->is_dir && !S_ISDIR(p->mode) &&
+	       (p->mode & 07777) == bn->perm && p->size == bn->size &&
 	       memcmp(p->data, bn->data, bn->size) == 0;
 }
 
@@ -329,7 +345,7 @@ int extres_tree_seal(struct extres_tree_builder *b, struct timespec now,
 					n->n_subdirs++;
 			}
 		} else {
-			n->mode = S_IFREG | 0444;
+			n->mode = S_IFREG | bn->perm;
 			n->data = bn->data;
 			n->size = bn->size;
 			n->mtime = was[i] && was[i]->ino == n->ino ? was[i]->mtime
@@ -411,6 +427,11 @@ void extres_tree_stat(const struct extres_node *n, struct stat *st)
 size_t extres_tree_size(const struct extres_tree *t)
 {
 	return t->n;
+}
+
+uint64_t extres_tree_serial(const struct extres_tree *t)
+{
+	return t->serial;
 }
 
 static int diff_node(const struct extres_tree *new, const struct extres_node *o,

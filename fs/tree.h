@@ -30,7 +30,7 @@ struct extres_node {
 	uint64_t ino;
 	uint64_t parent; /* the parent's inode number; root: itself */
 	const char *name; /* "" for the root */
-	mode_t mode;      /* S_IFDIR | 0555 or S_IFREG | 0444 */
+	mode_t mode; /* S_IFDIR | 0555, or S_IFREG | 0444 or less */
 	/* Files: the content (not NUL-terminated for readers; len is size). */
 	const char *data;
 	size_t size;
@@ -64,10 +64,18 @@ int extres_tree_add_file(struct extres_tree_builder *b, size_t parent,
 			 const char *name, const char *data, size_t size,
 			 size_t *ret_id, struct extres_err *err);
 
+/* The same as extres_tree_add_file() with permissions `perm` instead of
+ * 0444 (only read bits: -EINVAL otherwise), for a file that not every user
+ * may read. */
+int extres_tree_add_file_perm(struct extres_tree_builder *b, size_t parent,
+			      const char *name, const char *data, size_t size,
+			      mode_t perm, size_t *ret_id,
+			      struct extres_err *err);
+
 /*
  * Freeze the builder into a tree; the builder is consumed (freed) whether or
  * not this succeeds. `prev` is the tree this one replaces, or NULL:
- *  - a file with the same path and bytes as in prev keeps its inode number
+ *  - a file with the same path, bytes and mode as in prev keeps its inode number
  *    and time stamp; a changed or new file gets a number prev never used,
  *    and `now`;
  *  - a directory at a path prev has keeps its number; it keeps its time
@@ -112,5 +120,9 @@ void extres_tree_stat(const struct extres_node *n, struct stat *st);
 
 /* Number of nodes, root included. */
 size_t extres_tree_size(const struct extres_tree *t);
+
+/* The tree's place in its line: 0 for a tree built without a predecessor,
+ * one more than the predecessor's otherwise. */
+uint64_t extres_tree_serial(const struct extres_tree *t);
 
 #endif

@@ -91,7 +91,7 @@ case_help() {
 		fail "extresctl --help does not start with its usage line: $CTL_OUT"
 	for word in check 'discover [NAME]' 'coord list FILE [--json]' \
 		'coord gc FILE [--json] [--dry-run]' 'request --kubernetes [--json]' \
-		'request --yarn' 'status [--json] [MOUNTPOINT]' --config --help --version; do
+		'request --yarn' 'status [--json] [--timeout SECONDS] [MOUNTPOINT]' --config --help --version; do
 		assert_contains "$CTL_OUT" "$word" "extresctl --help"
 	done
 
@@ -127,9 +127,9 @@ case_help() {
 	run_ctl status --help
 	assert_eq 0 "$RUN_STATUS" "exit status of extresctl status --help"
 	assert_eq "" "$CTL_ERR" "stderr of extresctl status --help"
-	[[ $CTL_OUT == "usage: extresctl status [--json] [MOUNTPOINT]"$'\n'* ]] ||
+	[[ $CTL_OUT == "usage: extresctl status [--json] [--timeout SECONDS] [MOUNTPOINT]"$'\n'* ]] ||
 		fail "extresctl status --help: $CTL_OUT"
-	for word in /run/extres --json Hidden 'dead mount'; do
+	for word in /run/extres --json --timeout Hidden 'dead mount' 'not responding'; do
 		assert_contains "$CTL_OUT" "$word" "extresctl status --help"
 	done
 

@@ -37,18 +37,23 @@ reload_ok() {
 	assert_eq ok "$(status_field last-reload)" "last-reload in .meta/status"
 }
 
-# extresctl reload MNT must fail with WHY: exit 1, the reason on stderr,
-# and nothing served changes (the caller compares the tree).
+# extresctl reload MNT must fail with WHY: exit 1, the reason on stderr (we
+# are root), and nothing served changes (the caller compares the tree).
+# .meta/status says only when; .meta/error (root only) says why.
 reload_fails() {
-	local why=$1 gen out rc=0
+	local why=$1 gen out rc=0 last
 	gen=$(status_field generation)
 	out=$("$EXTRESCTL" reload "$MNT" 2>"$WORK/ctl.err") || rc=$?
 	[[ $rc == 1 ]] || fail "extresctl reload $MNT exited with status $rc, wanted 1; stderr: $(cat "$WORK/ctl.err")"
 	assert_eq "" "$out" "extresctl reload stdout after a failed reload"
-	assert_eq "extresctl: error: $MNT: reload failed: $why; still serving generation $gen" \
+	last=$(status_field last-reload)
+	[[ $last =~ ^failed\ at\ [0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$ ]] ||
+		fail "last-reload after a failed reload: wanted 'failed at TIME', got '$last'"
+	assert_eq "extresctl: error: $MNT: reload $last: $why; still serving generation $gen" \
 		"$(cat "$WORK/ctl.err")" "extresctl reload stderr"
 	assert_eq "$gen" "$(status_field generation)" "generation after a failed reload"
-	assert_eq "failed: $why" "$(status_field last-reload)" "last-reload after a failed reload"
+	assert_file "$MNT/.meta/error" "$why
+"
 }
 
 # kill -HUP, then poll .meta/status (20 s at most) until the attempt is
@@ -481,6 +486,149 @@ case_bad_config() {
 	cmp -s -- "$WORK/coord.before" "$coord" ||
 		fail "coordination file changed after the good reload: $(cat "$coord")"
 	daemon_stop_expecting "$(printf '%s\n' "${errors[@]}")"
+}
+
+# A failed reload's reason may quote what a discovery script printed and a
+# config that only root reads: every user sees when it failed
+# (.meta/status, extresctl status), only root sees why (.meta/error,
+# extresctl), and the log.
+case_private_error() {
+	it_setup
+	command -v setpriv >/dev/null || fail "setpriv (util-linux) is missing"
+	[[ $(id -u) == 0 ]] || fail "this case needs root (allow_other, setpriv)"
+	local cfg=$WORK/extres.yaml secret=tok-$RANDOM$RANDOM-s3cret why out last f
+	local errors=()
+	nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups -- "$@"; }
+	# nobody must be able to reach the mount point.
+	chmod 0755 "$WORK"
+	write_std_config "$cfg"
+	cp -- "$cfg" "$WORK/good.yaml"
+	chmod 0600 "$cfg"
+	mkdir "$WORK/bin"
+	printf '%s\n' '#!/bin/sh' "echo \"discover.sh: token=$secret\" >&2" 'exit 1' \
+		>"$WORK/bin/discover.sh"
+	chmod 0755 "$WORK/bin/discover.sh"
+	daemon_start -c "$cfg" "$MNT"
+	assert_file "$MNT/.meta/error" ""
+
+	# A script that prints a secret and fails.
+	{
+		sed 's/^external-resources: gpu;nic$/external-resources: gpu;nic;fpga/' "$WORK/good.yaml"
+		echo 'external-resource.fpga.amount: 1'
+		echo 'external-resource.fpga.driver: script'
+		echo "external-resource.fpga.param.discovery-script.path: $WORK/bin/discover.sh"
+	} | install_config
+	chmod 0600 "$cfg"
+	reload_hup
+	why="resource 'fpga': driver 'script': discovery script $WORK/bin/discover.sh exited with status 1: discover.sh: token=$secret"
+	errors+=("extresd: error: reload failed, still serving generation 0: $why")
+
+	# nobody: when, never why.
+	out=$(nobody cat "$MNT/.meta/status") || fail "nobody cannot read .meta/status"
+	[[ $out != *"$secret"* ]] || fail ".meta/status shows the secret to nobody: $out"
+	last=$(status_field last-reload)
+	[[ $last =~ ^failed\ at\ [0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$ ]] ||
+		fail "last-reload: wanted 'failed at TIME', got '$last'"
+	assert_contains "$out" "last-reload $last" ".meta/status as nobody"
+	out=$(nobody cat "$MNT/.meta/error" 2>&1) && fail "nobody read .meta/error: $out"
+	assert_contains "$out" "Permission denied" "cat .meta/error as nobody"
+	assert_eq "400 0 0" "$(stat -c '%a %u %g' "$MNT/.meta/error")" "mode and owner of .meta/error"
+	out=$(nobody grep -r -- "$secret" "$MNT" 2>&1 || true)
+	[[ $out != *"$secret"* ]] || fail "nobody found the secret in the mount: $out"
+	out=$(nobody "$EXTRESCTL" status "$MNT" 2>&1) || fail "extresctl status as nobody failed: $out"
+	[[ $out != *"$secret"* ]] || fail "extresctl status shows the secret to nobody: $out"
+	assert_contains "$out" "extresctl: warning: $MNT: last reload $last (why: in the daemon's log, and in $MNT/.meta/error for root: Permission denied)" \
+		"extresctl status as nobody"
+
+	# root: why.
+	assert_file "$MNT/.meta/error" "$why
+"
+	out=$("$EXTRESCTL" status "$MNT" 2>&1) || fail "extresctl status failed: $out"
+	assert_contains "$out" "extresctl: warning: $MNT: last reload $last: $why" "extresctl status as root"
+
+	# A config value only root reads, quoted in the error: the same.
+	sed "s/^external-resource.gpu.amount: 2$/external-resource.gpu.amount: $secret/" \
+		"$WORK/good.yaml" | install_config
+	chmod 0600 "$cfg"
+	out=$("$EXTRESCTL" reload "$MNT" 2>&1) && fail "the reload of a bad amount took: $out"
+	assert_contains "$out" "$secret" "extresctl reload as root"
+	why=$(cat "$MNT/.meta/error")
+	assert_contains "$why" "$secret" ".meta/error after a bad amount"
+	errors+=("extresd: error: reload failed, still serving generation 0: $why")
+	for f in status env resources.json extres.json; do
+		out=$(nobody cat "$MNT/.meta/$f") || fail "nobody cannot read .meta/$f"
+		[[ $out != *"$secret"* ]] || fail ".meta/$f shows the secret to nobody: $out"
+	done
+
+	# A good reload: nothing left to tell.
+	install_config <"$WORK/good.yaml"
+	reload_ok
+	assert_file "$MNT/.meta/error" ""
+	daemon_stop_expecting "$(printf '%s\n' "${errors[@]}")"
+}
+
+# A listing is a snapshot of one generation, as an open file is: 8 readers
+# list a directory while 1,000 reloads toggle its size between 3 and many
+# entries; every count is one a generation had, never a mix of two.
+# shellcheck disable=SC2012,SC2016 # `ls | wc -l` is the idiom under test
+case_listing_snapshot() {
+	it_setup
+	local big=1000 reloads=1000 i r n before bad t0 counts fd line
+	local text=()
+	for n in 3 "$big"; do
+		text[n]=$(
+			echo 'external-resources: gpu'
+			# shellcheck disable=SC2046 # one index per argument
+			static_resource gpu "$n" "" $(seq 0 $((big - 1)))
+		)
+	done
+	printf '%s\n' "${text[big]}" >"$WORK/extres.yaml"
+	daemon_start -c "$WORK/extres.yaml" "$MNT"
+	assert_eq "$big" "$(ls "$MNT/gpu" | wc -l)" "entries at start"
+
+	# The readers fill the time the daemon and the reloads leave (nice),
+	# so that 1,000 reloads take seconds, not minutes, on two CPUs.
+	for r in $(seq 8); do
+		nice -n 19 bash -c 'while [[ ! -e $1/done && -d $2 ]]; do ls "$2" | wc -l; done' \
+			reader "$WORK" "$MNT/gpu" >"$WORK/counts.$r" &
+		echo $! >"$WORK/reader.$r.pid"
+	done
+	# Short waits without a process each: read with a timeout from a FIFO
+	# nobody writes. The config is written in place, without a process:
+	# the daemon reads it only when signalled, after the write.
+	mkfifo "$WORK/never"
+	exec {fd}<>"$WORK/never"
+	# The "reloads N" line of .meta/status into $line, without a process.
+	reloads_line() {
+		while IFS= read -r line && [[ $line != "reloads "* ]]; do :; done <"$MNT/.meta/status"
+	}
+	t0=$SECONDS
+	for ((i = 1; i <= reloads; i++)); do
+		n=$((i % 2 ? 3 : big))
+		printf '%s\n' "${text[n]}" >"$WORK/extres.yaml"
+		reloads_line
+		before=$line
+		kill -HUP "$DAEMON_PID" || fail "cannot send SIGHUP to extresd"
+		while reloads_line && [[ $line == "$before" ]]; do
+			((SECONDS - t0 < 50)) || fail "only $i of $reloads reloads done after 50 s"
+			read -r -t 0.002 -u "$fd" _ || true
+		done
+	done
+	exec {fd}<&-
+	touch "$WORK/done"
+	for r in $(seq 8); do
+		wait "$(cat "$WORK/reader.$r.pid")" || fail "reader $r failed"
+	done
+	assert_eq ok "$(status_field last-reload)" "last reload"
+	assert_eq "$reloads" "$(status_field generation)" "generation after $reloads reloads"
+	assert_eq "$big" "$(ls "$MNT/gpu" | wc -l)" "entries at the end"
+	counts=$(cat "$WORK"/counts.* | sort -n | uniq -c)
+	n=$(cat "$WORK"/counts.* | wc -l)
+	it_log "$reloads reloads in $((SECONDS - t0)) s, $n listings (how many, count): $(tr -s ' \n' ' ' <<<"$counts")"
+	bad=$(awk -v big="$big" '$2 != 3 && $2 != big' <<<"$counts")
+	[[ -z $bad ]] || fail "listings that no generation had (how many, count): $bad"
+	((n >= 100)) || fail "only $n listings ran during the reloads"
+	daemon_stop
 }
 
 # ---------------------------------------------------------------------------

@@ -187,11 +187,12 @@ case_hidden() {
 	assert_eq $'.meta\nfpga\ngpu\nnic' "$(ls -A "$MNT")" "ls -A"
 	assert_eq "$MNT/fpga $MNT/gpu $MNT/nic" "$(echo "$MNT"/*)" "echo MNT/*"
 	assert_eq 3 "$(find "$MNT" -mindepth 1 -maxdepth 1 -name '[!.]*' | wc -l)" "find -name '[!.]*' | wc -l"
-	assert_eq $'env\nextres.json\nresources.json\nstatus' "$(ls "$MNT/.meta")" "ls .meta"
+	assert_eq $'env\nerror\nextres.json\nresources.json\nstatus' "$(ls "$MNT/.meta")" "ls .meta"
 	local f
 	for f in env extres.json resources.json status; do
 		assert_eq "444 $(wc -c <"$MNT/.meta/$f")" "$(stat -c '%a %s' "$MNT/.meta/$f")" "mode and size of .meta/$f"
 	done
+	assert_eq "400 0" "$(stat -c '%a %s' "$MNT/.meta/error")" "mode and size of .meta/error"
 	assert_eq 555 "$(stat -c %a "$MNT/.meta")" "mode of .meta"
 	assert_probe EROFS write "$MNT/.meta/env"
 	assert_probe EROFS create "$MNT/.meta/other"

@@ -62,7 +62,8 @@ static void test_prepare(void **state)
 	assert_int_equal(extres_mountpoint_resolve(path, 1, &abs, &err), 0);
 	snprintf(path, sizeof(path), "%s/a/c", tmpl);
 	assert_string_equal(abs, path);
-	assert_int_equal(extres_mountpoint_prepare(abs, &detached, &err), 0);
+	assert_int_equal(extres_mountpoint_prepare(abs, NULL, &detached, &err),
+			 0);
 	assert_int_equal(detached, 0);
 	free(abs);
 	abs = NULL;
@@ -77,12 +78,12 @@ static void test_prepare(void **state)
 	f = fopen(file, "w");
 	assert_non_null(f);
 	fclose(f);
-	assert_int_equal(extres_mountpoint_prepare(file, &detached, &err),
+	assert_int_equal(extres_mountpoint_prepare(file, NULL, &detached, &err),
 			 -ENOTDIR);
 	snprintf(path, sizeof(path), "mount point %s is not a directory", file);
 	assert_string_equal(err.msg, path);
 	/* Something else mounted there is refused: "/" always is one. */
-	assert_int_equal(extres_mountpoint_prepare("/", &detached, &err),
+	assert_int_equal(extres_mountpoint_prepare("/", NULL, &detached, &err),
 			 -EBUSY);
 	assert_non_null(strstr(err.msg, "/ is already a mount point ("));
 	assert_non_null(strstr(err.msg, "refusing to mount over it"));

@@ -279,7 +279,7 @@ static struct extres_tree *two_resources(const char *uuid, int with_fpga,
 		{ "gpu", ginfos, 1 },
 		{ "fpga", finfos, 1 },
 	};
-	struct extres_snapshot_file meta[] = { { "status", "pid 1\n", 6 } };
+	struct extres_snapshot_file meta[] = { { "status", "pid 1\n", 6, 0 } };
 	struct extres_tree *t;
 	struct extres_err err;
 
@@ -312,6 +312,44 @@ static void test_mtime_kept_when_unchanged(void **state)
 	assert_int_equal(st.st_size, 6);
 	extres_tree_free(a);
 	extres_tree_free(b);
+}
+
+/* A private file: its mode, and a new number when only the mode changes;
+ * only read bits are accepted. Serials count the line of trees. */
+static void test_private_file_and_serial(void **state)
+{
+	struct extres_snapshot_file meta[] = { { "error", "why\n", 4, 0400 } };
+	struct extres_tree *a = two_resources("GPU-a", 1, NULL, T0), *b;
+	struct extres_tree_builder *bld;
+	struct extres_err err;
+	struct stat st;
+
+	assert_int_equal(extres_tree_serial(a), 0);
+	assert_int_equal(
+		extres_snapshot_build_meta(NULL, 0, meta, 1, T1, a, &b, &err),
+		0);
+	assert_int_equal(extres_tree_serial(b), 1);
+	extres_tree_stat(walk(b, ".meta", "error", NULL), &st);
+	assert_int_equal(st.st_mode, S_IFREG | 0400);
+	assert_int_equal(st.st_size, 4);
+	extres_tree_free(a);
+	a = b;
+	meta[0].perm = 0;
+	assert_int_equal(
+		extres_snapshot_build_meta(NULL, 0, meta, 1, T1, a, &b, &err),
+		0);
+	extres_tree_stat(walk(b, ".meta", "error", NULL), &st);
+	assert_int_equal(st.st_mode, S_IFREG | 0444);
+	assert_int_not_equal(st.st_ino, walk(a, ".meta", "error", NULL)->ino);
+	extres_tree_free(a);
+	extres_tree_free(b);
+
+	assert_int_equal(extres_tree_builder_new(&bld), 0);
+	assert_int_equal(
+		extres_tree_add_file_perm(bld, 0, "x", "", 0, 0644, NULL, &err),
+		-EINVAL);
+	assert_non_null(strstr(err.msg, "'x'"));
+	extres_tree_builder_free(bld);
 }
 
 static void test_changed_file_never_reuses_a_number(void **state)
@@ -383,6 +421,7 @@ int main(void)
 		cmocka_unit_test(test_many_infos),
 		cmocka_unit_test(test_mtime_kept_when_unchanged),
 		cmocka_unit_test(test_changed_file_never_reuses_a_number),
+		cmocka_unit_test(test_private_file_and_serial),
 		cmocka_unit_test(test_diff),
 		cmocka_unit_test(test_meta_hidden_dir),
 	};
