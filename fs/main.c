@@ -344,7 +344,10 @@ static int ready_failure(struct extresd *d, struct ready *rd, int loop_result)
 			d->mountpoint, READY_TIMEOUT_MS / 1000);
 		return -ETIMEDOUT;
 	}
-	if (rd->answered && rd->result < 0) {
+	/* A stop, or an unmount, that ended the loop before it answered
+	 * makes the probe fail too: that is no failed start. */
+	if (rd->answered && rd->result < 0 && !extres_stop_pending() &&
+	    rd->result != -ECONNABORTED && rd->result != -ENOTCONN) {
 		extres_log(EXTRES_LOG_ERR,
 			   "cannot serve %s: its first request failed: %s",
 			   d->mountpoint, strerror(-rd->result));

@@ -248,7 +248,8 @@ fail:
 			EXTRES_LOG_NOTICE,
 			"reload called off by a stop request, still serving generation %lu: %s",
 			d->generation, err.msg);
-		set_last_reload(d, "stopped", NULL);
+		snprintf(d->last_reload, sizeof(d->last_reload), "stopped");
+		d->last_error[0] = '\0';
 		return r;
 	}
 	extres_log(EXTRES_LOG_ERR, "reload failed, still serving generation %lu: %s",
