@@ -49,6 +49,11 @@ int extres_ctl_print_json(struct extres_json *json);
 /* A whole number of seconds from min to max; 0 or -EINVAL. */
 int extres_ctl_parse_seconds(const char *arg, long min, long max, long *ret);
 
+/* Flush stdout; output that did not reach its destination is a failure,
+ * not a success with nothing to show. Returns `status`, or 1 when it was 0
+ * and the flush failed (said on stderr). */
+int extres_ctl_flush_stdout(int status);
+
 /*
  * Work on a running extresd's mount, with a deadline.
  *

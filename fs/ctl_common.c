@@ -84,3 +84,15 @@ int extres_ctl_parse_seconds(const char *arg, long min, long max, long *ret)
 	*ret = v;
 	return 0;
 }
+
+int extres_ctl_flush_stdout(int status)
+{
+	errno = EIO;
+	if (fflush(stdout) == EOF || ferror(stdout)) {
+		extres_log(EXTRES_LOG_ERR, "cannot write to standard output: %s",
+			   strerror(errno));
+		if (status == 0)
+			status = 1;
+	}
+	return status;
+}

@@ -55,14 +55,7 @@ static int run_job(void *arg, struct extres_deadline_child *c)
 	extres_ctl_mount_step(&m);
 	status = job->fn(&m, job->arg);
 	extres_ctl_mount_done(&m);
-	errno = EIO;
-	if (fflush(stdout) == EOF || ferror(stdout)) {
-		extres_log(EXTRES_LOG_ERR,
-			   "cannot write to standard output: %s",
-			   strerror(errno));
-		if (status == 0)
-			status = 1;
-	}
+	status = extres_ctl_flush_stdout(status);
 out:
 	free(m.mnt);
 	fflush(stderr);

@@ -124,15 +124,5 @@ int main(int argc, char *argv[])
 	else
 		status =
 			extres_ctl_usage_error("", "unknown command '%s'", cmd);
-	/* Output that did not reach its destination is a failure, not a
-	 * success with nothing to show. */
-	errno = EIO;
-	if (fflush(stdout) == EOF || ferror(stdout)) {
-		extres_log(EXTRES_LOG_ERR,
-			   "cannot write to standard output: %s",
-			   strerror(errno));
-		if (status == 0)
-			status = 1;
-	}
-	return status;
+	return extres_ctl_flush_stdout(status);
 }
