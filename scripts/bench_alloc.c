@@ -27,9 +27,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "alloc.h"
-#include "coord.h"
-#include "infos.h"
+#include "core/alloc.h"
+#include "core/coord.h"
+#include "core/infos.h"
 
 #define PROG "extres-bench-alloc"
 #define DEVICES 64

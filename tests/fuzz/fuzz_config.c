@@ -13,10 +13,10 @@
 #include <errno.h>
 #include <string.h>
 
-#include "config.h"
+#include "config/config.h"
 #include "fuzz.h"
-#include "param.h"
-#include "yaml_load.h"
+#include "config/param.h"
+#include "config/yaml_load.h"
 
 /* Absolute, so that nothing depends on the working directory. */
 #define FUZZ_PATH "/fuzz/extres.yaml"

@@ -22,7 +22,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "coord.h"
+#include "core/coord.h"
 #include "fuzz.h"
 
 struct expect {

@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "coord.h"
+#include "core/coord.h"
 
 void tf_write_file(const char *path, const char *content)
 {

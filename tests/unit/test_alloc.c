@@ -22,8 +22,8 @@
 
 #include "proc_files.h"
 
-#include "alloc.h"
-#include "coord.h"
+#include "core/alloc.h"
+#include "core/coord.h"
 
 struct fixture {
 	char dir[TF_DIR_LEN];

@@ -15,7 +15,7 @@
 
 #include <cmocka.h>
 
-#include "config.h"
+#include "config/config.h"
 #include "extres_build.h"
 
 /* Buffers are loaded as if read from here, so messages are predictable. */

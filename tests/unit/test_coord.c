@@ -25,7 +25,7 @@
 
 #include "proc_files.h"
 
-#include "coord.h"
+#include "core/coord.h"
 
 #define REFUSE "; refusing to use it as a coordination file"
 

@@ -10,7 +10,7 @@
 
 #include <cmocka.h>
 
-#include "deadline.h"
+#include "os/deadline.h"
 
 static long long now_ms(void)
 {

@@ -10,7 +10,7 @@
 
 #include <cmocka.h>
 
-#include "infos.h"
+#include "core/infos.h"
 
 static int setup(void **state)
 {

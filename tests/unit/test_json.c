@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "json.h"
+#include "base/json.h"
 
 static int setup(void **state)
 {

@@ -25,8 +25,8 @@
 #include <cmocka.h>
 #include <yaml.h>
 
-#include "config.h"
-#include "err.h"
+#include "config/config.h"
+#include "base/err.h"
 
 #define MANIFEST_GLOB EXTRES_SOURCE_ROOT "/conf/kubernetes/*.yaml"
 #define HOST_MOUNTPOINT "/run/extres"

@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "mountpoint.h"
+#include "os/mountpoint.h"
 
 static const char MOUNTINFO[] =
 	"22 1 0:21 / / rw,relatime shared:1 - ext4 /dev/vda rw\n"

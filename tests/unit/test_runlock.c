@@ -15,7 +15,7 @@
 
 #include <cmocka.h>
 
-#include "runlock.h"
+#include "os/runlock.h"
 
 static char tmpl[64];
 

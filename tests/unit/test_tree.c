@@ -9,8 +9,8 @@
 
 #include <cmocka.h>
 
-#include "snapshot.h"
-#include "tree.h"
+#include "tree/snapshot.h"
+#include "tree/tree.h"
 
 static const struct timespec T0 = { 1700000000, 5 };
 

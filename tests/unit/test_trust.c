@@ -21,7 +21,7 @@
 
 #include <cmocka.h>
 
-#include "trust.h"
+#include "os/trust.h"
 
 #define NOBODY 65534
 #define UNTOUCHED "untouched"

@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: MIT */
+#include "base/fileio.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+int extres_read_all(int fd, size_t max, char **ret_buf, size_t *ret_len)
+{
+	size_t len = 0, cap = 0;
+	char *buf = NULL, *p;
+	ssize_t n;
+	int r = 0;
+
+	for (;;) {
+		if (cap - len < 4096) {
+			cap = cap ? cap * 2 : 8192;
+			p = realloc(buf, cap);
+			if (!p) {
+				r = -ENOMEM;
+				goto out;
+			}
+			buf = p;
+		}
+		n = read(fd, buf + len, cap - len - 1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			r = -errno;
+			goto out;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+		if (len > max) {
+			r = -EFBIG;
+			goto out;
+		}
+	}
+	buf[len] = '\0';
+	*ret_buf = buf;
+	*ret_len = len;
+	buf = NULL;
+out:
+	free(buf);
+	return r;
+}
+
+int extres_exe_sibling(const char *name, char **ret)
+{
+	char exe[PATH_MAX];
+	char *slash;
+	ssize_t n;
+
+	*ret = NULL;
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n <= 0 || n >= (ssize_t)sizeof(exe) - 1)
+		return 0;
+	exe[n] = '\0';
+	/* /proc/self/exe has no symlinks left in it, so cutting the last
+	 * directory is the same as "..". */
+	slash = strrchr(exe, '/');
+	if (!slash)
+		return 0;
+	*slash = '\0';
+	slash = strrchr(exe, '/');
+	if (!slash)
+		return 0;
+	*slash = '\0';
+	if (asprintf(ret, "%s/%s", exe, name) < 0) {
+		*ret = NULL;
+		return -ENOMEM;
+	}
+	return 0;
+}

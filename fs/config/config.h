@@ -1,0 +1,158 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The configuration: any YAML file read as Flink's flat key space.
+ *
+ * The loader flattens nested mappings into dotted keys (a Flink
+ * flink-conf.yaml, a Flink 1.19+ config.yaml and extres' own file read the
+ * same), then interprets the keys it knows:
+ *
+ *   external-resources: a;b            (or the older external-resource.list: a,b)
+ *   external-resource.<name>.amount
+ *   external-resource.<name>.driver             (extres driver name or path)
+ *   external-resource.<name>.driver-factory.class / .driver.class (Flink's)
+ *   external-resource.<name>.param.<key>        (handed to the driver)
+ *   external-resource.<name>.kubernetes.config-key / .kubernetes.key
+ *   external-resource.<name>.yarn.config-key / .yarn.key
+ *   external-resource.<name>.coordination-file
+ *   external-resource.<name>.coordination-key   (default "index")
+ *   external-resource.<name>.refresh-interval   (seconds, e.g. 30 or 0.5)
+ *   external-resource.<name>.env-var            (see "Environment variables")
+ *   extres.mountpoint
+ *   extres.lock-timeout        (seconds, default 10: the longest wait for a
+ *                               coordination file's lock)
+ *
+ * Everything else outside `external-resource.`/`extres.` is ignored silently;
+ * an unknown key inside them is a warning that names it with file:line:col.
+ * No logging happens here: errors come back in struct extres_err, warnings in
+ * the config's warnings list.
+ *
+ * Environment variables (the mount's hidden .meta/env file; fs/views.h
+ * writes the values): every resource sets EXTRES_<NAME>_INDEXES, and may set
+ * one more variable that names its devices the way a runtime takes them:
+ *
+ *   env-var absent        the driver's default: CUDA_VISIBLE_DEVICES for
+ *                         nvml, ROCR_VISIBLE_DEVICES for amdgpu, none for
+ *                         every other driver
+ *   env-var: NAME         NAME, a shell identifier ([A-Za-z_][A-Za-z0-9_]*);
+ *                         anything else is an error at the value
+ *   env-var: ""           (or no value at all) no variable, not even the
+ *                         driver's default
+ *
+ * No two resources may set the same variable, whether configured or by
+ * default (two nvml resources both want CUDA_VISIBLE_DEVICES): the loader
+ * fails naming both, as a sourced file would keep only the last value. A
+ * variable may not be another resource's EXTRES_<NAME>_INDEXES either, and
+ * two resource names may not map to the same EXTRES_<NAME>_INDEXES
+ * ("gpu-a" and "gpu.a").
+ */
+#ifndef EXTRES_CONFIG_H
+#define EXTRES_CONFIG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <extres/driver.h>
+
+#include "base/err.h"
+#include "config/param.h"
+
+#define EXTRES_MAX_AMOUNT 4096
+/* refresh-interval bounds, in milliseconds: 0.1 s to a day. */
+#define EXTRES_MIN_REFRESH_MS 100ULL
+#define EXTRES_MAX_REFRESH_MS 86400000ULL
+#define EXTRES_MAX_RESOURCES 256
+/* extres.lock-timeout, in milliseconds: default 10 s, at most an hour. */
+#define EXTRES_LOCK_TIMEOUT_DEFAULT_MS 10000ULL
+#define EXTRES_MAX_LOCK_TIMEOUT_MS 3600000ULL
+
+struct extres_resource_config {
+	char *name;    /* safe directory name */
+	uint64_t amount; /* >= 1 */
+	char *driver;  /* "script", "static", ... or an absolute module path */
+	/* MAPPING of param.* (prefix removed); never NULL (may be empty). */
+	struct extres_param *params;
+	/* A param the loader filled in, as "KEY: VALUE (why)", for extresctl
+	 * check; NULL when none was. Only Flink's GPU driver factory without
+	 * discovery-script.path has one: Flink's default script. */
+	char *param_default;
+	char *coordination_file; /* NULL: no coordination */
+	char *coordination_key;  /* never NULL; "index" by default */
+	char *kubernetes_key;    /* NULL when unset */
+	char *yarn_key;          /* NULL when unset */
+	/* env-var as configured: NULL when absent (the driver's default), ""
+	 * when set empty (no variable), else a shell identifier. */
+	char *env_var;
+	/* external-resource.<name>.refresh-interval in ms: re-read the
+	 * allocated devices' properties this often; 0 = never. */
+	uint64_t refresh_ms;
+	/* extres.lock-timeout in ms (the same for every resource). */
+	unsigned lock_timeout_ms;
+	uint32_t line, column;   /* where the name was listed */
+};
+
+struct extres_config {
+	char *path; /* absolute path of the file read */
+	char *dir;  /* its directory */
+	/*
+	 * Why another user could modify the file (extres_check_trusted()'s
+	 * message), or NULL. Root must not run or load anything such a file
+	 * names, whatever the file it names: /usr/bin/timeout is root's, its
+	 * args are not. Set by extres_config_load(); NULL from a buffer.
+	 */
+	char *untrusted;
+	char *mountpoint; /* extres.mountpoint, or NULL */
+	unsigned lock_timeout_ms; /* extres.lock-timeout */
+	size_t n_resources;
+	struct extres_resource_config *resources; /* in list order */
+	size_t n_warnings;
+	char **warnings; /* "file:line:col: ..." each */
+};
+
+/*
+ * Read and validate `path`. On success *ret_config is a complete config that
+ * the caller frees with extres_config_free(). On failure returns a negative
+ * errno, leaves *ret_config untouched, and puts into `err` a message starting
+ * "file:line:col: " (or "file: " when no position applies) that names the key
+ * or value at fault. Nothing is allocated on failure.
+ */
+int extres_config_load(const char *path, struct extres_config **ret_config,
+		       struct extres_err *err);
+
+/* Same, from a buffer; `path` is used for messages and for config->dir. */
+int extres_config_load_buffer(const char *path, const char *buf, size_t len,
+			      struct extres_config **ret_config,
+			      struct extres_err *err);
+
+/* Accepts NULL. */
+void extres_config_free(struct extres_config *config);
+
+/* 1 if two resource configurations would discover and allocate alike: same
+ * name, amount, driver, coordination file and key, and params (compared
+ * deeply, in order). */
+int extres_resource_config_same(const struct extres_resource_config *a,
+				const struct extres_resource_config *b);
+
+/* 0 if `name` is usable as a directory name in the mount (non-empty, at most
+ * 255 bytes, no '/', no leading '.', no control characters), else -EINVAL. */
+int extres_check_name(const char *name);
+
+/* 0 if `name` is a shell identifier ([A-Za-z_][A-Za-z0-9_]*), else -EINVAL. */
+int extres_check_env_var_name(const char *name);
+
+/*
+ * The variable that names a resource's devices, from its driver and its
+ * env_var as configured (see above): env_var when set and not empty, NULL
+ * when set empty, else the driver's default or NULL. Points into `env_var`
+ * or a constant.
+ */
+const char *extres_env_var(const char *driver, const char *env_var);
+
+/*
+ * "EXTRES_<NAME>_INDEXES" for resource `name`: each byte of the name
+ * upper-cased, or '_' when it is not an ASCII letter or digit ("gpu-a.0" ->
+ * EXTRES_GPU_A_0_INDEXES). *ret_var is malloc'd; 0 or -ENOMEM (then
+ * untouched).
+ */
+int extres_env_indexes_var(const char *name, char **ret_var);
+
+#endif

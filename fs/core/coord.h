@@ -1,0 +1,139 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The coordination file: who holds which device on this host, shared with
+ * Flink's discovery scripts.
+ *
+ * One line per taken device: `KEY PID[\tSTARTTIME]`. KEY is the coordination
+ * key's value (a GPU index by default), PID the owner, STARTTIME field 22 of
+ * /proc/PID/stat when the owner was recorded (extres writes it; Flink does
+ * not). extres writes a tab before STARTTIME and reads any whitespace
+ * between fields (older versions wrote a space). Lines that do not parse are
+ * kept verbatim and ignored.
+ *
+ * Every read-decide-write happens under an exclusive flock() on the file
+ * itself, and the file is rewritten in place (pwrite + ftruncate on the locked
+ * descriptor), never replaced by rename, so every process locks the same
+ * inode. The file is opened with O_NOFOLLOW|O_CLOEXEC and must be a regular
+ * file with one link that passes extres_check_trusted_shared() (fs/trust.h):
+ * no user but root and the daemon's own (and members of its groups) could
+ * write it or replace it. It is created 0644 if missing.
+ *
+ * A lock is never waited for without a deadline: anyone who can open the
+ * file can hold a lock on it forever.
+ */
+#ifndef EXTRES_COORD_H
+#define EXTRES_COORD_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "base/err.h"
+
+/* State of a recorded owner. */
+#define EXTRES_OWNER_LIVE 0
+#define EXTRES_OWNER_DEAD 1   /* no such process */
+#define EXTRES_OWNER_REUSED 2 /* PID exists with another start time */
+#define EXTRES_OWNER_ZOMBIE 3
+#define EXTRES_OWNER_UNPARSABLE 4
+
+struct extres_coord_entry {
+	char *line;   /* the line as read, without '\n' */
+	size_t line_len; /* bytes in `line` (a garbage line may hold NULs) */
+	int parsed;   /* 0 for lines kept verbatim */
+	char *key;    /* parsed: the device key */
+	pid_t pid;
+	int has_starttime;
+	uint64_t starttime;
+};
+
+struct extres_coord {
+	int fd; /* locked; -1 once closed */
+	char *path;
+	size_t n;
+	struct extres_coord_entry *entries;
+};
+
+/* The largest file read, and written: one limit both ways, so that every
+ * file extres wrote can be read back (and its lines released). */
+#define EXTRES_COORD_MAX_SIZE (16u << 20)
+
+/*
+ * Open (creating 0644 if missing) and lock `path` exclusively, then read all
+ * entries. Refuses symlinks, non-regular files and files with more than one
+ * link (-ELOOP, -EINVAL, -EMLINK) with a message naming the path, without
+ * opening them; a file or directory another user could write is -EPERM
+ * naming the entry, its owner and mode. If the file was replaced (renamed
+ * over, as `sed -i` does) while we waited, locks the new one instead. A file
+ * over EXTRES_COORD_MAX_SIZE is -EFBIG. Blank lines are dropped.
+ *
+ * Waits at most `timeout_ms` for the lock: then -ETIMEDOUT, naming the file
+ * and the processes holding a lock on it (from /proc/locks). A SIGTERM or
+ * SIGINT pending (blocked) in this process ends the wait at once with
+ * -EINTR (see fs/stop.h). On success *ret holds the lock until
+ * extres_coord_close().
+ */
+int extres_coord_lock(const char *path, unsigned timeout_ms,
+		      struct extres_coord **ret, struct extres_err *err);
+
+/* The same for a file that must exist already (inspecting, releasing):
+ * -ENOENT ("PATH: No such file or directory") instead of creating it. */
+int extres_coord_lock_existing(const char *path, unsigned timeout_ms,
+			       struct extres_coord **ret,
+			       struct extres_err *err);
+
+/* Append an entry for key/pid/starttime (in memory). 0, -ENOMEM, or -EINVAL
+ * for an empty key, a key with whitespace or a pid <= 0. */
+int extres_coord_add(struct extres_coord *c, const char *key, pid_t pid,
+		     uint64_t starttime);
+
+/* Remove entry i (in memory). */
+void extres_coord_remove(struct extres_coord *c, size_t i);
+
+/* Remove (in memory) every parsed entry whose owner is not live: dead,
+ * reused PID or zombie. Unparsable lines stay. Returns how many went. */
+size_t extres_coord_reclaim(struct extres_coord *c);
+
+/* Rewrite the file in place from the in-memory entries. A file that would
+ * be larger than EXTRES_COORD_MAX_SIZE is -EFBIG, with nothing written. */
+int extres_coord_write(struct extres_coord *c, struct extres_err *err);
+
+/* Unlock and free. Accepts NULL. Does not write. */
+void extres_coord_close(struct extres_coord *c);
+
+/* The owner state of an entry (EXTRES_OWNER_*). A two-field line (Flink's)
+ * with a live PID is live. When the PID exists but /proc cannot tell more,
+ * the owner counts as live: a live owner's line is never dropped. */
+int extres_coord_owner_state(const struct extres_coord_entry *e);
+
+/* "live", "dead", "reused", "zombie", "unparsable" (for extresctl). */
+const char *extres_coord_owner_state_name(int state);
+
+/* 1 if any parsed entry of `c` records `key`, else 0. Exact match. After
+ * extres_coord_reclaim() every parsed entry has a live owner, so this is
+ * the cheap form of extres_coord_is_taken(). */
+int extres_coord_has_key(const struct extres_coord *c, const char *key);
+
+/* 1 if `key` is held by a live owner in `c`, else 0. Exact match. */
+int extres_coord_is_taken(const struct extres_coord *c, const char *key);
+
+/* Field 22 of /proc/PID/stat. 0, -ESRCH (no such process), or -EIO. */
+int extres_proc_starttime(pid_t pid, uint64_t *ret);
+
+/* "PID 123 (its command line)" into buf, for messages that name another
+ * process; control characters show as '?', the command line is cut at
+ * 255 bytes, and a process whose command line cannot be read is "PID 123". */
+void extres_proc_describe(pid_t pid, char *buf, size_t size);
+
+/* Parse one line into *e (line copied). 0 or -ENOMEM; unparsable lines
+ * come back with parsed = 0: fewer than two fields, or a PID that is not a
+ * decimal number in 1..INT_MAX. The third field is the start time only when
+ * it is a decimal number that fits in 64 bits; otherwise it, like any field
+ * after it, is ignored, as Flink reads only the first two. Free *e with
+ * extres_coord_entry_clear(). */
+int extres_coord_parse_line(const char *line, size_t len,
+			    struct extres_coord_entry *e);
+/* Accepts NULL. */
+void extres_coord_entry_clear(struct extres_coord_entry *e);
+
+#endif

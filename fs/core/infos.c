@@ -1,0 +1,178 @@
+/* SPDX-License-Identifier: MIT */
+#include "core/infos.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+int extres_infos_new(struct extres_infos **ret)
+{
+	struct extres_infos *infos = calloc(1, sizeof(*infos));
+
+	if (!infos)
+		return -ENOMEM;
+	*ret = infos;
+	return 0;
+}
+
+void extres_info_clear(struct extres_info *info)
+{
+	size_t i;
+
+	if (!info)
+		return;
+	for (i = 0; i < info->n_props; i++) {
+		free(info->props[i].key);
+		free(info->props[i].value);
+	}
+	free(info->props);
+	info->props = NULL;
+	info->n_props = 0;
+}
+
+void extres_infos_free(struct extres_infos *infos)
+{
+	size_t i;
+
+	if (!infos)
+		return;
+	for (i = 0; i < infos->n; i++)
+		extres_info_clear(&infos->items[i]);
+	free(infos->items);
+	free(infos);
+}
+
+int extres_infos_begin(struct extres_infos *infos, struct extres_err *err)
+{
+	if (infos->n >= EXTRES_MAX_INFOS)
+		return extres_err_set(err, E2BIG,
+				      "more than %d infos (the limit)",
+				      EXTRES_MAX_INFOS);
+	if (infos->n == infos->cap) {
+		size_t cap = infos->cap ? infos->cap * 2 : 8;
+		struct extres_info *items =
+			realloc(infos->items, cap * sizeof(*items));
+
+		if (!items)
+			return extres_err_set(err, ENOMEM, "out of memory");
+		infos->items = items;
+		infos->cap = cap;
+	}
+	memset(&infos->items[infos->n++], 0, sizeof(struct extres_info));
+	return 0;
+}
+
+static int check_key(const char *key, struct extres_err *err)
+{
+	const char *problem;
+
+	/* An empty name is not worth quoting; a long one is cut short. */
+	if (!*key)
+		return extres_err_set(err, EINVAL, "empty property name");
+	if (strlen(key) > EXTRES_MAX_KEY_LEN)
+		return extres_err_set(err, EINVAL,
+				      "property name '%.40s...' is longer than %d bytes",
+				      key, EXTRES_MAX_KEY_LEN);
+	problem = extres_name_problem(key);
+	if (problem)
+		return extres_err_set(err, EINVAL, "property name '%s' %s", key,
+				      problem);
+	return 0;
+}
+
+static int check_value(const char *key, const char *value, size_t len,
+		       struct extres_err *err)
+{
+	if (len == 0)
+		return extres_err_set(err, EINVAL,
+				      "property '%s' has an empty value", key);
+	if (len > EXTRES_MAX_VALUE_LEN)
+		return extres_err_set(err, EINVAL,
+				      "property '%s' has a value of %zu bytes (limit %d)",
+				      key, len, EXTRES_MAX_VALUE_LEN);
+	/* One value per file: a newline would make `cat` print two lines. */
+	if (memchr(value, '\n', len))
+		return extres_err_set(err, EINVAL,
+				      "property '%s' has a value with a newline", key);
+	return 0;
+}
+
+int extres_infos_add(struct extres_infos *infos, const char *key,
+		     const char *value, struct extres_err *err)
+{
+	struct extres_info *info;
+	struct extres_property *props, *p;
+	size_t len;
+	int r;
+
+	if (infos->n == 0)
+		return extres_err_set(err, EINVAL,
+				      "property '%s' given before any info", key);
+	info = &infos->items[infos->n - 1];
+	r = check_key(key, err);
+	if (r < 0)
+		return r;
+	len = strlen(value);
+	r = check_value(key, value, len, err);
+	if (r < 0)
+		return r;
+	if (extres_info_get(info, key))
+		return extres_err_set(err, EINVAL,
+				      "property '%s' given twice in info %zu", key,
+				      infos->n - 1);
+	if (info->n_props >= EXTRES_MAX_PROPERTIES)
+		return extres_err_set(err, E2BIG,
+				      "info %zu has more than %d properties",
+				      infos->n - 1, EXTRES_MAX_PROPERTIES);
+	props = realloc(info->props, (info->n_props + 1) * sizeof(*props));
+	if (!props)
+		return extres_err_set(err, ENOMEM, "out of memory");
+	info->props = props;
+	p = &props[info->n_props];
+	p->key = strdup(key);
+	p->value = strdup(value);
+	if (!p->key || !p->value) {
+		free(p->key);
+		free(p->value);
+		return extres_err_set(err, ENOMEM, "out of memory");
+	}
+	p->value_len = len;
+	info->n_props++;
+	return 0;
+}
+
+const char *extres_info_get(const struct extres_info *info, const char *key)
+{
+	size_t i;
+
+	for (i = 0; i < info->n_props; i++)
+		if (strcmp(info->props[i].key, key) == 0)
+			return info->props[i].value;
+	return NULL;
+}
+
+int extres_info_copy(const struct extres_info *src, struct extres_info *ret)
+{
+	struct extres_info copy = { 0 };
+	size_t i;
+
+	if (src->n_props) {
+		copy.props = calloc(src->n_props, sizeof(*copy.props));
+		if (!copy.props)
+			return -ENOMEM;
+	}
+	for (i = 0; i < src->n_props; i++) {
+		struct extres_property *p = &copy.props[i];
+
+		p->key = strdup(src->props[i].key);
+		p->value = strdup(src->props[i].value);
+		copy.n_props = i + 1;
+		if (!p->key || !p->value) {
+			extres_info_clear(&copy);
+			return -ENOMEM;
+		}
+		p->value_len = src->props[i].value_len;
+	}
+	*ret = copy;
+	return 0;
+}

@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Candidate infos as a driver reports them: an ordered list of infos, each an
+ * ordered list of property key -> value strings. Plain data, owned by the
+ * list; the driver sink fills it, allocation picks from it, the tree is built
+ * from what was picked.
+ */
+#ifndef EXTRES_INFOS_H
+#define EXTRES_INFOS_H
+
+#include <stddef.h>
+
+#include "base/err.h"
+#include "config/name.h"
+
+/* Limits a driver's output must respect (documented in README). */
+#define EXTRES_MAX_INFOS 4096
+#define EXTRES_MAX_PROPERTIES 256
+#define EXTRES_MAX_KEY_LEN EXTRES_MAX_NAME_LEN
+#define EXTRES_MAX_VALUE_LEN 65536
+
+struct extres_property {
+	char *key;
+	char *value;
+	size_t value_len;
+};
+
+struct extres_info {
+	size_t n_props;
+	struct extres_property *props;
+};
+
+struct extres_infos {
+	size_t n;
+	size_t cap;
+	struct extres_info *items;
+};
+
+/* An empty list; free with extres_infos_free(). Returns 0 or -ENOMEM. */
+int extres_infos_new(struct extres_infos **ret);
+/* Accepts NULL. */
+void extres_infos_free(struct extres_infos *infos);
+
+/* Start a new, empty info at the end. 0, -ENOMEM, or -E2BIG past
+ * EXTRES_MAX_INFOS (with a message in err). */
+int extres_infos_begin(struct extres_infos *infos, struct extres_err *err);
+
+/*
+ * Add key=value to the last info (there must be one: -EINVAL otherwise).
+ * Rejects, with a message naming key and value: an empty key, a key with '/',
+ * a key starting with '.', a duplicate key in the same info, keys or values
+ * past the limits. Copies both strings.
+ */
+int extres_infos_add(struct extres_infos *infos, const char *key,
+		     const char *value, struct extres_err *err);
+
+/* Value of `key` in `info`, or NULL. */
+const char *extres_info_get(const struct extres_info *info, const char *key);
+
+/* Deep copy of one info into *ret (which the caller frees with
+ * extres_info_clear()). 0 or -ENOMEM. */
+int extres_info_copy(const struct extres_info *src, struct extres_info *ret);
+void extres_info_clear(struct extres_info *info);
+
+#endif

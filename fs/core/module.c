@@ -1,0 +1,485 @@
+/* SPDX-License-Identifier: MIT */
+#include "core/module.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "extres_build.h"
+#include "base/fileio.h"
+#include "base/log.h"
+#include "os/stop.h"
+#include "os/trust.h"
+
+/* The smallest ops table a version-1 module can have: everything up to and
+ * including close(). Members appended later are optional by construction. */
+#define OPS_MIN_SIZE \
+	(offsetof(struct extres_driver_ops, close) + sizeof(void (*)(void)))
+
+/* Bare names become file names "<name>.so" in a directory. */
+#define NAME_MAX_LEN (NAME_MAX - 3)
+
+struct extres_module {
+	void *dl;
+	char *path;
+	/* A copy of the module's table, zero-filled past its struct_size so
+	 * that members a module predates read as NULL. */
+	struct extres_driver_ops ops;
+};
+
+struct extres_driver {
+	struct extres_module *module;
+	/* Handed to the driver; must live as long as the instance. Its
+	 * strings point into the config, which outlives the instance anyway
+	 * (the driver holds on to the config's param tree). */
+	struct extres_host host;
+	void *handle;
+	/* The driver's host->error() message for the call in progress. */
+	int has_error;
+	char error[EXTRES_ERR_MAX];
+	/* The config's untrusted: why nothing it names may run, or NULL. */
+	const char *config_untrusted;
+};
+
+/* What the sink callbacks work on during one discover() call. */
+struct discovery {
+	struct extres_infos *infos;
+	int failed; /* the first sink failure (-errno), 0 if none */
+	struct extres_err err;
+};
+
+/* Given to a driver whose resource has no params at all. */
+static const struct extres_param no_params = { .kind = EXTRES_PARAM_MAPPING };
+
+static int valid_name(const char *name)
+{
+	size_t n;
+
+	for (n = 0; name[n]; n++) {
+		char c = name[n];
+
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		      (c >= '0' && c <= '9') || c == '_' || c == '-'))
+			return 0;
+	}
+	return n > 0 && n <= NAME_MAX_LEN;
+}
+
+int extres_driver_find(const char *driver, char **ret_path,
+		       struct extres_err *err)
+{
+	const char *dirs[2];
+	size_t n_dirs = 0, i;
+	char *exe_dir = NULL, *path = NULL;
+	int r;
+
+	if (!driver)
+		driver = "";
+	if (driver[0] == '/') {
+		path = strdup(driver);
+		if (!path)
+			return extres_err_set(err, ENOMEM, "out of memory");
+		*ret_path = path;
+		return 0;
+	}
+	if (!valid_name(driver))
+		return extres_err_set(err, EINVAL,
+				      "invalid driver name '%s': neither a name of "
+				      "letters, digits, '_' and '-' nor an absolute path",
+				      driver);
+
+	r = extres_exe_sibling("drivers", &exe_dir);
+	if (r < 0)
+		return extres_err_set(err, -r, "out of memory");
+	if (exe_dir)
+		dirs[n_dirs++] = exe_dir;
+	if (!exe_dir || strcmp(exe_dir, EXTRES_DRIVER_DIR) != 0)
+		dirs[n_dirs++] = EXTRES_DRIVER_DIR;
+
+	for (i = 0; i < n_dirs; i++) {
+		struct stat st;
+
+		if (asprintf(&path, "%s/%s.so", dirs[i], driver) < 0) {
+			path = NULL;
+			r = extres_err_set(err, ENOMEM, "out of memory");
+			goto out;
+		}
+		if (stat(path, &st) == 0 && S_ISREG(st.st_mode)) {
+			*ret_path = path;
+			path = NULL;
+			r = 0;
+			goto out;
+		}
+		free(path);
+		path = NULL;
+	}
+	r = extres_err_set(err, ENOENT, "driver '%s' not found (looked in %s%s%s)",
+			   driver, dirs[0], n_dirs > 1 ? ", " : "",
+			   n_dirs > 1 ? dirs[1] : "");
+out:
+	free(exe_dir);
+	return r;
+}
+
+int extres_module_load(const char *path, struct extres_module **ret,
+		       struct extres_err *err)
+{
+	const struct extres_driver_ops *ops;
+	struct extres_module *m;
+	extres_driver_entry_fn entry;
+	const char *missing = NULL;
+	void *sym;
+	size_t size;
+	int r;
+
+	m = calloc(1, sizeof(*m));
+	if (!m)
+		return extres_err_set(err, ENOMEM, "out of memory");
+	m->path = strdup(path);
+	if (!m->path) {
+		r = extres_err_set(err, ENOMEM, "out of memory");
+		goto fail;
+	}
+
+	/* dlopen() runs the module's constructors: with our rights, so it
+	 * must be ours. A missing file is left to dlopen(), whose message
+	 * says the same in the loader's words. */
+	r = extres_check_trusted(path, "driver module", err);
+	if (r < 0 && r != -ENOENT)
+		goto fail;
+
+	m->dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	if (!m->dl) {
+		const char *why = dlerror();
+
+		/* dlopen() sets no errno; tell a missing file from a bad one. */
+		r = extres_err_set(err, access(path, F_OK) == 0 ? ELIBBAD : ENOENT,
+				   "cannot load driver module '%s': %s", path,
+				   why ? why : "unknown error");
+		goto fail;
+	}
+
+	dlerror();
+	sym = dlsym(m->dl, EXTRES_DRIVER_ENTRY_SYMBOL);
+	if (!sym) {
+		const char *why = dlerror();
+
+		r = extres_err_set(err, ELIBBAD,
+				   "%s: not a driver module: no symbol '%s' (%s)",
+				   path, EXTRES_DRIVER_ENTRY_SYMBOL,
+				   why ? why : "its value is NULL");
+		goto fail;
+	}
+	entry = (extres_driver_entry_fn)sym;
+
+	ops = entry();
+	if (!ops) {
+		r = extres_err_set(err, ELIBBAD, "%s: %s() returned no ops table",
+				   path, EXTRES_DRIVER_ENTRY_SYMBOL);
+		goto fail;
+	}
+	/* The first two members are the same in every version. */
+	if (ops->abi_version != EXTRES_DRIVER_ABI_VERSION) {
+		r = extres_err_set(err, EPROTO,
+				   "%s: driver ABI version %u, this extres speaks %u",
+				   path, ops->abi_version,
+				   EXTRES_DRIVER_ABI_VERSION);
+		goto fail;
+	}
+	if (ops->struct_size < OPS_MIN_SIZE) {
+		r = extres_err_set(err, ELIBBAD,
+				   "%s: driver ops table is %u bytes, this extres needs at least %zu",
+				   path, ops->struct_size, OPS_MIN_SIZE);
+		goto fail;
+	}
+	size = ops->struct_size < sizeof(m->ops) ? ops->struct_size
+						  : sizeof(m->ops);
+	memcpy(&m->ops, ops, size);
+
+	if (!m->ops.open)
+		missing = "open";
+	else if (!m->ops.discover)
+		missing = "discover";
+	else if (!m->ops.close)
+		missing = "close";
+	if (missing) {
+		r = extres_err_set(err, ELIBBAD,
+				   "%s: driver does not set the required op '%s'",
+				   path, missing);
+		goto fail;
+	}
+	if (!m->ops.name) {
+		r = extres_err_set(err, ELIBBAD, "%s: driver has no name", path);
+		goto fail;
+	}
+
+	*ret = m;
+	return 0;
+fail:
+	extres_module_unload(m);
+	return r;
+}
+
+const struct extres_driver_ops *extres_module_ops(const struct extres_module *m)
+{
+	return &m->ops;
+}
+
+void extres_module_unload(struct extres_module *m)
+{
+	if (!m)
+		return;
+	if (m->dl)
+		dlclose(m->dl);
+	free(m->path);
+	free(m);
+}
+
+static void host_log(const struct extres_host *host, int32_t level,
+		     const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void host_log(const struct extres_host *host, int32_t level,
+		     const char *fmt, ...)
+{
+	const struct extres_driver *drv = host->core;
+	char msg[EXTRES_ERR_MAX];
+	va_list ap;
+
+	/* A driver cannot raise an alert or emergency on the host's behalf. */
+	if (level < EXTRES_LOG_ERR)
+		level = EXTRES_LOG_ERR;
+	if (level > EXTRES_LOG_DEBUG)
+		level = EXTRES_LOG_DEBUG;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	extres_log(level, "resource '%s': driver '%s': %s", host->resource,
+		   drv->module->ops.name, msg);
+}
+
+static int32_t host_error(const struct extres_host *host, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static int32_t host_error(const struct extres_host *host, const char *fmt, ...)
+{
+	struct extres_driver *drv = host->core;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(drv->error, sizeof(drv->error), fmt, ap);
+	va_end(ap);
+	drv->has_error = 1;
+	return -EINVAL;
+}
+
+static int32_t host_check_trusted(const struct extres_host *host,
+				  const char *path, const char *what)
+{
+	struct extres_driver *drv = host->core;
+	struct extres_err err;
+	int r;
+
+	/* The file may be root's (/usr/bin/timeout) and still do another
+	 * user's bidding through the args that user's config gives it. */
+	if (drv->config_untrusted) {
+		extres_err_set(
+			&err, EPERM,
+			"refusing %s %s, named by a config root does not trust: %s",
+			what, path, drv->config_untrusted);
+		r = -EPERM;
+	} else {
+		r = extres_check_trusted(path, what, &err);
+	}
+	if (r < 0) {
+		snprintf(drv->error, sizeof(drv->error), "%s", err.msg);
+		drv->has_error = 1;
+	}
+	return r;
+}
+
+/* The signals stay pending until the control thread reads them (or main()
+ * gives up the start-up): asking is enough, and never consumes one. */
+static int32_t host_stop_requested(const struct extres_host *host)
+{
+	(void)host;
+	return extres_stop_pending();
+}
+
+/* Turn a driver callback's result into our error, with the driver's own
+ * message if it gave one. */
+static int driver_failed(struct extres_driver *drv, const char *op,
+			 int32_t r, struct extres_err *err)
+{
+	const char *resource = drv->host.resource, *name = drv->module->ops.name;
+
+	if (r > 0)
+		return extres_err_set(err, EPROTO,
+				      "resource '%s': driver '%s': %s() returned %d, not 0 or a negative errno",
+				      resource, name, op, r);
+	/* Anything past the errno range is a driver bug; keep it negative. */
+	if (r < -4095)
+		r = -EIO;
+	if (drv->has_error)
+		return extres_err_set(err, -r, "resource '%s': driver '%s': %s",
+				      resource, name, drv->error);
+	return extres_err_set(err, -r, "resource '%s': driver '%s': %s",
+			      resource, name, strerror(-r));
+}
+
+int extres_driver_open(const struct extres_config *config,
+		       const struct extres_resource_config *res,
+		       struct extres_driver **ret, struct extres_err *err)
+{
+	struct extres_driver *drv;
+	const struct extres_param *params;
+	void *handle = NULL;
+	char *path = NULL;
+	int r;
+
+	r = extres_driver_find(res->driver, &path, err);
+	if (r < 0)
+		return extres_err_prefix(err, -r, "resource '%s'", res->name);
+
+	drv = calloc(1, sizeof(*drv));
+	if (!drv) {
+		r = extres_err_set(err, ENOMEM, "resource '%s': out of memory",
+				   res->name);
+		goto fail;
+	}
+	/* A module by name is one of ours; by path, the config chose it. */
+	if (res->driver && res->driver[0] == '/' && config->untrusted) {
+		r = extres_err_set(
+			err, EPERM,
+			"resource '%s': refusing driver module %s, named by a config root does not trust: %s",
+			res->name, path, config->untrusted);
+		goto fail;
+	}
+	r = extres_module_load(path, &drv->module, err);
+	if (r < 0) {
+		extres_err_prefix(err, -r, "resource '%s'", res->name);
+		goto fail;
+	}
+	drv->config_untrusted = config->untrusted;
+
+	drv->host = (struct extres_host){
+		.abi_version = EXTRES_DRIVER_ABI_VERSION,
+		.struct_size = sizeof(struct extres_host),
+		.resource = res->name,
+		.config_path = config->path ? config->path : "",
+		.config_dir = config->dir ? config->dir : "",
+		.amount = res->amount,
+		.log = host_log,
+		.error = host_error,
+		.core = drv,
+		.check_trusted_path = host_check_trusted,
+		.stop_requested = host_stop_requested,
+	};
+	params = res->params ? res->params : &no_params;
+
+	drv->has_error = 0;
+	r = drv->module->ops.open(&drv->host, params, &handle);
+	if (r != 0) {
+		/* A positive result is no success either: the driver broke
+		 * the contract and may not have made a handle to close. */
+		r = driver_failed(drv, "open", r, err);
+		goto fail;
+	}
+	drv->handle = handle;
+	free(path);
+	*ret = drv;
+	return 0;
+fail:
+	if (drv)
+		extres_module_unload(drv->module);
+	free(drv);
+	free(path);
+	return r;
+}
+
+static int32_t sink_begin_info(struct extres_sink *sink)
+{
+	struct discovery *d = sink->core;
+	int r;
+
+	/* After a failure nothing more is taken, whether or not the driver
+	 * noticed: the whole discovery fails with the first message. */
+	if (d->failed)
+		return d->failed;
+	r = extres_infos_begin(d->infos, &d->err);
+	if (r < 0)
+		d->failed = r;
+	return r;
+}
+
+static int32_t sink_add_property(struct extres_sink *sink, const char *key,
+				 const char *value)
+{
+	struct discovery *d = sink->core;
+	int r;
+
+	if (d->failed)
+		return d->failed;
+	if (!key || !value)
+		r = extres_err_set(&d->err, EINVAL,
+				   "property '%s' given with a NULL %s",
+				   key ? key : "(null)", key ? "value" : "name");
+	else
+		r = extres_infos_add(d->infos, key, value, &d->err);
+	if (r < 0)
+		d->failed = r;
+	return r;
+}
+
+int extres_driver_discover(struct extres_driver *drv,
+			   struct extres_infos **ret_infos,
+			   struct extres_err *err)
+{
+	struct discovery d = { 0 };
+	struct extres_sink sink = {
+		.struct_size = sizeof(struct extres_sink),
+		.begin_info = sink_begin_info,
+		.add_property = sink_add_property,
+		.core = &d,
+	};
+	int r;
+
+	r = extres_infos_new(&d.infos);
+	if (r < 0)
+		return extres_err_set(err, -r, "resource '%s': out of memory",
+				      drv->host.resource);
+
+	drv->has_error = 0;
+	r = drv->module->ops.discover(drv->handle, &sink);
+	/* The sink's complaint comes first: it is the cause, and a driver
+	 * that went on regardless must not get away with a partial list. */
+	if (d.failed)
+		r = extres_err_set(err, -d.failed, "resource '%s': driver '%s': %s",
+				   drv->host.resource, drv->module->ops.name,
+				   d.err.msg);
+	else if (r != 0)
+		r = driver_failed(drv, "discover", r, err);
+	if (r < 0) {
+		extres_infos_free(d.infos);
+		return r;
+	}
+	*ret_infos = d.infos;
+	return 0;
+}
+
+void extres_driver_close(struct extres_driver *drv)
+{
+	if (!drv)
+		return;
+	drv->module->ops.close(drv->handle);
+	extres_module_unload(drv->module);
+	free(drv);
+}
+
+const char *extres_driver_name(const struct extres_driver *drv)
+{
+	return drv->module->ops.name;
+}

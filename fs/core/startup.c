@@ -1,0 +1,195 @@
+/* SPDX-License-Identifier: MIT */
+#include "core/startup.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/module.h"
+
+int extres_discover_resource(const struct extres_config *config,
+			     const struct extres_resource_config *res,
+			     struct extres_infos **ret_infos,
+			     struct extres_err *err)
+{
+	struct extres_driver *drv = NULL;
+	int r;
+
+	r = extres_driver_open(config, res, &drv, err);
+	if (r < 0)
+		return r;
+	r = extres_driver_discover(drv, ret_infos, err);
+	extres_driver_close(drv);
+	return r;
+}
+
+void extres_allocations_free(struct extres_allocations *a)
+{
+	size_t i;
+
+	if (!a)
+		return;
+	for (i = 0; i < a->n; i++)
+		extres_allocation_free(a->items[i]);
+	free(a->items);
+	free(a);
+}
+
+/* The allocation `old` holds for resource `name`, or NULL. */
+static struct extres_allocation *
+find_allocation(const struct extres_allocations *old, const char *name)
+{
+	size_t i;
+
+	for (i = 0; old && i < old->n; i++)
+		if (strcmp(old->items[i]->resource, name) == 0)
+			return old->items[i];
+	return NULL;
+}
+
+int extres_allocate_all(const struct extres_config *config, pid_t owner,
+			struct extres_allocations **ret,
+			struct extres_err *err)
+{
+	return extres_reallocate_all(config, NULL, NULL, owner, ret, err);
+}
+
+static const struct extres_resource_config *
+find_resource(const struct extres_config *config, const char *name)
+{
+	size_t i;
+
+	for (i = 0; config && i < config->n_resources; i++)
+		if (strcmp(config->resources[i].name, name) == 0)
+			return &config->resources[i];
+	return NULL;
+}
+
+/* One resource of a (re)allocation; see extres_reallocate_all(). Sets
+ * *unrecorded when prev's lines were taken out of the script's file. */
+static int allocate_one(const struct extres_config *config,
+			const struct extres_resource_config *res,
+			const struct extres_config *old_config,
+			struct extres_allocation *prev, pid_t owner,
+			struct extres_allocation **ret, int *unrecorded,
+			struct extres_err *err)
+{
+	const struct extres_resource_config *was =
+		find_resource(old_config, res->name);
+	struct extres_infos *infos = NULL;
+	int r;
+
+	if (prev && prev->recorded_by_script) {
+		if (was && extres_resource_config_same(was, res)) {
+			*ret = extres_allocation_dup(prev);
+			return *ret ? 0 : extres_err_set(err, ENOMEM, "out of memory");
+		}
+		r = extres_alloc_unrecord(prev, err);
+		if (r < 0)
+			return r;
+		*unrecorded = 1;
+	}
+	r = extres_discover_resource(config, res, &infos, err);
+	if (r == 0)
+		r = extres_alloc_retake(res, infos, prev, owner, ret, err);
+	extres_infos_free(infos);
+	return r;
+}
+
+int extres_reallocate_all(const struct extres_config *config,
+			  const struct extres_config *old_config,
+			  struct extres_allocations *old, pid_t owner,
+			  struct extres_allocations **ret,
+			  struct extres_err *err)
+{
+	struct extres_allocations *a;
+	unsigned char *unrecorded = NULL;
+	size_t i;
+	int r;
+
+	a = calloc(1, sizeof(*a));
+	if (!a)
+		return extres_err_set(err, ENOMEM, "out of memory");
+	a->items = calloc(config->n_resources ? config->n_resources : 1,
+			  sizeof(*a->items));
+	unrecorded = calloc(old && old->n ? old->n : 1, 1);
+	if (!a->items || !unrecorded) {
+		r = extres_err_set(err, ENOMEM, "out of memory");
+		goto fail;
+	}
+	for (i = 0; i < config->n_resources; i++) {
+		const struct extres_resource_config *res = &config->resources[i];
+		struct extres_allocation *prev = find_allocation(old, res->name);
+		int un = 0;
+
+		r = allocate_one(config, res, old_config, prev, owner,
+				 &a->items[a->n], &un, err);
+		if (un) {
+			size_t k;
+
+			for (k = 0; k < old->n; k++)
+				if (old->items[k] == prev)
+					unrecorded[k] = 1;
+		}
+		if (r < 0)
+			goto fail;
+		a->n++;
+	}
+	free(unrecorded);
+	*ret = a;
+	return 0;
+fail:
+	/* Roll back: hand back only what this call took; what `old` holds
+	 * stays held. The first error is the one to report; a failed
+	 * release is added to it, since it leaves lines behind. */
+	for (i = a->n; i-- > 0;) {
+		struct extres_err rb;
+
+		if (extres_alloc_release_except(
+			    a->items[i],
+			    find_allocation(old, a->items[i]->resource),
+			    &rb) < 0)
+			extres_err_append(err, "; rolling back failed too: %s",
+					  rb.msg);
+	}
+	/* Put back what a self-coordinating script was to pick again. */
+	for (i = 0; unrecorded && old && i < old->n; i++) {
+		struct extres_err rb;
+
+		if (unrecorded[i] && extres_alloc_record(old->items[i], &rb) < 0)
+			extres_err_append(err,
+					  "; recording '%s' again failed too: %s",
+					  old->items[i]->resource, rb.msg);
+	}
+	free(unrecorded);
+	extres_allocations_free(a);
+	return r;
+}
+
+int extres_release_dropped(struct extres_allocations *old,
+			   const struct extres_allocations *now,
+			   struct extres_err *err)
+{
+	struct extres_err one;
+	int first = 0;
+	size_t i;
+
+	/* Newest first, the reverse of taking. */
+	for (i = old->n; i-- > 0;) {
+		int r = extres_alloc_release_except(
+			old->items[i], find_allocation(now, old->items[i]->resource),
+			&one);
+
+		if (r < 0 && first == 0) {
+			first = r;
+			extres_err_set(err, -r, "%s", one.msg);
+		}
+	}
+	return first;
+}
+
+/* Nothing is kept: every allocation releases all of its lines. */
+int extres_release_all(struct extres_allocations *a, struct extres_err *err)
+{
+	return extres_release_dropped(a, NULL, err);
+}

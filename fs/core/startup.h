@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Start-up work shared by extresd and extresctl: run every resource's driver,
+ * take its amount, and release it all again. No FUSE, no logging of errors
+ * (they come back in struct extres_err); driver warnings go to extres_log().
+ */
+#ifndef EXTRES_STARTUP_H
+#define EXTRES_STARTUP_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "core/alloc.h"
+#include "config/config.h"
+#include "base/err.h"
+#include "core/infos.h"
+
+struct extres_allocations {
+	size_t n;
+	struct extres_allocation **items; /* one per resource, config order */
+};
+
+/* Open the resource's driver, discover, close it. On success *ret_infos is
+ * the candidate list (free with extres_infos_free()). */
+int extres_discover_resource(const struct extres_config *config,
+			     const struct extres_resource_config *res,
+			     struct extres_infos **ret_infos,
+			     struct extres_err *err);
+
+/*
+ * Discover and allocate every resource of `config` for `owner`, in order.
+ * All or nothing: if any resource fails, everything taken so far is released
+ * before returning the error (which names the resource).
+ */
+int extres_allocate_all(const struct extres_config *config, pid_t owner,
+			struct extres_allocations **ret,
+			struct extres_err *err);
+
+/*
+ * The same for a reload: `old` (NULL at start-up) is what this owner holds
+ * now. Devices of `old` that the drivers still offer stay held and keep their
+ * info numbers (see extres_alloc_retake()); added resources and higher
+ * amounts take more. All or nothing: on failure everything this call took is
+ * released again and `old` is exactly as it was. Nothing of `old` is released
+ * on success either: extres_release_dropped() does that once the new
+ * allocations are in use.
+ *
+ * A resource whose script coordinates by itself is not run again when its
+ * configuration (`old_config`) is the same: it would take more devices, its
+ * own being held. When it changed, its devices are unrecorded first so that
+ * the script may pick them again, and recorded again on failure.
+ */
+int extres_reallocate_all(const struct extres_config *config,
+			  const struct extres_config *old_config,
+			  struct extres_allocations *old, pid_t owner,
+			  struct extres_allocations **ret,
+			  struct extres_err *err);
+
+/* Release what `old` holds and `now` (NULL: nothing) does not (removed
+ * resources, lowered amounts, devices gone), newest first. Carries on past
+ * failures; the first is returned. */
+int extres_release_dropped(struct extres_allocations *old,
+			   const struct extres_allocations *now,
+			   struct extres_err *err);
+
+/*
+ * Release every allocation (remove our coordination-file lines). Carries on
+ * past failures; returns the first error, with its message in `err`.
+ */
+int extres_release_all(struct extres_allocations *a, struct extres_err *err);
+
+/* Accepts NULL. Does not release. */
+void extres_allocations_free(struct extres_allocations *a);
+
+#endif

@@ -1,0 +1,308 @@
+/* SPDX-License-Identifier: MIT */
+#include "core/views.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config/config.h"
+#include "base/json.h"
+
+/* "GPU-" and 16 hex digits. */
+#define ROCM_UUID_LEN (4 + 16)
+
+/* ---- a growing text; the first failure sticks ---- */
+
+struct text {
+	char *data;
+	size_t len, cap;
+	int error;
+};
+
+static void add_len(struct text *t, const char *s, size_t len)
+{
+	char *grown;
+	size_t cap;
+
+	if (t->error)
+		return;
+	if (len >= t->cap - t->len || !t->data) {
+		cap = t->cap ? t->cap : 256;
+		while (cap - t->len <= len)
+			cap *= 2;
+		grown = realloc(t->data, cap);
+		if (!grown) {
+			t->error = -ENOMEM;
+			return;
+		}
+		t->data = grown;
+		t->cap = cap;
+	}
+	memcpy(t->data + t->len, s, len);
+	t->len += len;
+	t->data[t->len] = '\0';
+}
+
+static void add(struct text *t, const char *s)
+{
+	add_len(t, s, strlen(s));
+}
+
+/* `s` for the inside of '...': a quote closes, is escaped, and reopens. */
+static void add_quoted(struct text *t, const char *s)
+{
+	const char *quote;
+
+	while ((quote = strchr(s, '\''))) {
+		add_len(t, s, (size_t)(quote - s));
+		add(t, "'\\''");
+		s = quote + 1;
+	}
+	add(t, s);
+}
+
+/* Hand the text over, or free it and return the error. */
+static int text_finish(struct text *t, char **ret_text, size_t *ret_len)
+{
+	if (!t->error && !t->data)
+		add(t, "");
+	if (t->error) {
+		free(t->data);
+		return t->error;
+	}
+	*ret_text = t->data;
+	*ret_len = t->len;
+	return 0;
+}
+
+/* ---- .meta/env ---- */
+
+enum form {
+	FORM_INDEX, /* `index` */
+	FORM_UUID, /* nvml's `uuid` */
+	FORM_ROCM, /* amdgpu's `unique_id` as ROCm's "GPU-%016x" */
+};
+
+/* amdgpu's "0x..." into a number; 0 (no unique id) does not count. */
+static int parse_unique_id(const char *s, uint64_t *ret)
+{
+	unsigned long long v;
+	size_t len;
+	char *end;
+
+	if (strncmp(s, "0x", 2) != 0)
+		return -EINVAL;
+	s += 2;
+	/* Digits only: strtoull would also take blanks, a sign, another 0x. */
+	len = strspn(s, "0123456789abcdefABCDEF");
+	if (len == 0 || s[len] != '\0')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 16);
+	if (*end != '\0' || errno == ERANGE || v == 0)
+		return -EINVAL;
+	*ret = v;
+	return 0;
+}
+
+static int every_info_has(const struct extres_view_resource *r, enum form form)
+{
+	uint64_t id;
+	size_t i;
+
+	for (i = 0; i < r->n_infos; i++) {
+		const char *v;
+
+		if (form == FORM_UUID) {
+			if (!extres_info_get(&r->infos[i], "uuid"))
+				return 0;
+		} else {
+			v = extres_info_get(&r->infos[i], "unique_id");
+			if (!v || parse_unique_id(v, &id) < 0)
+				return 0;
+		}
+	}
+	return 1;
+}
+
+static enum form device_form(const struct extres_view_resource *r)
+{
+	if (strcmp(r->driver, "nvml") == 0 && every_info_has(r, FORM_UUID))
+		return FORM_UUID;
+	if (strcmp(r->driver, "amdgpu") == 0 && every_info_has(r, FORM_ROCM))
+		return FORM_ROCM;
+	return FORM_INDEX;
+}
+
+/* export NAME='item,item'\n */
+static void add_export(struct text *t, const char *var,
+		       const struct extres_view_resource *r, enum form form)
+{
+	char uuid[ROCM_UUID_LEN + 1];
+	const char *item;
+	int first = 1;
+	uint64_t id;
+	size_t i;
+
+	add(t, "export ");
+	add(t, var);
+	add(t, "='");
+	for (i = 0; i < r->n_infos; i++) {
+		const struct extres_info *info = &r->infos[i];
+
+		if (form == FORM_UUID) {
+			item = extres_info_get(info, "uuid");
+		} else if (form == FORM_ROCM) {
+			/* device_form() chose this form: every id parses. */
+			if (parse_unique_id(extres_info_get(info, "unique_id"),
+					    &id) < 0)
+				continue;
+			snprintf(uuid, sizeof(uuid), "GPU-%016" PRIx64, id);
+			item = uuid;
+		} else {
+			item = extres_info_get(info, "index");
+		}
+		if (!item)
+			continue;
+		if (!first)
+			add(t, ",");
+		add_quoted(t, item);
+		first = 0;
+	}
+	add(t, "'\n");
+}
+
+int extres_view_env(const struct extres_view_resource *res, size_t n,
+		    char **ret_text, size_t *ret_len)
+{
+	struct text t = { 0 };
+	char *indexes;
+	size_t i;
+
+	/* The name is written as shell code, unquoted: check it first. */
+	for (i = 0; i < n; i++) {
+		const char *var = extres_env_var(res[i].driver, res[i].env_var);
+
+		if (var && extres_check_env_var_name(var) < 0)
+			return -EINVAL;
+	}
+	for (i = 0; i < n && !t.error; i++) {
+		const char *var = extres_env_var(res[i].driver, res[i].env_var);
+
+		if (extres_env_indexes_var(res[i].name, &indexes) < 0) {
+			t.error = -ENOMEM;
+			break;
+		}
+		add_export(&t, indexes, &res[i], FORM_INDEX);
+		free(indexes);
+		if (var)
+			add_export(&t, var, &res[i], device_form(&res[i]));
+	}
+	return text_finish(&t, ret_text, ret_len);
+}
+
+/* ---- .meta/resources.json and .meta/extres.json ---- */
+
+static void json_indexes(struct extres_json *json,
+			 const struct extres_view_resource *r)
+{
+	const char *index;
+	size_t i;
+
+	extres_json_begin_array(json);
+	for (i = 0; i < r->n_infos; i++) {
+		index = extres_info_get(&r->infos[i], "index");
+		if (index)
+			extres_json_string(json, index);
+	}
+	extres_json_end_array(json);
+}
+
+static void json_infos(struct extres_json *json,
+		       const struct extres_view_resource *r)
+{
+	size_t i, j;
+
+	extres_json_begin_array(json);
+	for (i = 0; i < r->n_infos; i++) {
+		const struct extres_info *info = &r->infos[i];
+
+		extres_json_begin_object(json);
+		for (j = 0; j < info->n_props; j++) {
+			extres_json_key(json, info->props[j].key);
+			extres_json_string_len(json, info->props[j].value,
+					       info->props[j].value_len);
+		}
+		extres_json_end_object(json);
+	}
+	extres_json_end_array(json);
+}
+
+/* The writer's errors stick: only finish needs checking. */
+static int json_finish(struct extres_json *json, char **ret_text,
+		       size_t *ret_len)
+{
+	int r = extres_json_finish(json, ret_text, ret_len);
+
+	extres_json_free(json);
+	return r;
+}
+
+int extres_view_spark(const struct extres_view_resource *res, size_t n,
+		      char **ret_text, size_t *ret_len)
+{
+	struct extres_json *json;
+	size_t i;
+	int r;
+
+	r = extres_json_new(&json);
+	if (r < 0)
+		return r;
+	extres_json_begin_array(json);
+	for (i = 0; i < n; i++) {
+		extres_json_begin_object(json);
+		extres_json_key(json, "id");
+		extres_json_begin_object(json);
+		extres_json_key(json, "componentName");
+		extres_json_string(json, "spark.executor");
+		extres_json_key(json, "resourceName");
+		extres_json_string(json, res[i].name);
+		extres_json_end_object(json);
+		extres_json_key(json, "addresses");
+		json_indexes(json, &res[i]);
+		extres_json_end_object(json);
+	}
+	extres_json_end_array(json);
+	return json_finish(json, ret_text, ret_len);
+}
+
+int extres_view_json(const struct extres_view_resource *res, size_t n,
+		     char **ret_text, size_t *ret_len)
+{
+	struct extres_json *json;
+	size_t i;
+	int r;
+
+	r = extres_json_new(&json);
+	if (r < 0)
+		return r;
+	extres_json_begin_object(json);
+	extres_json_key(json, "resources");
+	extres_json_begin_object(json);
+	for (i = 0; i < n; i++) {
+		extres_json_key(json, res[i].name);
+		extres_json_begin_object(json);
+		extres_json_key(json, "driver");
+		extres_json_string(json, res[i].driver);
+		extres_json_key(json, "amount");
+		extres_json_uint(json, res[i].amount);
+		extres_json_key(json, "infos");
+		json_infos(json, &res[i]);
+		extres_json_end_object(json);
+	}
+	extres_json_end_object(json);
+	extres_json_end_object(json);
+	return json_finish(json, ret_text, ret_len);
+}

@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The contents of the mount's hidden views, as pure functions of the
+ * allocated resources: no FUSE, no files. The daemon puts the text under
+ * /run/extres/.meta/ and rebuilds it on reload.
+ *
+ * Each function takes the resources in configuration order and returns 0
+ * with *ret_text (malloc'd, NUL-terminated, for free()) and *ret_len (its
+ * length without the NUL), or a negative errno with both untouched:
+ *
+ *   -ENOMEM  out of memory
+ *   -EINVAL  (extres_view_env only) an env_var that is not a shell
+ *            identifier; the config loader rules this out
+ *
+ * `res` may be NULL when n is 0. Thread-safe: nothing is shared.
+ */
+#ifndef EXTRES_VIEWS_H
+#define EXTRES_VIEWS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/infos.h"
+
+struct extres_view_resource {
+	const char *name; /* the resource name, as in the mount */
+	const char *driver; /* as configured: "nvml", "static", a path, ... */
+	/* As configured (struct extres_resource_config.env_var): NULL = the
+	 * driver's default, "" = none. config.h names the variables. */
+	const char *env_var;
+	uint64_t amount;
+	const struct extres_info *infos; /* allocated, in allocation order */
+	size_t n_infos;
+};
+
+/*
+ * .meta/env: shell code to source (`. /run/extres/.meta/env`), one line per
+ * variable, each resource's lines in turn:
+ *
+ *   export EXTRES_GPU_INDEXES='0,1'
+ *   export CUDA_VISIBLE_DEVICES='GPU-5e1b...,GPU-9a0c...'
+ *
+ * `export`, so that the programs a sourcing shell starts see them. Every
+ * value is in single quotes, safe or not, with each ' written as '\'' ; the
+ * text ends with a newline (and is empty when there are no resources).
+ *
+ * EXTRES_<NAME>_INDEXES (the name as extres_env_indexes_var() makes it):
+ * the infos' `index` values joined by ','. An info without `index` adds
+ * nothing; no infos give ''.
+ *
+ * The device variable (extres_env_var(): configured or the driver's
+ * default), when there is one, holds the devices in the form that survives
+ * renumbering where the driver gives one for every info:
+ *
+ *   nvml    each info's `uuid` ("GPU-..."), as CUDA_VISIBLE_DEVICES takes
+ *           them, when every info has one; else the indexes
+ *   amdgpu  "GPU-" and each info's `unique_id` ("0x..." from the driver) as
+ *           16 lower-case hex digits, which is how ROCm names a GPU's UUID
+ *           (rocminfo's "Uuid: GPU-...", accepted by ROCR_VISIBLE_DEVICES),
+ *           when every info has a non-zero one; else the indexes
+ *   others  the indexes
+ *
+ * (the indexes as in EXTRES_<NAME>_INDEXES). No infos give ''.
+ */
+int extres_view_env(const struct extres_view_resource *res, size_t n,
+		    char **ret_text, size_t *ret_len);
+
+/*
+ * .meta/resources.json: Spark's resources file (spark-submit's
+ * --resourcesFile, the executor's ResourceAllocation list), one entry per
+ * resource, addresses being the infos' `index` values in allocation order
+ * (an info without `index` adds nothing):
+ *
+ *   [{"id": {"componentName": "spark.executor", "resourceName": "gpu"},
+ *     "addresses": ["0", "1"]}]
+ *
+ * on one line, in the JSON writer's layout (json.h), ending in "\n".
+ */
+int extres_view_spark(const struct extres_view_resource *res, size_t n,
+		      char **ret_text, size_t *ret_len);
+
+/*
+ * .meta/extres.json: everything in the mount in one document, resources in
+ * configuration order, infos in allocation order (the element at position
+ * n is directory <name>/<n>), properties in the driver's order, every value
+ * a string exactly as its file holds it without the "\n":
+ *
+ *   {"resources": {"gpu": {"driver": "nvml", "amount": 2,
+ *     "infos": [{"index": "0", "uuid": "GPU-..."}, ...]}}}
+ *
+ * on one line, in the JSON writer's layout (json.h), ending in "\n".
+ */
+int extres_view_json(const struct extres_view_resource *res, size_t n,
+		     char **ret_text, size_t *ret_len);
+
+#endif

@@ -1,0 +1,298 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * extresctl check and discover: validate a configuration and its drivers'
+ * parameters, and run the drivers to list every candidate info, without
+ * allocating or mounting.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config/config.h"
+#include "ctl/ctl.h"
+#include "core/module.h"
+#include "core/infos.h"
+#include "base/json.h"
+#include "base/log.h"
+#include "core/startup.h"
+
+static void usage_check(FILE *out)
+{
+	fprintf(out,
+		"usage: extresctl [-c CONFIG] check\n"
+		"\n"
+		"Load and validate CONFIG (default " CTL_DEFAULT_CONFIG
+		") and print\n"
+		"each resource: amount, driver, coordination file, Kubernetes and\n"
+		"YARN resource names ('-' when unset). Then load each resource's\n"
+		"driver and let it check its param.* keys, as extresd does at\n"
+		"start-up, without discovering devices or taking any. A param that\n"
+		"the configuration leaves to a default which depends on the host\n"
+		"(Flink's GPU driver without discovery-script.path) is printed with\n"
+		"the value used and why.\n"
+		"\n"
+		"Warnings (unknown keys) and errors name the file, line and column\n"
+		"where they can. Exit 0 only when the configuration is usable: it\n"
+		"loads, and every driver is found and accepts its parameters.\n"
+		"\n"
+		"    -h, --help   this help\n");
+}
+
+static void usage_discover(FILE *out)
+{
+	fprintf(out,
+		"usage: extresctl [-c CONFIG] discover [NAME]\n"
+		"       extresctl [-c CONFIG] discover --json [NAME]\n"
+		"\n"
+		"Run the driver of every resource in CONFIG (default\n" CTL_DEFAULT_CONFIG
+		"), or of resource NAME only, and print\n"
+		"every candidate info with its properties. Nothing is allocated,\n"
+		"recorded in a coordination file or mounted. Exit 1 when a driver\n"
+		"fails or there is no resource NAME.\n"
+		"\n"
+		"    --json       print one JSON object instead, keyed by resource\n"
+		"                 name, resources in CONFIG's order:\n"
+		"                   {\"NAME\": {\"driver\": \"DRIVER\", \"amount\": N,\n"
+		"                    \"candidates\": [{\"KEY\": \"VALUE\", ...}, ...]}, ...}\n"
+		"                 each candidate's properties in its driver's order.\n"
+		"                 All or nothing: when any driver fails, its error goes\n"
+		"                 to stderr and nothing to stdout. Bytes that JSON text\n"
+		"                 cannot carry show as U+FFFD.\n"
+		"    -h, --help   this help\n");
+}
+
+static const char *or_dash(const char *s)
+{
+	return s ? s : "-";
+}
+
+int extres_ctl_load_config(const char *path, struct extres_config **ret)
+{
+	struct extres_err err;
+	size_t i;
+
+	if (extres_config_load(path, ret, &err) < 0) {
+		extres_log(EXTRES_LOG_ERR, "%s", err.msg);
+		return -1;
+	}
+	for (i = 0; i < (*ret)->n_warnings; i++)
+		extres_log(EXTRES_LOG_WARNING, "%s", (*ret)->warnings[i]);
+	return 0;
+}
+
+int extres_ctl_check(const char *config_path, int argc, char *argv[])
+{
+	static const struct option longopts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct extres_driver *drv;
+	struct extres_config *cfg;
+	struct extres_err err;
+	int c, failed = 0;
+	size_t i;
+
+	optind = 0;
+	while ((c = extres_ctl_next_opt("check", "check", argc, argv, ":h",
+					longopts)) != -1) {
+		if (c != 'h')
+			return CTL_EXIT_USAGE;
+		usage_check(stdout);
+		return 0;
+	}
+	if (optind < argc)
+		return extres_ctl_usage_error("check",
+					      "check: unexpected argument '%s'",
+					      argv[optind]);
+	if (extres_ctl_load_config(config_path, &cfg) < 0)
+		return 1;
+
+	printf("%s: %zu resource%s\n", cfg->path, cfg->n_resources,
+	       cfg->n_resources == 1 ? "" : "s");
+	/* Not an error by itself: a config that runs nothing is fine. */
+	if (cfg->untrusted)
+		printf("%s: %s: no script, module or library it names is run or loaded\n",
+		       cfg->path, cfg->untrusted);
+	for (i = 0; i < cfg->n_resources; i++) {
+		const struct extres_resource_config *r = &cfg->resources[i];
+
+		printf("%s: amount %llu, driver %s, coordination-file %s, "
+		       "kubernetes %s, yarn %s\n",
+		       r->name, (unsigned long long)r->amount, r->driver,
+		       or_dash(r->coordination_file),
+		       or_dash(r->kubernetes_key), or_dash(r->yarn_key));
+	}
+	for (i = 0; i < cfg->n_resources; i++) {
+		char *how = NULL;
+
+		if (extres_alloc_describe(&cfg->resources[i], &how) < 0) {
+			extres_log(EXTRES_LOG_ERR, "out of memory");
+			failed = 1;
+			break;
+		}
+		printf("%s: coordination: %s\n", cfg->resources[i].name, how);
+		free(how);
+	}
+	/* Every driver is tried, so that one run names every mistake. */
+	for (i = 0; i < cfg->n_resources; i++) {
+		const struct extres_resource_config *res = &cfg->resources[i];
+
+		/* Which script a default runs depends on this host: say so
+		 * before the driver judges it. */
+		if (res->param_default)
+			printf("%s: %s\n", res->name, res->param_default);
+		if (extres_driver_open(cfg, res, &drv, &err) < 0) {
+			extres_log(EXTRES_LOG_ERR, "%s", err.msg);
+			failed = 1;
+			continue;
+		}
+		extres_driver_close(drv);
+	}
+	extres_config_free(cfg);
+	return failed;
+}
+
+static void print_infos(const struct extres_resource_config *res,
+			const struct extres_infos *infos)
+{
+	size_t i, k;
+
+	printf("%s: driver %s, %zu candidate%s, amount %llu\n", res->name,
+	       res->driver, infos->n, infos->n == 1 ? "" : "s",
+	       (unsigned long long)res->amount);
+	for (i = 0; i < infos->n; i++) {
+		printf("  %zu:", i);
+		for (k = 0; k < infos->items[i].n_props; k++)
+			printf(" %s=%s", infos->items[i].props[k].key,
+			       infos->items[i].props[k].value);
+		printf("\n");
+	}
+}
+
+/* "NAME": {"driver": ..., "amount": N, "candidates": [{...}, ...]}. Errors
+ * stay in `j` until it is finished. */
+static void json_resource(struct extres_json *j,
+			  const struct extres_resource_config *res,
+			  const struct extres_infos *infos)
+{
+	const struct extres_property *p;
+	size_t i, k;
+
+	extres_json_key(j, res->name);
+	extres_json_begin_object(j);
+	extres_json_key(j, "driver");
+	extres_json_string(j, res->driver);
+	extres_json_key(j, "amount");
+	extres_json_uint(j, res->amount);
+	extres_json_key(j, "candidates");
+	extres_json_begin_array(j);
+	for (i = 0; i < infos->n; i++) {
+		extres_json_begin_object(j);
+		for (k = 0; k < infos->items[i].n_props; k++) {
+			p = &infos->items[i].props[k];
+			extres_json_key(j, p->key);
+			extres_json_string_len(j, p->value, p->value_len);
+		}
+		extres_json_end_object(j);
+	}
+	extres_json_end_array(j);
+	extres_json_end_object(j);
+}
+
+/*
+ * All of the selected resources' candidates in one document, printed only
+ * when every driver succeeded, so that a tool never reads a partial answer.
+ * infos[i] is NULL for a resource not selected. 0 or -EIO (said why).
+ */
+static int print_json(const struct extres_config *cfg,
+		      struct extres_infos *const *infos)
+{
+	struct extres_json *j = NULL;
+	size_t i;
+	int r;
+
+	r = extres_json_new(&j);
+	if (r < 0) {
+		extres_log(EXTRES_LOG_ERR, "out of memory");
+		return -EIO;
+	}
+	extres_json_begin_object(j);
+	for (i = 0; i < cfg->n_resources; i++)
+		if (infos[i])
+			json_resource(j, &cfg->resources[i], infos[i]);
+	extres_json_end_object(j);
+	r = extres_ctl_print_json(j);
+	extres_json_free(j);
+	return r;
+}
+
+int extres_ctl_discover(const char *config_path, int argc, char *argv[])
+{
+	static const struct option longopts[] = {
+		{ "json", no_argument, NULL, CTL_OPT_JSON },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct extres_infos **infos = NULL;
+	struct extres_config *cfg;
+	const char *name = NULL;
+	int c, json = 0, failed = 0, found = 0;
+	struct extres_err err;
+	size_t i;
+
+	optind = 0;
+	while ((c = extres_ctl_next_opt("discover", "discover", argc, argv,
+					":h", longopts)) != -1) {
+		if (c == CTL_OPT_JSON) {
+			json = 1;
+			continue;
+		}
+		if (c != 'h')
+			return CTL_EXIT_USAGE;
+		usage_discover(stdout);
+		return 0;
+	}
+	if (optind < argc)
+		name = argv[optind++];
+	if (optind < argc)
+		return extres_ctl_usage_error(
+			"discover", "discover: unexpected argument '%s'",
+			argv[optind]);
+	if (extres_ctl_load_config(config_path, &cfg) < 0)
+		return 1;
+	infos = calloc(cfg->n_resources + 1, sizeof(*infos));
+	if (!infos) {
+		extres_log(EXTRES_LOG_ERR, "out of memory");
+		extres_config_free(cfg);
+		return 1;
+	}
+
+	/* Every selected driver runs even after one failed, so that one run
+	 * names every failure. */
+	for (i = 0; i < cfg->n_resources; i++) {
+		if (name && strcmp(cfg->resources[i].name, name) != 0)
+			continue;
+		found = 1;
+		if (extres_discover_resource(cfg, &cfg->resources[i], &infos[i],
+					     &err) < 0) {
+			extres_log(EXTRES_LOG_ERR, "%s", err.msg);
+			failed = 1;
+		} else if (!json) {
+			print_infos(&cfg->resources[i], infos[i]);
+		}
+	}
+	if (name && !found) {
+		extres_log(EXTRES_LOG_ERR, "no resource '%s' in %s", name,
+			   cfg->path);
+		failed = 1;
+	}
+	if (json && !failed && print_json(cfg, infos) < 0)
+		failed = 1;
+
+	for (i = 0; i < cfg->n_resources; i++)
+		extres_infos_free(infos[i]);
+	free(infos);
+	extres_config_free(cfg);
+	return failed;
+}

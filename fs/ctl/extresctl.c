@@ -1,0 +1,128 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * extresctl: inspect a configuration, a running daemon's mount and the
+ * coordination file, without mounting anything.
+ *
+ *   extresctl [-c CONFIG] check              validate, list resources
+ *   extresctl [-c CONFIG] discover [NAME] [--json]
+ *                                            run the drivers, list candidates
+ *   extresctl [-c CONFIG] request --kubernetes [--json] | --yarn
+ *                                            scheduler resource requests
+ *   extresctl status [--json] [--timeout S] [MOUNTPOINT]
+ *                                            what a running extresd serves
+ *   extresctl reload [--timeout S] [MOUNTPOINT]
+ *                                            re-read its config, say if it took
+ *   extresctl coord list FILE [--json] [--timeout S]  entries, owners' states
+ *   extresctl coord gc FILE [--json] [--dry-run] [--drop-unparsable]
+ *                                            drop entries of owners gone
+ *
+ * Exit 0 on success, 1 when the config, a driver, the mount or the file
+ * fails (a daemon that does not answer within a deadline too: see
+ * ctl_mount.c), 2 on usage errors. This file holds the global options and the
+ * dispatch; each command lives in ctl_config.c (check, discover),
+ * ctl_request.c, ctl_status.c, ctl_reload.c or ctl_coord.c (coord).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "extres_build.h"
+
+#include "ctl/ctl.h"
+#include "base/log.h"
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: extresctl [-c CONFIG] COMMAND [ARGS]\n"
+		"\n"
+		"commands:\n"
+		"    check              load and validate CONFIG, list its resources\n"
+		"    discover [NAME] [--json]\n"
+		"                       run the drivers and list every candidate info\n"
+		"                       (nothing is allocated or mounted)\n"
+		"    request --kubernetes [--json]\n"
+		"    request --yarn\n"
+		"                       print the resource requests for CONFIG's\n"
+		"                       devices: Kubernetes YAML (or JSON) limits and\n"
+		"                       requests, or YARN NAME=AMOUNT lines\n"
+		"    status [--json] [--timeout SECONDS] [MOUNTPOINT]\n"
+		"                       show what the extresd at MOUNTPOINT (default\n"
+		"                       /run/extres) serves: resources, infos and\n"
+		"                       their properties\n"
+		"    reload [--timeout SECONDS] [MOUNTPOINT]\n"
+		"                       make that extresd re-read its configuration\n"
+		"                       and say whether the reload took\n"
+		"    coord list FILE [--json] [--timeout SECONDS]\n"
+		"                       show each entry of a coordination file and\n"
+		"                       whether its owner is live, dead, reused,\n"
+		"                       zombie or unparsable (the file is not written)\n"
+		"    coord gc FILE [--json] [--dry-run] [--drop-unparsable]\n"
+		"            [--timeout SECONDS]\n"
+		"                       remove the entries whose owner is gone (dead,\n"
+		"                       reused or zombie), rewriting FILE in place\n"
+		"\n"
+		"options:\n"
+		"    -c, --config=FILE  configuration for check, discover and request\n"
+		"                       (default " CTL_DEFAULT_CONFIG ")\n"
+		"    -h, --help         this help; 'extresctl COMMAND --help' for one\n"
+		"    -V, --version      print the version\n"
+		"\n"
+		"Every access to a mount has a deadline (default %d s, --timeout):\n"
+		"a daemon that does not answer is reported as not responding.\n"
+		"\n"
+		"Exit status: 0 success, 1 failure, 2 usage error.\n",
+		CTL_MOUNT_TIMEOUT_S);
+}
+
+int main(int argc, char *argv[])
+{
+	static const struct option longopts[] = {
+		{ "config", required_argument, NULL, 'c' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *config_path = CTL_DEFAULT_CONFIG, *cmd;
+	int c, status;
+
+	extres_log_init("extresctl");
+	while ((c = extres_ctl_next_opt("", "", argc, argv, "+:c:hV",
+					longopts)) != -1) {
+		switch (c) {
+		case 'c':
+			config_path = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		case 'V':
+			printf("extresctl %s\n", EXTRES_VERSION);
+			return 0;
+		default:
+			return CTL_EXIT_USAGE;
+		}
+	}
+	if (optind >= argc)
+		return extres_ctl_usage_error("", "missing COMMAND");
+	cmd = argv[optind];
+	argc -= optind;
+	argv += optind;
+	if (strcmp(cmd, "check") == 0)
+		status = extres_ctl_check(config_path, argc, argv);
+	else if (strcmp(cmd, "discover") == 0)
+		status = extres_ctl_discover(config_path, argc, argv);
+	else if (strcmp(cmd, "request") == 0)
+		status = extres_ctl_request(config_path, argc, argv);
+	else if (strcmp(cmd, "status") == 0)
+		status = extres_ctl_status(argc, argv);
+	else if (strcmp(cmd, "reload") == 0)
+		status = extres_ctl_reload(argc, argv);
+	else if (strcmp(cmd, "coord") == 0)
+		status = extres_ctl_coord(argc, argv);
+	else
+		status =
+			extres_ctl_usage_error("", "unknown command '%s'", cmd);
+	return extres_ctl_flush_stdout(status);
+}

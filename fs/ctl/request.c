@@ -1,0 +1,426 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * extresctl request: the resource-request fields a scheduler needs so that
+ * the container or node gets the devices extresd will take, from each
+ * resource's kubernetes.config-key or yarn.config-key and its amount, as
+ * Flink's KubernetesTaskManagerFactory and YARN resource requests use them.
+ *
+ * YAML goes through libyaml's emitter and JSON through json.h, into memory
+ * first, so that a failure prints nothing rather than half a document.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <yaml.h>
+
+#include "config/config.h"
+#include "ctl/ctl.h"
+#include "base/json.h"
+#include "base/log.h"
+
+enum target { TARGET_NONE, TARGET_KUBERNETES, TARGET_YARN };
+
+/* One scheduler resource name and the amount it asks for. */
+struct request {
+	const char *key; /* points into the config */
+	uint64_t amount;
+};
+
+struct buffer {
+	char *data;
+	size_t len, cap;
+};
+
+static void usage_request(FILE *out)
+{
+	fprintf(out,
+		"usage: extresctl [-c CONFIG] request --kubernetes [--json]\n"
+		"       extresctl [-c CONFIG] request --yarn\n"
+		"\n"
+		"Print the resource requests that give a container or node the\n"
+		"devices of CONFIG (default " CTL_DEFAULT_CONFIG "): for each\n"
+		"resource with a Kubernetes or YARN resource name, that name and\n"
+		"the resource's amount. Resources without one are skipped with a\n"
+		"note on stderr; resources that share a name add their amounts.\n"
+		"Exit 1 when no resource has a name for the chosen scheduler.\n"
+		"\n"
+		"    --kubernetes  external-resource.<name>.kubernetes.config-key:\n"
+		"                  YAML for a container spec, limits and requests\n"
+		"                  alike:\n"
+		"                    resources:\n"
+		"                      limits:\n"
+		"                        nvidia.com/gpu: 2\n"
+		"                      requests:\n"
+		"                        nvidia.com/gpu: 2\n"
+		"    --json        (with --kubernetes) the same as one line of JSON:\n"
+		"                  {\"resources\": {\"limits\": {...}, \"requests\": {...}}}\n"
+		"    --yarn        external-resource.<name>.yarn.config-key: one\n"
+		"                  line NAME=AMOUNT each, e.g. yarn.io/gpu=2\n"
+		"    -h, --help    this help\n");
+}
+
+static const char *target_key(enum target t)
+{
+	return t == TARGET_KUBERNETES ? "kubernetes.config-key" :
+					"yarn.config-key";
+}
+
+/* Visible ASCII but '=': what Kubernetes and YARN resource names are made
+ * of, and what stays one field in a NAME=AMOUNT line. */
+static int check_request_name(const char *name)
+{
+	const char *p;
+
+	if (!*name)
+		return -EINVAL;
+	for (p = name; *p; p++)
+		if (*p < 0x21 || *p > 0x7e || *p == '=')
+			return -EINVAL;
+	return 0;
+}
+
+/*
+ * The requests of every resource with a name for `t`, in config order, the
+ * amounts of resources sharing a name added up (the container needs both
+ * sets of devices). On success *ret_reqs (free()) and *ret_n; 0 resources
+ * with a name is an error. Said why on failure.
+ */
+static int collect(const struct extres_config *cfg, enum target t,
+		   struct request **ret_reqs, size_t *ret_n)
+{
+	struct request *reqs;
+	size_t i, k, n = 0;
+	const char *key;
+
+	reqs = calloc(cfg->n_resources + 1, sizeof(*reqs));
+	if (!reqs) {
+		extres_log(EXTRES_LOG_ERR, "out of memory");
+		return -ENOMEM;
+	}
+	for (i = 0; i < cfg->n_resources; i++) {
+		const struct extres_resource_config *res = &cfg->resources[i];
+
+		key = t == TARGET_KUBERNETES ? res->kubernetes_key :
+					       res->yarn_key;
+		if (!key) {
+			extres_log(
+				EXTRES_LOG_NOTICE,
+				"note: resource '%s' skipped: external-resource.%s.%s is not set",
+				res->name, res->name, target_key(t));
+			continue;
+		}
+		if (check_request_name(key) < 0) {
+			extres_log(
+				EXTRES_LOG_ERR,
+				"%s: resource '%s': %s '%s' is not a resource name (visible ASCII characters other than '=')",
+				cfg->path, res->name, target_key(t), key);
+			free(reqs);
+			return -EINVAL;
+		}
+		for (k = 0; k < n && strcmp(reqs[k].key, key) != 0; k++)
+			;
+		if (k == n)
+			reqs[n++] = (struct request){ key, 0 };
+		/* At most EXTRES_MAX_RESOURCES * EXTRES_MAX_AMOUNT: no
+		 * overflow. */
+		reqs[k].amount += res->amount;
+	}
+	if (n == 0) {
+		extres_log(
+			EXTRES_LOG_ERR,
+			"%s: no resource has a %s (set external-resource.<name>.%s)",
+			cfg->path, target_key(t), target_key(t));
+		free(reqs);
+		return -ENOENT;
+	}
+	*ret_reqs = reqs;
+	*ret_n = n;
+	return 0;
+}
+
+static void print_yarn(const struct request *reqs, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		printf("%s=%llu\n", reqs[i].key,
+		       (unsigned long long)reqs[i].amount);
+}
+
+/* ---------------------------------------------------------------------- */
+/* JSON */
+
+static void json_amounts(struct extres_json *j, const char *field,
+			 const struct request *reqs, size_t n)
+{
+	size_t i;
+
+	extres_json_key(j, field);
+	extres_json_begin_object(j);
+	for (i = 0; i < n; i++) {
+		extres_json_key(j, reqs[i].key);
+		extres_json_uint(j, reqs[i].amount);
+	}
+	extres_json_end_object(j);
+}
+
+static int print_json(const struct request *reqs, size_t n)
+{
+	struct extres_json *j = NULL;
+	int r;
+
+	if (extres_json_new(&j) < 0) {
+		extres_log(EXTRES_LOG_ERR, "out of memory");
+		return -EIO;
+	}
+	/* Errors are sticky: extres_ctl_print_json() reports the first. */
+	extres_json_begin_object(j);
+	extres_json_key(j, "resources");
+	extres_json_begin_object(j);
+	json_amounts(j, "limits", reqs, n);
+	json_amounts(j, "requests", reqs, n);
+	extres_json_end_object(j);
+	extres_json_end_object(j);
+	r = extres_ctl_print_json(j);
+	extres_json_free(j);
+	return r;
+}
+
+/* ---------------------------------------------------------------------- */
+/* YAML */
+
+static int buffer_write(void *data, unsigned char *text, size_t size)
+{
+	struct buffer *b = data;
+	size_t cap;
+	char *p;
+
+	if (b->cap - b->len < size) {
+		cap = b->cap ? b->cap : 256;
+		while (cap - b->len < size) {
+			if (cap > SIZE_MAX / 2)
+				return 0;
+			cap *= 2;
+		}
+		p = realloc(b->data, cap);
+		if (!p)
+			return 0;
+		b->data = p;
+		b->cap = cap;
+	}
+	memcpy(b->data + b->len, text, size);
+	b->len += size;
+	return 1;
+}
+
+/*
+ * Whether a plain scalar `s` would read back as something other than a
+ * string (a number, a boolean, null) under YAML 1.1 or 1.2; such a name is
+ * written quoted, so that Kubernetes gets the string it expects.
+ */
+static int plain_is_not_string(const char *s)
+{
+	static const char *const words[] = {
+		"~",   "null", "true", "false", "yes",	 "no",	  "on",
+		"off", "y",    "n",    ".inf",	"-.inf", "+.inf", ".nan",
+	};
+	size_t i;
+
+	if ((s[0] >= '0' && s[0] <= '9') ||
+	    ((s[0] == '-' || s[0] == '+' || s[0] == '.') && s[1] >= '0' &&
+	     s[1] <= '9'))
+		return 1;
+	for (i = 0; i < sizeof(words) / sizeof(words[0]); i++)
+		if (strcasecmp(s, words[i]) == 0)
+			return 1;
+	return 0;
+}
+
+static int emit(yaml_emitter_t *em, yaml_event_t *ev, int made)
+{
+	/* yaml_emitter_emit() frees the event, also when it fails. */
+	return made && yaml_emitter_emit(em, ev) ? 0 : -1;
+}
+
+static int emit_scalar(yaml_emitter_t *em, const char *s, int quoted)
+{
+	yaml_event_t ev;
+
+	return emit(em, &ev,
+		    yaml_scalar_event_initialize(
+			    &ev, NULL, NULL, (yaml_char_t *)s, (int)strlen(s),
+			    1, 1,
+			    quoted ? YAML_DOUBLE_QUOTED_SCALAR_STYLE :
+				     YAML_ANY_SCALAR_STYLE));
+}
+
+static int emit_mapping_start(yaml_emitter_t *em)
+{
+	yaml_event_t ev;
+
+	return emit(em, &ev,
+		    yaml_mapping_start_event_initialize(
+			    &ev, NULL, NULL, 1, YAML_BLOCK_MAPPING_STYLE));
+}
+
+static int emit_mapping_end(yaml_emitter_t *em)
+{
+	yaml_event_t ev;
+
+	return emit(em, &ev, yaml_mapping_end_event_initialize(&ev));
+}
+
+static int emit_amounts(yaml_emitter_t *em, const char *field,
+			const struct request *reqs, size_t n)
+{
+	char amount[24];
+	size_t i;
+	int r;
+
+	r = emit_scalar(em, field, 0);
+	if (r == 0)
+		r = emit_mapping_start(em);
+	for (i = 0; r == 0 && i < n; i++) {
+		snprintf(amount, sizeof(amount), "%llu",
+			 (unsigned long long)reqs[i].amount);
+		r = emit_scalar(em, reqs[i].key,
+				plain_is_not_string(reqs[i].key));
+		if (r == 0)
+			r = emit_scalar(em, amount, 0);
+	}
+	return r == 0 ? emit_mapping_end(em) : r;
+}
+
+/* resources: {limits: {...}, requests: {...}} in block style, without
+ * document markers, so that it pastes into a container spec. */
+static int emit_document(yaml_emitter_t *em, const struct request *reqs,
+			 size_t n)
+{
+	yaml_event_t ev;
+	int r;
+
+	r = emit(em, &ev,
+		 yaml_stream_start_event_initialize(&ev, YAML_UTF8_ENCODING));
+	if (r == 0)
+		r = emit(em, &ev,
+			 yaml_document_start_event_initialize(&ev, NULL, NULL,
+							      NULL, 1));
+	if (r == 0)
+		r = emit_mapping_start(em);
+	if (r == 0)
+		r = emit_scalar(em, "resources", 0);
+	if (r == 0)
+		r = emit_mapping_start(em);
+	if (r == 0)
+		r = emit_amounts(em, "limits", reqs, n);
+	if (r == 0)
+		r = emit_amounts(em, "requests", reqs, n);
+	if (r == 0)
+		r = emit_mapping_end(em);
+	if (r == 0)
+		r = emit_mapping_end(em);
+	if (r == 0)
+		r = emit(em, &ev, yaml_document_end_event_initialize(&ev, 1));
+	if (r == 0)
+		r = emit(em, &ev, yaml_stream_end_event_initialize(&ev));
+	if (r == 0 && !yaml_emitter_flush(em))
+		r = -1;
+	return r;
+}
+
+static int print_yaml(const struct request *reqs, size_t n)
+{
+	struct buffer out = { NULL, 0, 0 };
+	yaml_emitter_t em;
+	int r = -EIO;
+
+	if (!yaml_emitter_initialize(&em)) {
+		extres_log(EXTRES_LOG_ERR, "out of memory");
+		return -EIO;
+	}
+	yaml_emitter_set_output(&em, buffer_write, &out);
+	yaml_emitter_set_unicode(&em, 1);
+	/* Never fold a long name onto a second line. */
+	yaml_emitter_set_width(&em, -1);
+	if (emit_document(&em, reqs, n) < 0) {
+		extres_log(EXTRES_LOG_ERR, "cannot write YAML: %s",
+			   em.problem ? em.problem : "out of memory");
+		goto out;
+	}
+	fwrite(out.data, 1, out.len, stdout);
+	r = 0;
+out:
+	yaml_emitter_delete(&em);
+	free(out.data);
+	return r;
+}
+
+/* ---------------------------------------------------------------------- */
+
+int extres_ctl_request(const char *config_path, int argc, char *argv[])
+{
+	static const struct option longopts[] = {
+		{ "kubernetes", no_argument, NULL, CTL_OPT_KUBERNETES },
+		{ "yarn", no_argument, NULL, CTL_OPT_YARN },
+		{ "json", no_argument, NULL, CTL_OPT_JSON },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	enum target target = TARGET_NONE, t;
+	struct extres_config *cfg;
+	struct request *reqs;
+	int c, json = 0, r;
+	size_t n;
+
+	optind = 0;
+	while ((c = extres_ctl_next_opt("request", "request", argc, argv, ":h",
+					longopts)) != -1) {
+		switch (c) {
+		case CTL_OPT_KUBERNETES:
+		case CTL_OPT_YARN:
+			t = c == CTL_OPT_YARN ? TARGET_YARN : TARGET_KUBERNETES;
+			if (target != TARGET_NONE && target != t)
+				return extres_ctl_usage_error(
+					"request",
+					"request: --kubernetes and --yarn exclude each other");
+			target = t;
+			break;
+		case CTL_OPT_JSON:
+			json = 1;
+			break;
+		case 'h':
+			usage_request(stdout);
+			return 0;
+		default:
+			return CTL_EXIT_USAGE;
+		}
+	}
+	if (optind < argc)
+		return extres_ctl_usage_error(
+			"request", "request: unexpected argument '%s'",
+			argv[optind]);
+	if (target == TARGET_NONE)
+		return extres_ctl_usage_error(
+			"request", "request: missing --kubernetes or --yarn");
+	if (json && target == TARGET_YARN)
+		return extres_ctl_usage_error(
+			"request",
+			"request: --json goes with --kubernetes only");
+
+	if (extres_ctl_load_config(config_path, &cfg) < 0)
+		return 1;
+	r = collect(cfg, target, &reqs, &n);
+	if (r == 0) {
+		if (target == TARGET_YARN)
+			print_yarn(reqs, n);
+		else
+			r = json ? print_json(reqs, n) : print_yaml(reqs, n);
+		free(reqs);
+	}
+	extres_config_free(cfg);
+	return r < 0 ? 1 : 0;
+}

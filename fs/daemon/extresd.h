@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * extresd's state: one context object that main() owns, shared with the
+ * control thread (reloads) and, through `fs`, with the request handlers.
+ * After start-up only the control thread changes config, allocs and the
+ * served tree; main() touches them again only after stopping it.
+ */
+#ifndef EXTRESD_H
+#define EXTRESD_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "config/config.h"
+#include "daemon/control.h"
+#include "os/daemonize.h"
+#include "daemon/fuse_ops.h"
+#include "daemon/guard.h"
+#include "daemon/owner.h"
+#include "os/runlock.h"
+#include "core/startup.h"
+
+/* Everything the daemon owns, in one place. */
+struct extresd {
+	/* Command line. */
+	char *config_path;
+	char *owner_arg;
+	char *positional[2];
+	int n_positional;
+	struct fuse_cmdline_opts cmd;
+	/* Running state. */
+	struct extres_config *config;
+	char *mountpoint;
+	struct extres_allocations *allocs;
+	struct extres_fs fs;
+	struct fuse_session *se;
+	struct extres_daemonize daemon;
+	pid_t owner; /* recorded in coordination files */
+	struct extres_owner_watch owner_watch;
+	struct extres_control control;
+	pthread_t main_thread; /* runs the session loop; woken to stop it */
+	/* What .meta/status tells: successful reloads, attempts, the last
+	 * attempt's outcome ("-" before any, "ok", "failed at TIME"); and
+	 * what root alone reads in .meta/error: why it failed ("" when it
+	 * did not). */
+	unsigned long generation;
+	unsigned long reloads;
+	char last_reload[512];
+	char last_error[EXTRES_ERR_MAX];
+	/* When each resource's refresh-interval next falls due (monotonic
+	 * ms; 0: never); NULL until scheduled, dropped at every reload. */
+	long long *refresh_due;
+	/* How many of each resource's devices the last refresh missed. */
+	size_t *refresh_stale;
+	/* Our coordination-file lines: watched, kept, and the conflicts
+	 * found (NULL: none; else one "resource ...: device ... is held by
+	 * ..." line each), checked again at guard_due (monotonic ms, 0:
+	 * not scheduled). */
+	struct extres_guard guard;
+	char *conflicts;
+	long long guard_due;
+	/* The lock that makes this the one daemon on its mount point; held
+	 * from before any driver runs until everything is released. */
+	struct extres_runlock runlock;
+};
+
+/*
+ * Build the tree for the current allocations and status and serve it
+ * (telling the kernel what changed). 0, or a negative errno after logging.
+ */
+int extresd_publish(struct extresd *d);
+
+/* SIGHUP: re-read the config and apply it, or keep everything as it is and
+ * log why not. Runs on the control thread. */
+void extresd_reload(void *ctx);
+
+/*
+ * Re-read the properties of the allocated devices of every resource whose
+ * refresh-interval is due (the devices themselves never change here), serve
+ * what changed, and return the milliseconds until the next one is due (-1:
+ * none). Runs on the control thread.
+ */
+long long extresd_refresh(void *ctx);
+
+/*
+ * Check our lines in every coordination file (extres_alloc_guard()): write
+ * back lost ones, and report conflicts when they change (log, .meta/status,
+ * systemd STATUS=). Runs on the control thread, or before it starts.
+ */
+void extresd_check_lines(struct extresd *d);
+
+/* The control thread's watch callback: the guard's descriptor is readable. */
+void extresd_guard_event(void *ctx);
+
+/* From the refresh callback: check again when due while conflicts last;
+ * the milliseconds until the next check, or -1 for none. */
+long long extresd_guard_tick(struct extresd *d);
+
+#endif

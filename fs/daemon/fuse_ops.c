@@ -1,0 +1,511 @@
+/* SPDX-License-Identifier: MIT */
+#include "daemon/fuse_ops.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/statvfs.h>
+
+/*
+ * Values change only on reload, which invalidates the kernel's cache
+ * explicitly, so the kernel may trust what it has for a day.
+ */
+#define CACHE_TIMEOUT 86400.0
+
+/*
+ * Every handler takes the tree with lock_tree() and gives it back with
+ * unlock_tree() only after replying. The reply copies the bytes into the
+ * kernel, so nothing refers to the tree afterwards; and a swap, which takes
+ * the lock for writing before it invalidates, then knows that every entry
+ * the kernel got from the old tree is already there to be invalidated.
+ * (The request itself is gone after the reply: take fs from it first.)
+ */
+static const struct extres_tree *lock_tree(struct extres_fs *fs)
+{
+	pthread_rwlock_rdlock(&fs->lock);
+	return fs->tree;
+}
+
+static void unlock_tree(struct extres_fs *fs)
+{
+	pthread_rwlock_unlock(&fs->lock);
+}
+
+/*
+ * The node with this inode number: in the current tree, else in a retired
+ * one, newest first. A changed file has a new number; the kernel may still
+ * ask for the old one on behalf of a reader who opened it before, and gets
+ * the old bytes, whole. Names are only ever looked up in the current tree.
+ * Call with the lock held.
+ */
+static const struct extres_node *node_of(const struct extres_fs *fs,
+					 uint64_t ino)
+{
+	const struct extres_node *n = extres_tree_get(fs->tree, ino);
+	size_t i, k;
+
+	for (i = 1; !n && i <= EXTRES_FS_RETIRED; i++) {
+		k = (fs->next_retired + EXTRES_FS_RETIRED - i) % EXTRES_FS_RETIRED;
+		if (fs->retired[k])
+			n = extres_tree_get(fs->retired[k], ino);
+	}
+	return n;
+}
+
+static void fill_entry(const struct extres_node *n, struct fuse_entry_param *e)
+{
+	memset(e, 0, sizeof(*e));
+	e->ino = n->ino;
+	e->generation = 1;
+	e->attr_timeout = CACHE_TIMEOUT;
+	e->entry_timeout = CACHE_TIMEOUT;
+	extres_tree_stat(n, &e->attr);
+}
+
+static void op_init(void *userdata, struct fuse_conn_info *conn)
+{
+	struct extres_fs *fs = userdata;
+
+	/* Declining open/opendir (ENOSYS) is how we keep hot reads out of
+	 * the daemon; the kernel then also keeps the page cache. */
+	fs->no_open = !!(conn->capable & FUSE_CAP_NO_OPEN_SUPPORT);
+	fs->no_opendir = !!(conn->capable & FUSE_CAP_NO_OPENDIR_SUPPORT);
+	if (conn->capable & FUSE_CAP_READDIRPLUS)
+		conn->want |= FUSE_CAP_READDIRPLUS;
+	/* Nothing here is ever written, so no write-back or locking. */
+	conn->want &= ~(unsigned)(FUSE_CAP_WRITEBACK_CACHE |
+				  FUSE_CAP_POSIX_LOCKS | FUSE_CAP_FLOCK_LOCKS);
+}
+
+static int do_lookup(const struct extres_tree *t, fuse_ino_t parent,
+		     const char *name, struct fuse_entry_param *e)
+{
+	const struct extres_node *dir = extres_tree_get(t, parent), *n;
+
+	if (!dir)
+		return -ESTALE;
+	if (!S_ISDIR(dir->mode))
+		return -ENOTDIR;
+	n = extres_tree_lookup(t, parent, name);
+	if (!n)
+		return -ENOENT;
+	fill_entry(n, e);
+	return 0;
+}
+
+static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	struct extres_fs *fs = fuse_req_userdata(req);
+	struct fuse_entry_param e;
+	int r = do_lookup(lock_tree(fs), parent, name, &e);
+
+	if (r < 0)
+		fuse_reply_err(req, -r);
+	else
+		fuse_reply_entry(req, &e);
+	unlock_tree(fs);
+}
+
+static void op_getattr(fuse_req_t req, fuse_ino_t ino,
+		       struct fuse_file_info *fi)
+{
+	struct extres_fs *fs = fuse_req_userdata(req);
+	const struct extres_node *n;
+	struct stat st;
+
+	lock_tree(fs);
+	n = node_of(fs, ino);
+	if (n) {
+		extres_tree_stat(n, &st);
+		fuse_reply_attr(req, &st, CACHE_TIMEOUT);
+	} else {
+		fuse_reply_err(req, ESTALE);
+	}
+	unlock_tree(fs);
+}
+
+/* 0 to open (keeping the cache), or a negative errno to answer. Call with
+ * the lock held. */
+static int do_open(const struct extres_fs *fs, fuse_ino_t ino, int dir,
+		   struct fuse_file_info *fi)
+{
+	const struct extres_node *n = node_of(fs, ino);
+	int r = 0;
+
+	if (!n)
+		r = -ESTALE;
+	else if (dir && !S_ISDIR(n->mode))
+		r = -ENOTDIR;
+	else if (!dir && S_ISDIR(n->mode))
+		r = -EISDIR;
+	else if (!dir && (fi->flags & O_ACCMODE) != O_RDONLY)
+		r = -EROFS;
+	else if (dir ? fs->no_opendir : fs->no_open)
+		r = -ENOSYS;
+	if (r == 0) {
+		fi->keep_cache = 1;
+		fi->cache_readdir = dir;
+	}
+	return r;
+}
+
+static void reply_open(fuse_req_t req, fuse_ino_t ino, int dir,
+		       struct fuse_file_info *fi)
+{
+	struct extres_fs *fs = fuse_req_userdata(req);
+	int r;
+
+	lock_tree(fs);
+	r = do_open(fs, ino, dir, fi);
+	if (r < 0)
+		fuse_reply_err(req, -r);
+	else
+		fuse_reply_open(req, fi);
+	unlock_tree(fs);
+}
+
+static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	reply_open(req, ino, 0, fi);
+}
+
+static void op_opendir(fuse_req_t req, fuse_ino_t ino,
+		       struct fuse_file_info *fi)
+{
+	reply_open(req, ino, 1, fi);
+}
+
+static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		    struct fuse_file_info *fi)
+{
+	struct extres_fs *fs = fuse_req_userdata(req);
+	const struct extres_node *n;
+
+	lock_tree(fs);
+	n = node_of(fs, ino);
+	if (!n) {
+		fuse_reply_err(req, ESTALE);
+	} else if (S_ISDIR(n->mode)) {
+		fuse_reply_err(req, EISDIR);
+	} else if (off < 0 || (size_t)off >= n->size) {
+		fuse_reply_buf(req, NULL, 0);
+	} else {
+		if (size > n->size - (size_t)off)
+			size = n->size - (size_t)off;
+		fuse_reply_buf(req, n->data + off, size);
+	}
+	unlock_tree(fs);
+}
+
+/*
+ * A listing is a snapshot of one tree, as an open file is: a listing that
+ * a reload interrupts goes on with the tree it started with, not the middle
+ * of the new one. Since opendir is declined there is no handle to keep that
+ * tree in, so the offset carries it: the tree's serial in the high bits,
+ * the position in the low ones. A tree retired since is still found; one
+ * freed since (EXTRES_FS_RETIRED reloads later) answers ESTALE, as a file
+ * opened in it does.
+ */
+#define OFF_POS_BITS 32
+#define OFF_POS_MASK 0xffffffffULL
+#define OFF_SERIAL_MASK 0x7fffffffULL /* keeps every offset positive */
+
+static uint64_t serial_of(const struct extres_tree *t)
+{
+	return extres_tree_serial(t) & OFF_SERIAL_MASK;
+}
+
+/* The tree a listing at offset `off` reads from, or NULL. Call with the
+ * lock held. */
+static const struct extres_tree *listing_tree(const struct extres_fs *fs,
+					      off_t off)
+{
+	uint64_t serial = (uint64_t)off >> OFF_POS_BITS;
+	size_t i;
+
+	if (off == 0 || serial_of(fs->tree) == serial)
+		return fs->tree;
+	for (i = 0; i < EXTRES_FS_RETIRED; i++)
+		if (fs->retired[i] && serial_of(fs->retired[i]) == serial)
+			return fs->retired[i];
+	return NULL;
+}
+
+/*
+ * Fill `buf` (`size` bytes) with the entries of directory `ino` from offset
+ * `off` on, as many as fit, and set *ret_used. Entry i of a directory is
+ * "." (0), ".." (1) or child i - 2; it carries offset i + 1, the entry to
+ * resume from, with the tree's serial above it (see listing_tree()). 0, or
+ * a negative errno. Call with the lock held.
+ */
+static int do_readdir(fuse_req_t req, const struct extres_fs *fs,
+		      fuse_ino_t ino, char *buf, size_t size, off_t off,
+		      int plus, size_t *ret_used)
+{
+	const struct extres_tree *t = listing_tree(fs, off);
+	const struct extres_node *dir = t ? extres_tree_get(t, ino) : NULL;
+	uint64_t serial = t ? serial_of(t) << OFF_POS_BITS : 0;
+	/* Entries of a tree no longer served must not become the kernel's
+	 * cached names (they may be gone now): no lookups for them. */
+	int past = t != fs->tree;
+	size_t used = 0;
+	off_t i;
+	int r = 0;
+
+	if (!dir)
+		r = -ESTALE;
+	else if (!S_ISDIR(dir->mode))
+		r = -ENOTDIR;
+	off = (off_t)((uint64_t)off & OFF_POS_MASK);
+	for (i = off; r == 0 && i < (off_t)dir->n_children + 2; i++) {
+		const struct extres_node *n = NULL;
+		const char *name;
+		struct fuse_entry_param e;
+		size_t len;
+
+		if (i == 0) {
+			name = ".";
+			extres_tree_stat(dir, &e.attr);
+		} else if (i == 1) {
+			const struct extres_node *p =
+				extres_tree_get(t, dir->parent);
+
+			name = "..";
+			extres_tree_stat(p ? p : dir, &e.attr);
+		} else {
+			n = dir->children[i - 2];
+			name = n->name;
+		}
+		if (plus) {
+			if (n && !past) {
+				fill_entry(n, &e);
+			} else if (n) {
+				memset(&e, 0, sizeof(e));
+				extres_tree_stat(n, &e.attr);
+			} else {
+				/* No lookup count for the dot entries. */
+				e.ino = 0;
+				e.generation = 0;
+				e.attr_timeout = 0;
+				e.entry_timeout = 0;
+			}
+			len = fuse_add_direntry_plus(
+				req, buf + used, size - used, name, &e,
+				(off_t)(serial | (uint64_t)(i + 1)));
+		} else {
+			if (n)
+				extres_tree_stat(n, &e.attr);
+			len = fuse_add_direntry(
+				req, buf + used, size - used, name, &e.attr,
+				(off_t)(serial | (uint64_t)(i + 1)));
+		}
+		if (len > size - used)
+			break;
+		used += len;
+	}
+	if (r == 0)
+		*ret_used = used;
+	return r;
+}
+
+static void reply_readdir(fuse_req_t req, fuse_ino_t ino, size_t size,
+			  off_t off, int plus)
+{
+	struct extres_fs *fs = fuse_req_userdata(req);
+	char *buf = malloc(size);
+	size_t used = 0;
+	int r = -ENOMEM;
+
+	lock_tree(fs);
+	if (buf)
+		r = do_readdir(req, fs, ino, buf, size, off, plus, &used);
+	if (r < 0)
+		fuse_reply_err(req, -r);
+	else
+		fuse_reply_buf(req, buf, used);
+	unlock_tree(fs);
+	free(buf);
+}
+
+static void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		       struct fuse_file_info *fi)
+{
+	reply_readdir(req, ino, size, off, 0);
+}
+
+static void op_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size,
+			   off_t off, struct fuse_file_info *fi)
+{
+	reply_readdir(req, ino, size, off, 1);
+}
+
+static void op_statfs(fuse_req_t req, fuse_ino_t ino)
+{
+	struct extres_fs *fs = fuse_req_userdata(req);
+	struct statvfs st;
+
+	memset(&st, 0, sizeof(st));
+	st.f_bsize = 4096;
+	st.f_frsize = 4096;
+	st.f_files = extres_tree_size(lock_tree(fs));
+	unlock_tree(fs);
+	st.f_namemax = 255;
+	st.f_flag = ST_RDONLY | ST_NOSUID | ST_NODEV;
+	fuse_reply_statfs(req, &st);
+}
+
+/* The tree is read-only: every change answers EROFS, even if a mount
+ * without `ro` lets the request through. */
+static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr,
+		       int to_set, struct fuse_file_info *fi)
+{
+	fuse_reply_err(req, EROFS);
+}
+
+static void op_mknod(fuse_req_t req, fuse_ino_t parent, const char *name,
+		     mode_t mode, dev_t rdev)
+{
+	fuse_reply_err(req, EROFS);
+}
+
+static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name,
+		     mode_t mode)
+{
+	fuse_reply_err(req, EROFS);
+}
+
+static void op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	fuse_reply_err(req, EROFS);
+}
+
+static void op_symlink(fuse_req_t req, const char *link, fuse_ino_t parent,
+		       const char *name)
+{
+	fuse_reply_err(req, EROFS);
+}
+
+static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
+		      fuse_ino_t newparent, const char *newname,
+		      unsigned int flags)
+{
+	fuse_reply_err(req, EROFS);
+}
+
+static void op_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent,
+		    const char *newname)
+{
+	fuse_reply_err(req, EROFS);
+}
+
+static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf,
+		     size_t size, off_t off, struct fuse_file_info *fi)
+{
+	fuse_reply_err(req, EROFS);
+}
+
+static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name,
+		      mode_t mode, struct fuse_file_info *fi)
+{
+	fuse_reply_err(req, EROFS);
+}
+
+static void op_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
+			const char *value, size_t size, int flags)
+{
+	fuse_reply_err(req, EROFS);
+}
+
+static void op_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
+{
+	fuse_reply_err(req, EROFS);
+}
+
+static const struct fuse_lowlevel_ops ops = {
+	.init = op_init,
+	.lookup = op_lookup,
+	.getattr = op_getattr,
+	.open = op_open,
+	.opendir = op_opendir,
+	.read = op_read,
+	.readdir = op_readdir,
+	.readdirplus = op_readdirplus,
+	.statfs = op_statfs,
+	.setattr = op_setattr,
+	.mknod = op_mknod,
+	.mkdir = op_mkdir,
+	.unlink = op_unlink,
+	.rmdir = op_unlink,
+	.symlink = op_symlink,
+	.rename = op_rename,
+	.link = op_link,
+	.write = op_write,
+	.create = op_create,
+	.setxattr = op_setxattr,
+	.removexattr = op_removexattr,
+};
+
+const struct fuse_lowlevel_ops *extres_fuse_ops(void)
+{
+	return &ops;
+}
+
+int extres_fs_init(struct extres_fs *fs, struct extres_tree *tree)
+{
+	int r;
+
+	memset(fs, 0, sizeof(*fs));
+	r = pthread_rwlock_init(&fs->lock, NULL);
+	if (r != 0)
+		return -r;
+	fs->tree = tree;
+	return 0;
+}
+
+void extres_fs_destroy(struct extres_fs *fs)
+{
+	size_t i;
+
+	pthread_rwlock_destroy(&fs->lock);
+	extres_tree_free(fs->tree);
+	fs->tree = NULL;
+	for (i = 0; i < EXTRES_FS_RETIRED; i++) {
+		extres_tree_free(fs->retired[i]);
+		fs->retired[i] = NULL;
+	}
+}
+
+static int notify(void *ctx, int what, const struct extres_node *n)
+{
+	struct fuse_session *se = ctx;
+
+	/* -ENOENT: the kernel never looked it up, so has nothing to drop. */
+	if (what == EXTRES_TREE_REMOVED)
+		fuse_lowlevel_notify_inval_entry(se, n->parent, n->name,
+						 strlen(n->name));
+	else
+		fuse_lowlevel_notify_inval_inode(se, n->ino, 0, 0);
+	return 0;
+}
+
+void extres_fs_swap(struct extres_fs *fs, struct fuse_session *se,
+		    struct extres_tree *tree)
+{
+	struct extres_tree *old, *evicted = NULL;
+
+	pthread_rwlock_wrlock(&fs->lock);
+	old = fs->tree;
+	fs->tree = tree;
+	if (old) {
+		evicted = fs->retired[fs->next_retired];
+		fs->retired[fs->next_retired] = old;
+		fs->next_retired = (fs->next_retired + 1) % EXTRES_FS_RETIRED;
+	}
+	pthread_rwlock_unlock(&fs->lock);
+	/* No handler holds the lock now, so none uses the evicted tree. */
+	extres_tree_free(evicted);
+	/* The new tree is in place first, so whatever the kernel asks after
+	 * an invalidation is answered from it. */
+	if (se && old)
+		extres_tree_diff(old, tree, notify, se);
+}

@@ -1,0 +1,158 @@
+/* SPDX-License-Identifier: MIT */
+#include "daemon/guard.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/inotify.h>
+#include <unistd.h>
+
+#define GUARD_EVENTS                                                       \
+	(IN_MODIFY | IN_CREATE | IN_DELETE | IN_MOVED_TO | IN_MOVED_FROM | \
+	 IN_ATTRIB | IN_DELETE_SELF | IN_MOVE_SELF)
+
+struct extres_guard_watch {
+	int wd;
+	char *name; /* the file's name in the watched directory */
+};
+
+int extres_guard_open(struct extres_guard *g, struct extres_err *err)
+{
+	g->n = 0;
+	g->watches = NULL;
+	g->fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	if (g->fd < 0)
+		return extres_err_set(err, errno, "inotify_init1: %s",
+				      strerror(errno));
+	return 0;
+}
+
+static void forget(struct extres_guard *g)
+{
+	size_t i, j;
+
+	for (i = 0; i < g->n; i++) {
+		/* One watch per directory: remove it once. */
+		for (j = 0; j < i; j++)
+			if (g->watches[j].wd == g->watches[i].wd)
+				break;
+		if (j == i && g->fd >= 0)
+			inotify_rm_watch(g->fd, g->watches[i].wd);
+		free(g->watches[i].name);
+	}
+	free(g->watches);
+	g->watches = NULL;
+	g->n = 0;
+}
+
+/* Add the watch for `path`'s directory, remembering its name. */
+static int add(struct extres_guard *g, const char *path, struct extres_err *err)
+{
+	const char *slash = strrchr(path, '/');
+	char dir[PATH_MAX];
+	struct extres_guard_watch *w;
+	size_t len;
+	int wd;
+
+	if (!slash) {
+		strcpy(dir, ".");
+	} else {
+		len = slash == path ? 1 : (size_t)(slash - path);
+		if (len >= sizeof(dir))
+			return extres_err_set(err, ENAMETOOLONG,
+					      "cannot watch %s: %s", path,
+					      strerror(ENAMETOOLONG));
+		memcpy(dir, path, len);
+		dir[len] = '\0';
+	}
+	wd = inotify_add_watch(g->fd, dir, GUARD_EVENTS | IN_ONLYDIR);
+	if (wd < 0)
+		return extres_err_set(
+			err, errno,
+			"cannot watch directory %s of coordination file %s: %s",
+			dir, path, strerror(errno));
+	w = realloc(g->watches, (g->n + 1) * sizeof(*w));
+	if (!w)
+		return extres_err_set(err, ENOMEM, "out of memory");
+	g->watches = w;
+	w[g->n].wd = wd;
+	w[g->n].name = strdup(slash ? slash + 1 : path);
+	if (!w[g->n].name)
+		return extres_err_set(err, ENOMEM, "out of memory");
+	g->n++;
+	return 0;
+}
+
+int extres_guard_watch(struct extres_guard *g,
+		       const struct extres_allocations *allocs,
+		       struct extres_err *err)
+{
+	size_t i;
+	int first = 0, r;
+
+	if (g->fd < 0)
+		return 0;
+	forget(g);
+	for (i = 0; allocs && i < allocs->n; i++) {
+		const struct extres_allocation *a = allocs->items[i];
+
+		if (!a->coordination_file || a->n == 0)
+			continue;
+		r = add(g, a->coordination_file, first ? NULL : err);
+		if (r < 0 && first == 0)
+			first = r;
+	}
+	return first;
+}
+
+static int concerns(const struct extres_guard *g,
+		    const struct inotify_event *ev)
+{
+	size_t i;
+
+	if (ev->mask & IN_Q_OVERFLOW)
+		return 1;
+	for (i = 0; i < g->n; i++) {
+		if (g->watches[i].wd != ev->wd)
+			continue;
+		/* The directory itself went or moved: check, and fail. */
+		if (ev->len == 0 || strcmp(ev->name, g->watches[i].name) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+int extres_guard_changed(struct extres_guard *g)
+{
+	char buf[4096]
+		__attribute__((aligned(__alignof__(struct inotify_event))));
+	const struct inotify_event *ev;
+	int changed = 0;
+	ssize_t n;
+	char *p;
+
+	if (g->fd < 0)
+		return 0;
+	for (;;) {
+		n = read(g->fd, buf, sizeof(buf));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		for (p = buf; p < buf + n;
+		     p += sizeof(struct inotify_event) + ev->len) {
+			ev = (const struct inotify_event *)p;
+			changed |= concerns(g, ev);
+		}
+	}
+	return changed;
+}
+
+void extres_guard_close(struct extres_guard *g)
+{
+	forget(g);
+	if (g->fd >= 0)
+		close(g->fd);
+	g->fd = -1;
+}

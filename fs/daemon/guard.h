@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Watching the coordination files that hold our lines.
+ *
+ * Other writers share those files: Flink's script frees a dead owner's
+ * index with `sed -i "/INDEX /d"`, which also deletes a live "13 ..." line
+ * when it frees 3, and replaces the file by rename; a careless operator may
+ * truncate it. The guard tells the control thread, through one inotify
+ * descriptor, when any of the files may have changed, so that it can check
+ * its lines (extres_alloc_guard()) within a second. It watches each file's
+ * directory, not the file: a rename over the file must be seen too, and
+ * the new file be watched without a new watch.
+ *
+ * Only events that change the file (written, created, removed, renamed to
+ * or from its name, or its mode or owner changed) count: our own lock, which
+ * opens the file for writing and closes it, must not wake us again.
+ */
+#ifndef EXTRES_GUARD_H
+#define EXTRES_GUARD_H
+
+#include <stddef.h>
+
+#include "base/err.h"
+#include "core/startup.h"
+
+struct extres_guard_watch;
+
+struct extres_guard {
+	int fd; /* inotify (non-blocking); -1 when not open */
+	size_t n;
+	struct extres_guard_watch *watches;
+};
+
+/* Open the inotify descriptor. 0 or a negative errno with a message. */
+int extres_guard_open(struct extres_guard *g, struct extres_err *err);
+
+/*
+ * Watch the coordination files of `allocs` (those it holds lines in),
+ * instead of what was watched before. A directory that cannot be watched is
+ * an error naming it; what could be watched stays watched.
+ */
+int extres_guard_watch(struct extres_guard *g,
+		       const struct extres_allocations *allocs,
+		       struct extres_err *err);
+
+/* Read every pending event: 1 if one concerned a watched file, else 0. */
+int extres_guard_changed(struct extres_guard *g);
+
+/* Close and forget everything. Safe on a zeroed guard whose fd is -1. */
+void extres_guard_close(struct extres_guard *g);
+
+#endif

@@ -1,0 +1,603 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * extresd: mount the configured external resources as files.
+ *
+ * Only main() decides exit codes: 0 after a clean unmount, 1 when start-up
+ * fails (everything taken is released first), 2 for usage errors.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <linux/magic.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "extres_build.h"
+
+#include "daemon/extresd.h"
+#include "base/log.h"
+#include "os/mountpoint.h"
+#include "os/sdnotify.h"
+#include "os/stop.h"
+
+#define DEFAULT_CONFIG "/etc/extres/extres.yaml"
+#define DEFAULT_MOUNTPOINT "/run/extres"
+/* The longest wait for a coordination file's lock on the way out. */
+#define EXIT_LOCK_TIMEOUT_MS 250u
+
+static const struct fuse_opt extresd_opts[] = {
+	{ "-c %s", offsetof(struct extresd, config_path), 0 },
+	{ "--config=%s", offsetof(struct extresd, config_path), 0 },
+	{ "--owner-pid %s", offsetof(struct extresd, owner_arg), 0 },
+	{ "--owner-pid=%s", offsetof(struct extresd, owner_arg), 0 },
+	FUSE_OPT_END
+};
+
+static void usage(const char *prog)
+{
+	printf("usage: %s [-c CONFIG] [options] [MOUNTPOINT]\n"
+	       "\n"
+	       "Mount the external resources configured in CONFIG as files:\n"
+	       "MOUNTPOINT/<resource>/<n>/<property>.\n"
+	       "\n"
+	       "    -c, --config=FILE      configuration (default " DEFAULT_CONFIG ")\n"
+	       "    MOUNTPOINT             default: extres.mountpoint from the\n"
+	       "                           configuration, else " DEFAULT_MOUNTPOINT "\n"
+	       "    --owner-pid=PID        record PID as the devices' owner, and\n"
+	       "                           unmount and exit when PID exits\n"
+	       "    -f                     stay in the foreground\n"
+	       "    -d                     debug: log every request (implies -f)\n"
+	       "    -o OPT[,OPT...]        mount options\n"
+	       "    -h, --help             this help\n"
+	       "    -V, --version          print the version\n"
+	       "\n"
+	       "Without -f, extresd returns once the mount is ready (exit 0) or\n"
+	       "start-up failed (exit 1, reason on stderr).\n\n",
+	       prog);
+}
+
+/* Positional arguments are ours: one is the mount point; two (as mount(8)
+ * passes them) are the config and the mount point. */
+static int opt_proc(void *data, const char *arg, int key,
+		    struct fuse_args *outargs)
+{
+	struct extresd *d = data;
+
+	if (key != FUSE_OPT_KEY_NONOPT)
+		return 1;
+	if (d->n_positional == 2) {
+		extres_log(EXTRES_LOG_ERR, "unexpected argument '%s'", arg);
+		return -1;
+	}
+	d->positional[d->n_positional] = strdup(arg);
+	if (!d->positional[d->n_positional])
+		return -1;
+	d->n_positional++;
+	return 0;
+}
+
+/* How long a start waits for a mount point whose lock another extresd holds
+ * without serving it yet: long enough for a predecessor that has unmounted
+ * to release its devices, short enough that a stuck one is reported soon. */
+#define LOCK_WAIT_MS 2000
+
+/* Decide the mount point: argument, then the config, then the default; the
+ * latter two are created when missing, an argument must exist. Lock it
+ * (into d->runlock, held until main() returns) before vetting it, so that of
+ * daemons started at once one gets past here and the others take nothing.
+ * -EINTR: asked to stop while waiting for the lock. */
+static int resolve_mountpoint(struct extresd *d)
+{
+	const char *arg = d->n_positional ? d->positional[d->n_positional - 1]
+					  : NULL;
+	const char *path = arg;
+	struct extres_err err;
+	char *dir = NULL;
+	int detached = 0, r;
+
+	if (!path)
+		path = d->config->mountpoint ? d->config->mountpoint
+					     : DEFAULT_MOUNTPOINT;
+	r = extres_mountpoint_resolve(path, arg == NULL, &d->mountpoint, &err);
+	if (r == 0)
+		r = extres_runlock_dir(geteuid(), getenv("XDG_RUNTIME_DIR"),
+				       &dir, &err);
+	if (r == 0)
+		r = extres_mountpoint_lock(d->mountpoint, dir, LOCK_WAIT_MS,
+					   extres_stop_pending, &d->runlock,
+					   &err);
+	if (r == 0)
+		r = extres_mountpoint_prepare(
+			d->mountpoint, extres_stop_pending, &detached, &err);
+	free(dir);
+	if (r == -EINTR)
+		extres_log(EXTRES_LOG_NOTICE, "stopped during start-up");
+	else if (r < 0)
+		extres_log(EXTRES_LOG_ERR, "%s", err.msg);
+	else if (detached)
+		extres_log(EXTRES_LOG_NOTICE,
+			   "detached %d dead extresd mount%s at %s", detached,
+			   detached == 1 ? "" : "s", d->mountpoint);
+	return r;
+}
+
+static int setup_owner(struct extresd *d)
+{
+	struct extres_err err;
+	int r;
+
+	r = extres_owner_parse(d->owner_arg, &d->owner, &err);
+	if (r == 0)
+		r = extres_owner_open(&d->owner_watch, d->owner, &err);
+	if (r < 0)
+		extres_log(EXTRES_LOG_ERR, "%s", err.msg);
+	return r;
+}
+
+static int load_config(struct extresd *d)
+{
+	const char *path = d->config_path;
+	struct extres_err err;
+	size_t i;
+	int r;
+
+	if (d->n_positional == 2)
+		path = d->positional[0];
+	if (!path)
+		path = DEFAULT_CONFIG;
+	r = extres_config_load(path, &d->config, &err);
+	if (r < 0) {
+		extres_log(EXTRES_LOG_ERR, "%s", err.msg);
+		return r;
+	}
+	for (i = 0; i < d->config->n_warnings; i++)
+		extres_log(EXTRES_LOG_WARNING, "%s", d->config->warnings[i]);
+	return 0;
+}
+
+static int build_tree(struct extresd *d)
+{
+	struct extres_err err;
+	int r;
+
+	r = extres_allocate_all(d->config, d->owner, &d->allocs, &err);
+	if (r < 0) {
+		/* -EINTR: asked to stop while waiting; main exits 0. */
+		extres_log(r == -EINTR ? EXTRES_LOG_NOTICE : EXTRES_LOG_ERR,
+			   "%s", err.msg);
+		return r;
+	}
+	/* Asked to stop while the drivers ran: hand everything back (main's
+	 * cleanup releases) rather than mount. */
+	if (extres_stop_pending()) {
+		extres_log(EXTRES_LOG_NOTICE, "stopped during start-up");
+		return -EINTR;
+	}
+	r = extresd_publish(d);
+	if (r < 0)
+		return r;
+	/* From now on our lines are watched; a file that cannot be is no
+	 * reason not to serve. */
+	if (extres_guard_watch(&d->guard, d->allocs, &err) < 0)
+		extres_log(EXTRES_LOG_WARNING, "%s", err.msg);
+	extresd_check_lines(d);
+	return 0;
+}
+
+/* Default mount options in front of the user's, so that theirs win; the
+ * policy after them, so that nothing undoes it: mount(8) always passes "rw",
+ * and mount.fuse3 adds "dev,suid" unless told "nodev,nosuid". */
+static int add_mount_options(struct fuse_args *args)
+{
+	/* default_permissions: the kernel checks our 0444/0555 modes.
+	 * allow_other: every user reads, which needs root (or
+	 * user_allow_other). */
+	const char *defaults = getuid() == 0 ?
+		"-odefault_permissions,allow_other,fsname=extres,subtype=extresd" :
+		"-odefault_permissions,fsname=extres,subtype=extresd";
+
+	/* ro: writes fail with EROFS in the kernel. nosuid,nodev,noexec: the
+	 * tree holds values, never programs or devices. */
+	if (fuse_opt_insert_arg(args, 1, defaults) < 0 ||
+	    fuse_opt_add_arg(args, "-oro,nosuid,nodev,noexec") < 0)
+		return -ENOMEM;
+	return 0;
+}
+
+/* How long the first request through a new mount may take to be answered
+ * before the start counts as failed. */
+#define READY_TIMEOUT_MS 10000
+/* Readiness threads do next to nothing: a small stack, so that they start
+ * under a tight address-space limit too. */
+#define READY_STACK_SIZE (256u * 1024u)
+
+/* "Ready" is proven, not assumed: a request through the mount, answered by
+ * the session loop. One thread asks (statfs() always reaches the daemon,
+ * and blocks until the loop answers or the mount goes away); another waits
+ * for the answer with a deadline and then reports. */
+struct ready {
+	struct extresd *d;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	pthread_t waiter, prober;
+	int waiter_started;
+	int answered; /* the prober's statfs() returned */
+	int result; /* its outcome: 0 or a negative errno */
+	int loop_over; /* main(): the session loop has ended */
+	int timed_out; /* no answer within READY_TIMEOUT_MS */
+	int ready; /* reported: the start succeeded */
+};
+
+static void *ready_probe(void *arg)
+{
+	struct ready *rd = arg;
+	struct statfs st;
+	int r = 0;
+
+	if (statfs(rd->d->mountpoint, &st) < 0)
+		r = -errno;
+	else if (st.f_type != FUSE_SUPER_MAGIC)
+		r = -ENOTCONN; /* not our mount: it went away under us */
+	pthread_mutex_lock(&rd->lock);
+	rd->answered = 1;
+	rd->result = r;
+	pthread_cond_signal(&rd->cond);
+	pthread_mutex_unlock(&rd->lock);
+	return NULL;
+}
+
+static int start_thread(pthread_t *t, void *(*fn)(void *), void *arg)
+{
+	pthread_attr_t attr;
+	int r;
+
+	r = pthread_attr_init(&attr);
+	if (r != 0)
+		return -r;
+	r = pthread_attr_setstacksize(&attr, READY_STACK_SIZE);
+	if (r == 0)
+		r = pthread_create(t, &attr, fn, arg);
+	pthread_attr_destroy(&attr);
+	return -r;
+}
+
+/* Tell the caller (the command's parent, systemd) once the mount serves;
+ * on no answer, end the session so that main() reports the failure. */
+static void *ready_wait(void *arg)
+{
+	struct ready *rd = arg;
+	struct extresd *d = rd->d;
+	struct timespec until;
+	int r, ok;
+
+	r = start_thread(&rd->prober, ready_probe, rd);
+	pthread_mutex_lock(&rd->lock);
+	if (r < 0) {
+		rd->answered = 1;
+		rd->result = r;
+	}
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += READY_TIMEOUT_MS / 1000;
+	while (!rd->answered && !rd->loop_over) {
+		if (pthread_cond_timedwait(&rd->cond, &rd->lock, &until) ==
+		    ETIMEDOUT) {
+			rd->timed_out = !rd->answered && !rd->loop_over;
+			break;
+		}
+	}
+	ok = rd->answered && rd->result == 0 && !rd->loop_over;
+	rd->ready = ok;
+	pthread_mutex_unlock(&rd->lock);
+
+	if (ok) {
+		extres_log(EXTRES_LOG_INFO, "mounted %s from %s", d->mountpoint,
+			   d->config->path);
+		/* Once the caller's stderr is let go, syslog is all there
+		 * is; until then failures must reach the caller. */
+		if (d->daemon.fd >= 0)
+			extres_log_use_syslog();
+		extres_daemonize_finish(&d->daemon, 1);
+		/* A service manager (Type=notify) learns that the mount
+		 * serves. */
+		if (extres_sd_notify("READY=1") < 0)
+			extres_log(EXTRES_LOG_WARNING,
+				   "cannot notify $NOTIFY_SOCKET");
+	} else if (!rd->loop_over) {
+		/* The main thread reports why; here only end the loop. */
+		fuse_session_exit(d->se);
+		pthread_kill(d->main_thread, SIGUSR1);
+	}
+	/* The prober returns once the loop answered or the mount is gone:
+	 * main() unmounts before it joins us. */
+	if (r == 0)
+		pthread_join(rd->prober, NULL);
+	return NULL;
+}
+
+/* Why the start failed between the mount and readiness; 0 when it did not
+ * (ready, or stopped on request: loop_result >= 0 and no failed probe). */
+static int ready_failure(struct extresd *d, struct ready *rd, int loop_result)
+{
+	if (rd->ready)
+		return 0;
+	if (loop_result < 0) {
+		/* libfuse returns -1 for a thread it could not start, and
+		 * has said why on stderr. */
+		extres_log(
+			EXTRES_LOG_ERR,
+			"cannot serve %s: the session loop failed before it answered a request%s%s",
+			d->mountpoint, loop_result == -1 ? "" : ": ",
+			loop_result == -1 ? "" : strerror(-loop_result));
+		return loop_result;
+	}
+	if (rd->timed_out) {
+		extres_log(
+			EXTRES_LOG_ERR,
+			"cannot serve %s: its first request was not answered within %d s",
+			d->mountpoint, READY_TIMEOUT_MS / 1000);
+		return -ETIMEDOUT;
+	}
+	/* A stop, or an unmount, that ended the loop before it answered
+	 * makes the probe fail too: that is no failed start. */
+	if (rd->answered && rd->result < 0 && !extres_stop_pending() &&
+	    rd->result != -ECONNABORTED && rd->result != -ENOTCONN) {
+		extres_log(EXTRES_LOG_ERR,
+			   "cannot serve %s: its first request failed: %s",
+			   d->mountpoint, strerror(-rd->result));
+		return rd->result;
+	}
+	/* Stopped (SIGTERM, fusermount3 -u) before the first answer. */
+	extres_log(EXTRES_LOG_NOTICE, "stopped during start-up");
+	return 0;
+}
+
+static int run_session(struct extresd *d)
+{
+	struct fuse_loop_config *loop = NULL;
+	struct ready rd = { .d = d };
+	struct extres_err err;
+	int r = -EIO;
+
+	pthread_mutex_init(&rd.lock, NULL);
+	pthread_cond_init(&rd.cond, NULL);
+	if (fuse_session_mount(d->se, d->mountpoint) != 0) {
+		extres_log(EXTRES_LOG_ERR, "cannot mount %s", d->mountpoint);
+		goto out;
+	}
+	if (d->owner_watch.pidfd >= 0 &&
+	    extres_owner_start(&d->owner_watch, &err) < 0) {
+		extres_log(EXTRES_LOG_ERR, "%s", err.msg);
+		goto out_unmount;
+	}
+	if (extres_control_start(&d->control, &err) < 0) {
+		extres_log(EXTRES_LOG_ERR, "%s", err.msg);
+		goto out_unmount;
+	}
+	loop = fuse_loop_cfg_create();
+	if (!loop) {
+		extres_log(EXTRES_LOG_ERR, "out of memory");
+		goto out_unmount;
+	}
+	r = start_thread(&rd.waiter, ready_wait, &rd);
+	if (r < 0) {
+		extres_log(EXTRES_LOG_ERR, "cannot start a thread: %s",
+			   strerror(-r));
+		goto out_unmount;
+	}
+	rd.waiter_started = 1;
+	fuse_loop_cfg_set_clone_fd(loop, d->cmd.clone_fd);
+	/* libfuse 3.14 parses "unset" as UINT_MAX and warns if handed it. */
+	if (d->cmd.max_threads != UINT_MAX)
+		fuse_loop_cfg_set_max_threads(loop, d->cmd.max_threads);
+	if (d->cmd.max_idle_threads != UINT_MAX)
+		fuse_loop_cfg_set_idle_threads(loop, d->cmd.max_idle_threads);
+	r = d->cmd.singlethread ? fuse_session_loop(d->se)
+				: fuse_session_loop_mt(d->se, loop);
+	/* The loop returns the signal number when a signal ended it. */
+	r = r < 0 ? r : 0;
+out_unmount:
+	pthread_mutex_lock(&rd.lock);
+	rd.loop_over = 1;
+	pthread_cond_signal(&rd.cond);
+	pthread_mutex_unlock(&rd.lock);
+	extres_sd_notify("STOPPING=1");
+	/* The loop ends on the control thread's word (idle by then) or
+	 * because the mount went away (fusermount3 -u): either way no reload
+	 * can wait on the kernel for a request nobody serves. */
+	extres_control_close(&d->control);
+	extres_owner_close(&d->owner_watch);
+	/* Also what makes a probe still waiting on the loop return. */
+	fuse_session_unmount(d->se);
+	if (rd.waiter_started) {
+		pthread_join(rd.waiter, NULL);
+		if (!rd.ready)
+			r = ready_failure(d, &rd, r);
+	}
+	fuse_loop_cfg_destroy(loop);
+out:
+	pthread_cond_destroy(&rd.cond);
+	pthread_mutex_destroy(&rd.lock);
+	return r;
+}
+
+/* The control thread's SIGTERM/SIGINT: end the session loop. The loop's
+ * threads wait in read() or sem_wait(); a signal to the main thread (a
+ * no-op handler, so the wait fails with EINTR) makes it look again. */
+static void stop_session(void *ctx)
+{
+	struct extresd *d = ctx;
+
+	fuse_session_exit(d->se);
+	pthread_kill(d->main_thread, SIGUSR1);
+}
+
+static void wake(int sig)
+{
+	(void)sig;
+}
+
+/* SIGTERM, SIGINT and SIGHUP go to the control thread (blocked here); the
+ * main thread keeps SIGUSR1 for being woken; nobody dies of a SIGPIPE. */
+static int setup_signals(void)
+{
+	struct sigaction sa = { .sa_handler = wake };
+	int r;
+
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGUSR1, &sa, NULL) < 0 ||
+	    signal(SIGPIPE, SIG_IGN) == SIG_ERR)
+		return -errno;
+	r = extres_control_block_signals();
+	return r;
+}
+
+static void cleanup(struct extresd *d)
+{
+	struct extres_err err;
+	size_t i;
+
+	extres_control_close(&d->control);
+	extres_owner_close(&d->owner_watch);
+	extres_guard_close(&d->guard);
+	free(d->conflicts);
+	/* A stop is obeyed within a second even when another process holds
+	 * a coordination file's lock forever: lines not removed then name a
+	 * process that is about to be gone, which every allocator (Flink's
+	 * script too) takes as free. */
+	for (i = 0; d->allocs && i < d->allocs->n; i++)
+		if (d->allocs->items[i]->lock_timeout_ms > EXIT_LOCK_TIMEOUT_MS)
+			d->allocs->items[i]->lock_timeout_ms =
+				EXIT_LOCK_TIMEOUT_MS;
+	if (d->allocs && extres_release_all(d->allocs, &err) < 0)
+		extres_log(EXTRES_LOG_ERR, "%s", err.msg);
+	extres_allocations_free(d->allocs);
+	if (d->se)
+		fuse_session_destroy(d->se);
+	extres_fs_destroy(&d->fs);
+	extres_config_free(d->config);
+	free(d->refresh_due);
+	free(d->refresh_stale);
+	free(d->mountpoint);
+	free(d->config_path);
+	free(d->owner_arg);
+	free(d->positional[0]);
+	free(d->positional[1]);
+	free(d->cmd.mountpoint);
+}
+
+int main(int argc, char *argv[])
+{
+	struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
+	struct extresd d = {
+		.daemon = { .fd = -1 },
+		.owner_watch = { .pidfd = -1, .stopfd = -1 },
+		.control = { .sigfd = -1, .stopfd = -1, .watchfd = -1 },
+		.guard = { .fd = -1 },
+		.runlock = { .fd = -1 },
+		.last_reload = "-",
+	};
+	struct extres_err err;
+	int r, status = 1;
+
+	extres_log_init("extresd");
+	/* Before any thread exists, so that all of them inherit the mask and
+	 * SIGHUP reaches only the control thread's signalfd. */
+	d.main_thread = pthread_self();
+	r = extres_fs_init(&d.fs, NULL);
+	if (r == 0)
+		r = setup_signals();
+	if (r < 0) {
+		extres_log(EXTRES_LOG_ERR, "cannot initialise: %s", strerror(-r));
+		return 1;
+	}
+	if (fuse_opt_parse(&args, &d, extresd_opts, opt_proc) != 0 ||
+	    fuse_parse_cmdline(&args, &d.cmd) != 0) {
+		fprintf(stderr, "Try '%s --help'.\n", argv[0]);
+		status = 2;
+		goto out;
+	}
+	/* Two positionals mean CONFIG MOUNTPOINT (as mount(8) passes them);
+	 * with -c as well, the second one is one too many. */
+	if (d.config_path && d.n_positional == 2) {
+		extres_log(EXTRES_LOG_ERR, "unexpected argument '%s'",
+			   d.positional[1]);
+		fprintf(stderr, "Try '%s --help'.\n", argv[0]);
+		status = 2;
+		goto out;
+	}
+	if (d.cmd.show_help) {
+		usage(argv[0]);
+		fuse_lowlevel_help();
+		status = 0;
+		goto out;
+	}
+	if (d.cmd.show_version) {
+		printf("extresd %s\n", EXTRES_VERSION);
+		fuse_lowlevel_version();
+		status = 0;
+		goto out;
+	}
+	/* The session checks the -o options: a typo is a usage error, found
+	 * before any device is discovered or taken. Nothing is mounted yet. */
+	if (add_mount_options(&args) < 0)
+		goto out;
+	d.se = fuse_session_new(&args, extres_fuse_ops(),
+				sizeof(struct fuse_lowlevel_ops), &d.fs);
+	if (!d.se) {
+		fprintf(stderr, "Try '%s --help'.\n", argv[0]);
+		status = 2;
+		goto out;
+	}
+	if (d.owner_arg && setup_owner(&d) < 0)
+		goto out;
+	if (load_config(&d) < 0)
+		goto out;
+	r = resolve_mountpoint(&d);
+	if (r == -EINTR)
+		status = 0;
+	if (r < 0)
+		goto out;
+	/* The lock's flock belongs to its open file description, which the
+	 * child shares: the parent's exit does not let it go. */
+	if (!d.cmd.foreground) {
+		r = extres_daemonize_start(&d.daemon);
+		if (r < 0) {
+			extres_log(EXTRES_LOG_ERR, "cannot fork: %s", strerror(-r));
+			goto out;
+		}
+	}
+	/* From here on this is the process that stays: unless another owner
+	 * was named, it owns the devices. */
+	if (!d.owner_arg)
+		d.owner = getpid();
+	if (extres_control_open(&d.control, extresd_reload, stop_session,
+				extresd_refresh, &d, &err) < 0 ||
+	    extres_guard_open(&d.guard, &err) < 0) {
+		extres_log(EXTRES_LOG_ERR, "%s", err.msg);
+		goto out;
+	}
+	d.control.watchfd = d.guard.fd;
+	d.control.watch = extresd_guard_event;
+	r = build_tree(&d);
+	if (r == -EINTR)
+		status = 0;
+	if (r < 0)
+		goto out;
+	if (run_session(&d) == 0)
+		status = 0;
+out:
+	cleanup(&d);
+	/* Last: the next daemon on this mount point must not start before
+	 * this one has released every device. */
+	extres_runlock_release(&d.runlock);
+	extres_daemonize_finish(&d.daemon, 0);
+	fuse_opt_free_args(&args);
+	return status;
+}

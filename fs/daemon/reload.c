@@ -1,0 +1,440 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Publishing the served tree, and reloading the configuration.
+ *
+ * A reload is all or nothing: the new config is loaded and every resource
+ * discovered and allocated (devices still offered stay where they are) before
+ * anything is served or released; on any failure the running tree and
+ * allocations stay exactly as they were. Only then is the new tree swapped
+ * in, the kernel told what changed, and what is no longer wanted released.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "daemon/extresd.h"
+#include "base/log.h"
+#include "os/sdnotify.h"
+#include "tree/snapshot.h"
+#include "core/views.h"
+
+/* The text of .meta/status: `key value` lines, stable for scripts. */
+static int status_text(const struct extresd *d, char **ret, size_t *ret_len)
+{
+	char *text = NULL;
+	int n;
+
+	n = asprintf(&text,
+		     "pid %d\n"
+		     "config %s\n"
+		     "generation %lu\n"
+		     "reloads %lu\n"
+		     "last-reload %s\n"
+		     "%s",
+		     (int)getpid(), d->config->path, d->generation, d->reloads,
+		     d->last_reload, d->conflicts ? "" : "conflicts 0\n");
+	if (n < 0)
+		return -ENOMEM;
+	/* One "conflict ..." line each, after the count. */
+	if (d->conflicts) {
+		const char *p, *nl;
+		size_t count = 0;
+		char *more;
+
+		for (p = d->conflicts; (nl = strchr(p, '\n')); p = nl + 1)
+			count++;
+		more = NULL;
+		n = asprintf(&more, "%sconflicts %zu\n", text, count);
+		free(text);
+		text = more;
+		for (p = d->conflicts; n >= 0 && (nl = strchr(p, '\n'));
+		     p = nl + 1) {
+			n = asprintf(&more, "%sconflict %.*s\n", text,
+				     (int)(nl - p), p);
+			free(text);
+			text = n >= 0 ? more : NULL;
+		}
+		if (n < 0)
+			return -ENOMEM;
+	}
+	*ret = text;
+	*ret_len = (size_t)n;
+	return 0;
+}
+
+/* .meta's files: the status, the views of the allocations, and the last
+ * reload's error, which may quote script output and config values that
+ * only root may read: so may only root read it. */
+enum { META_STATUS, META_ENV, META_SPARK, META_JSON, META_ERROR, N_META };
+
+static int meta_files(const struct extresd *d,
+		      struct extres_snapshot_file files[N_META],
+		      char *text[N_META])
+{
+	static const char *const names[N_META] = {
+		"status", "env", "resources.json", "extres.json", "error",
+	};
+	static const mode_t perms[N_META] = { [META_ERROR] = 0400 };
+	struct extres_view_resource *views;
+	size_t len[N_META] = { 0 }, i;
+	int r;
+
+	views = calloc(d->allocs->n ? d->allocs->n : 1, sizeof(*views));
+	if (!views)
+		return -ENOMEM;
+	for (i = 0; i < d->allocs->n; i++) {
+		const struct extres_resource_config *rc = &d->config->resources[i];
+
+		views[i].name = d->allocs->items[i]->resource;
+		views[i].driver = rc->driver;
+		views[i].env_var = rc->env_var;
+		views[i].amount = rc->amount;
+		views[i].infos = d->allocs->items[i]->infos;
+		views[i].n_infos = d->allocs->items[i]->n;
+	}
+	r = status_text(d, &text[META_STATUS], &len[META_STATUS]);
+	if (r == 0)
+		r = extres_view_env(views, d->allocs->n, &text[META_ENV],
+				    &len[META_ENV]);
+	if (r == 0)
+		r = extres_view_spark(views, d->allocs->n, &text[META_SPARK],
+				      &len[META_SPARK]);
+	if (r == 0)
+		r = extres_view_json(views, d->allocs->n, &text[META_JSON],
+				     &len[META_JSON]);
+	if (r == 0 && d->last_error[0] &&
+	    asprintf(&text[META_ERROR], "%s\n", d->last_error) < 0) {
+		text[META_ERROR] = NULL;
+		r = -ENOMEM;
+	}
+	if (text[META_ERROR])
+		len[META_ERROR] = strlen(text[META_ERROR]);
+	for (i = 0; i < N_META; i++)
+		files[i] = (struct extres_snapshot_file){ names[i], text[i],
+							  len[i], perms[i] };
+	free(views);
+	return r;
+}
+
+int extresd_publish(struct extresd *d)
+{
+	struct extres_snapshot_resource *res = NULL;
+	struct extres_snapshot_file files[N_META];
+	char *text[N_META] = { NULL };
+	struct extres_tree *tree = NULL;
+	struct extres_err err;
+	struct timespec now;
+	size_t i;
+	int r;
+
+	res = calloc(d->allocs->n ? d->allocs->n : 1, sizeof(*res));
+	r = res ? meta_files(d, files, text) : -ENOMEM;
+	if (r < 0) {
+		extres_log(EXTRES_LOG_ERR, "cannot build .meta: %s", strerror(-r));
+		goto out;
+	}
+	for (i = 0; i < d->allocs->n; i++) {
+		res[i].name = d->allocs->items[i]->resource;
+		res[i].infos = d->allocs->items[i]->infos;
+		res[i].n_infos = d->allocs->items[i]->n;
+	}
+	clock_gettime(CLOCK_REALTIME, &now);
+	/* Only this thread swaps trees, so reading the current one for its
+	 * time stamps needs no lock. */
+	r = extres_snapshot_build_meta(res, d->allocs->n, files, N_META, now,
+				       d->fs.tree, &tree, &err);
+	if (r < 0) {
+		extres_log(EXTRES_LOG_ERR, "%s", err.msg);
+		goto out;
+	}
+	extres_fs_swap(&d->fs, d->se, tree);
+out:
+	for (i = 0; i < N_META; i++)
+		free(text[i]);
+	free(res);
+	return r;
+}
+
+/*
+ * Keep the outcome: .meta/status, which every user reads, says only whether
+ * the last reload failed and when ("ok", "failed at TIME"); the reason
+ * (`msg`), which may quote a script's output or a config only root reads,
+ * goes to .meta/error (root only), on one line.
+ */
+static void set_last_reload(struct extresd *d, const char *msg)
+{
+	char when[32] = "?";
+	struct tm tm;
+	time_t now;
+	char *p;
+
+	d->last_error[0] = '\0';
+	if (!msg) {
+		snprintf(d->last_reload, sizeof(d->last_reload), "ok");
+		return;
+	}
+	now = time(NULL);
+	if (gmtime_r(&now, &tm))
+		strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	snprintf(d->last_reload, sizeof(d->last_reload), "failed at %s", when);
+	snprintf(d->last_error, sizeof(d->last_error), "%s", msg);
+	for (p = d->last_error; *p; p++)
+		if (*p == '\n' || *p == '\r')
+			*p = ' ';
+}
+
+static int try_reload(struct extresd *d)
+{
+	struct extres_config *config = NULL, *old_config;
+	struct extres_allocations *allocs = NULL, *old;
+	struct extres_err err;
+	size_t i;
+	int r;
+
+	r = extres_config_load(d->config->path, &config, &err);
+	if (r < 0)
+		goto fail;
+	for (i = 0; i < config->n_warnings; i++)
+		extres_log(EXTRES_LOG_WARNING, "%s", config->warnings[i]);
+	if ((config->mountpoint == NULL) != (d->config->mountpoint == NULL) ||
+	    (config->mountpoint &&
+	     strcmp(config->mountpoint, d->config->mountpoint) != 0))
+		extres_log(EXTRES_LOG_NOTICE,
+			   "extres.mountpoint changed; it takes effect at the next start");
+	r = extres_reallocate_all(config, d->config, d->allocs, d->owner,
+				  &allocs, &err);
+	if (r < 0)
+		goto fail;
+
+	/* Commit: serve the new state, then hand back what it dropped. */
+	old = d->allocs;
+	old_config = d->config;
+	d->config = config;
+	d->allocs = allocs;
+	d->generation++;
+	set_last_reload(d, NULL);
+	r = extresd_publish(d);
+	if (r < 0) {
+		/* The old tree is still served: so stays the old state. */
+		d->config = old_config;
+		d->allocs = old;
+		d->generation--;
+		extres_release_dropped(allocs, old, NULL);
+		extres_allocations_free(allocs);
+		extres_err_set(&err, -r, "cannot build the new tree: %s",
+			       strerror(-r));
+		goto fail;
+	}
+	extres_config_free(old_config);
+	/* Intervals may have changed: schedule afresh. */
+	free(d->refresh_due);
+	d->refresh_due = NULL;
+	if (extres_release_dropped(old, allocs, &err) < 0)
+		extres_log(EXTRES_LOG_ERR, "after reload: %s", err.msg);
+	extres_allocations_free(old);
+	if (extres_guard_watch(&d->guard, d->allocs, &err) < 0)
+		extres_log(EXTRES_LOG_ERR, "after reload: %s", err.msg);
+	extresd_check_lines(d);
+	return 0;
+fail:
+	extres_config_free(config);
+	if (r == -EINTR) {
+		/* A stop came: everything is as before, and the control
+		 * thread reads the signal next and ends the session. */
+		extres_log(
+			EXTRES_LOG_NOTICE,
+			"reload called off by a stop request, still serving generation %lu: %s",
+			d->generation, err.msg);
+		snprintf(d->last_reload, sizeof(d->last_reload), "stopped");
+		d->last_error[0] = '\0';
+		return r;
+	}
+	extres_log(EXTRES_LOG_ERR, "reload failed, still serving generation %lu: %s",
+		   d->generation, err.msg);
+	set_last_reload(d, err.msg);
+	return r;
+}
+
+void extresd_reload(void *ctx)
+{
+	struct extresd *d = ctx;
+
+	extres_log(EXTRES_LOG_INFO, "reloading %s", d->config->path);
+	extres_sd_notify("RELOADING=1");
+	d->reloads++;
+	if (try_reload(d) < 0)
+		/* Only the status changes. */
+		extresd_publish(d);
+	else
+		extres_log(EXTRES_LOG_INFO, "reloaded: generation %lu",
+			   d->generation);
+	extres_sd_notify("READY=1");
+}
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int same_properties(const struct extres_info *a,
+			   const struct extres_info *b)
+{
+	size_t i;
+
+	if (a->n_props != b->n_props)
+		return 0;
+	for (i = 0; i < a->n_props; i++)
+		if (strcmp(a->props[i].key, b->props[i].key) != 0 ||
+		    strcmp(a->props[i].value, b->props[i].value) != 0)
+			return 0;
+	return 1;
+}
+
+/* Properties that name a device itself, not its place in a list. */
+static const char *const identity_keys[] = {
+	"uuid", "path", "pci.bus_id", "serial", "unique_id",
+};
+
+/* Whether `fresh` is still the device `held` was: every identity property
+ * that both carry agrees. */
+static int same_device(const struct extres_info *held,
+		       const struct extres_info *fresh)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(identity_keys) / sizeof(identity_keys[0]); i++) {
+		const char *a = extres_info_get(held, identity_keys[i]);
+		const char *b = extres_info_get(fresh, identity_keys[i]);
+
+		if (a && b && strcmp(a, b) != 0)
+			return 0;
+	}
+	return 1;
+}
+
+/*
+ * Give each allocated device of resource i the properties the driver
+ * reports for it now: the candidate with the same coordination key, if it
+ * is still the same device (a driver that numbers by position, like sysfs,
+ * may hand the key to another device when one disappears). A device not
+ * found keeps its last values. Returns the number of those (>= 0) and sets
+ * *changed, or a negative errno after logging.
+ */
+static int refresh_resource(struct extresd *d, size_t i, int *changed)
+{
+	const struct extres_resource_config *rc = &d->config->resources[i];
+	struct extres_allocation *a = d->allocs->items[i];
+	struct extres_infos *infos = NULL;
+	struct extres_err err;
+	int stale = 0, r;
+	size_t j, k;
+
+	r = extres_discover_resource(d->config, rc, &infos, &err);
+	if (r < 0) {
+		extres_log(EXTRES_LOG_WARNING,
+			   "refresh of '%s' failed, keeping its values: %s",
+			   rc->name, err.msg);
+		return r;
+	}
+	for (j = 0; j < a->n; j++) {
+		const char *key = extres_info_get(&a->infos[j], a->coordination_key);
+		struct extres_info fresh;
+
+		for (k = 0; key && k < infos->n; k++) {
+			const char *v = extres_info_get(&infos->items[k],
+							a->coordination_key);
+
+			if (v && strcmp(v, key) == 0)
+				break;
+		}
+		if (!key || k == infos->n ||
+		    !same_device(&a->infos[j], &infos->items[k])) {
+			stale++;
+			continue;
+		}
+		if (same_properties(&a->infos[j], &infos->items[k]))
+			continue;
+		if (extres_info_copy(&infos->items[k], &fresh) < 0) {
+			extres_log(EXTRES_LOG_ERR, "out of memory");
+			break;
+		}
+		extres_info_clear(&a->infos[j]);
+		a->infos[j] = fresh;
+		*changed = 1;
+	}
+	extres_infos_free(infos);
+	return stale;
+}
+
+long long extresd_refresh(void *ctx)
+{
+	struct extresd *d = ctx;
+	long long now = now_ms(), next = extresd_guard_tick(d);
+	size_t n = d->config->n_resources, i;
+	int changed = 0;
+
+	if (!d->refresh_due) {
+		d->refresh_due = calloc(n ? n : 1, sizeof(*d->refresh_due));
+		free(d->refresh_stale);
+		d->refresh_stale = calloc(n ? n : 1, sizeof(*d->refresh_stale));
+		if (!d->refresh_due || !d->refresh_stale) {
+			free(d->refresh_due);
+			d->refresh_due = NULL;
+			return 1000; /* try again later */
+		}
+		for (i = 0; i < n; i++) {
+			const struct extres_resource_config *rc =
+				&d->config->resources[i];
+
+			if (!rc->refresh_ms)
+				continue;
+			/* Running such a script again takes more devices. */
+			if (d->allocs->items[i]->recorded_by_script) {
+				extres_log(EXTRES_LOG_WARNING,
+					   "refresh-interval of '%s' ignored: its discovery script coordinates by itself",
+					   rc->name);
+				continue;
+			}
+			d->refresh_due[i] = now + (long long)rc->refresh_ms;
+		}
+	}
+	for (i = 0; i < n; i++) {
+		long long due = d->refresh_due[i];
+
+		if (!due)
+			continue;
+		if (due <= now) {
+			int stale = refresh_resource(d, i, &changed);
+
+			/* Say it when it starts and when it ends, not at
+			 * every interval. */
+			if (stale >= 0 && (size_t)stale != d->refresh_stale[i]) {
+				if (stale)
+					extres_log(EXTRES_LOG_WARNING,
+						   "refresh of '%s': %d of its devices are no longer reported as they were; keeping their last values",
+						   d->config->resources[i].name, stale);
+				else
+					extres_log(EXTRES_LOG_NOTICE,
+						   "refresh of '%s': every device is reported again",
+						   d->config->resources[i].name);
+				d->refresh_stale[i] = (size_t)stale;
+			}
+			now = now_ms();
+			/* From now, not from `due`: a slow driver must not
+			 * make refreshes pile up. */
+			due = d->refresh_due[i] =
+				now + (long long)d->config->resources[i].refresh_ms;
+		}
+		if (next < 0 || due - now < next)
+			next = due - now;
+	}
+	if (changed)
+		extresd_publish(d);
+	return next;
+}

@@ -1,0 +1,376 @@
+/* SPDX-License-Identifier: MIT */
+#include "os/mountpoint.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "os/deadline.h"
+#include "base/fileio.h"
+
+#define OUR_FSTYPE "fuse.extresd"
+#define ALREADY_SERVED "%s is already served by a running extresd"
+#define NOT_RESPONDING "extresd at %s is not responding (no answer within %d s)"
+#define LOCK_RETRY_MS 20
+
+/* Decode mountinfo's octal escapes in place. */
+static void unescape(char *s)
+{
+	char *w = s;
+
+	for (; *s; s++) {
+		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' &&
+		    s[2] <= '7' && s[3] >= '0' && s[3] <= '7') {
+			*w++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 +
+				      (s[3] - '0'));
+			s += 3;
+		} else {
+			*w++ = *s;
+		}
+	}
+	*w = '\0';
+}
+
+/* Fields: id parent dev root MOUNTPOINT opts [optional...] - FSTYPE src super */
+static int parse_line(char *line, char **mnt, char **fstype)
+{
+	char *save = NULL, *tok;
+	int field = 0;
+
+	*mnt = *fstype = NULL;
+	for (tok = strtok_r(line, " ", &save); tok;
+	     tok = strtok_r(NULL, " ", &save), field++) {
+		if (field == 4)
+			*mnt = tok;
+		if (field >= 6 && strcmp(tok, "-") == 0) {
+			*fstype = strtok_r(NULL, " ", &save);
+			break;
+		}
+	}
+	return *mnt && *fstype ? 0 : -EINVAL;
+}
+
+int extres_mountinfo_lookup(const char *mountinfo, const char *path,
+			    char **ret_fstype)
+{
+	char *copy = strdup(mountinfo), *line, *save = NULL, *found = NULL;
+
+	if (!copy)
+		return -ENOMEM;
+	/* Later lines are mounted on top of earlier ones: keep the last. */
+	for (line = strtok_r(copy, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		char *mnt, *fstype;
+
+		if (parse_line(line, &mnt, &fstype) < 0)
+			continue;
+		unescape(mnt);
+		if (strcmp(mnt, path) == 0)
+			found = fstype;
+	}
+	if (found) {
+		*ret_fstype = strdup(found);
+		free(copy);
+		return *ret_fstype ? 1 : -ENOMEM;
+	}
+	free(copy);
+	return 0;
+}
+
+static int read_mountinfo(char **ret, struct extres_err *err)
+{
+	size_t len;
+	int fd, r;
+
+	fd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return extres_err_set(err, errno, "/proc/self/mountinfo: %s",
+				      strerror(errno));
+	r = extres_read_all(fd, SIZE_MAX, ret, &len);
+	close(fd);
+	if (r == -ENOMEM)
+		return extres_err_set(err, ENOMEM, "out of memory");
+	if (r < 0)
+		return extres_err_set(err, -r, "/proc/self/mountinfo: %s",
+				      strerror(-r));
+	return 0;
+}
+
+static int mkdir_p(const char *path)
+{
+	char buf[PATH_MAX];
+	char *p;
+
+	if (strlen(path) >= sizeof(buf))
+		return -ENAMETOOLONG;
+	strcpy(buf, path);
+	for (p = buf + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(buf, 0755) < 0 && errno != EEXIST)
+			return -errno;
+		*p = '/';
+	}
+	if (mkdir(buf, 0755) < 0 && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+int extres_mountpoint_absolute(const char *path, char **ret,
+			       struct extres_err *err)
+{
+	char real[PATH_MAX], *dcopy = NULL, *bcopy = NULL, *out = NULL;
+	const char *base;
+	int r = 0;
+
+	if (realpath(path, real)) {
+		out = strdup(real);
+		goto done;
+	}
+	if (errno != ENOTCONN)
+		return extres_err_set(err, errno, "mount point %s: %s", path,
+				      strerror(errno));
+	dcopy = strdup(path);
+	bcopy = strdup(path);
+	if (!dcopy || !bcopy) {
+		r = extres_err_set(err, ENOMEM, "out of memory");
+		goto done;
+	}
+	base = basename(bcopy);
+	if (!realpath(dirname(dcopy), real)) {
+		r = extres_err_set(err, errno, "mount point %s: %s", path,
+				   strerror(errno));
+		goto done;
+	}
+	if (asprintf(&out, "%s/%s", strcmp(real, "/") == 0 ? "" : real,
+		     base) < 0)
+		out = NULL;
+done:
+	free(dcopy);
+	free(bcopy);
+	if (r < 0)
+		return r;
+	if (!out)
+		return extres_err_set(err, ENOMEM, "out of memory");
+	*ret = out;
+	return 0;
+}
+
+int extres_mountpoint_resolve(const char *path, int create, char **ret,
+			      struct extres_err *err)
+{
+	int r;
+
+	if (create) {
+		r = mkdir_p(path);
+		if (r < 0)
+			return extres_err_set(err, -r,
+					      "cannot create mount point %s: %s",
+					      path, strerror(-r));
+	}
+	return extres_mountpoint_absolute(path, ret, err);
+}
+
+/* 1 with *ret_fstype when something is mounted at `mnt`, 0 when nothing. */
+static int mounted_fstype(const char *mnt, char **ret_fstype,
+			  struct extres_err *err)
+{
+	char *info = NULL;
+	int r;
+
+	r = read_mountinfo(&info, err);
+	if (r < 0)
+		return r;
+	r = extres_mountinfo_lookup(info, mnt, ret_fstype);
+	free(info);
+	if (r < 0)
+		return extres_err_set(err, ENOMEM, "out of memory");
+	return r;
+}
+
+/* In the probe's child: statfs always reaches the daemon (stat may be
+ * answered from the kernel's cache even when the daemon is dead). Exit 1
+ * for a dead mount, 0 for any answer. */
+static int probe_child(void *arg, struct extres_deadline_child *c)
+{
+	struct statfs sfs;
+
+	(void)c;
+	return statfs(arg, &sfs) < 0 && errno == ENOTCONN;
+}
+
+/*
+ * Whether the extresd mount at `mnt` answers, asked with a deadline: a hung
+ * daemon must not hang us (statfs would block for good, deaf to SIGTERM,
+ * which the daemon blocks). 0 when it answers, -ENOTCONN when its daemon is
+ * gone, -EINTR when stop_requested() said so (no message); else -ETIMEDOUT
+ * or another errno, with a message.
+ */
+static int probe(const char *mnt, int (*stop_requested)(void),
+		 struct extres_err *err)
+{
+	const struct extres_deadline dl = {
+		.step_ms = EXTRES_MOUNTPOINT_PROBE_MS,
+		.stop_requested = stop_requested,
+	};
+	int r;
+
+	r = extres_deadline_run(&dl, probe_child, (void *)mnt);
+	if (r == 0)
+		return 0;
+	if (r == 1)
+		return -ENOTCONN;
+	if (r == -EINTR)
+		return r;
+	if (r == -ETIMEDOUT)
+		return extres_err_set(err, ETIMEDOUT, NOT_RESPONDING, mnt,
+				      EXTRES_MOUNTPOINT_PROBE_MS / 1000);
+	if (r > 0)
+		r = -EIO;
+	return extres_err_set(err, -r,
+			      "cannot check the extresd mount at %s: %s", mnt,
+			      strerror(-r));
+}
+
+int extres_mountpoint_lock(const char *mnt, const char *dir, int wait_ms,
+			   int (*stop_requested)(void),
+			   struct extres_runlock *ret, struct extres_err *err)
+{
+	const struct timespec nap = { 0, LOCK_RETRY_MS * 1000000L };
+	char *fstype = NULL;
+	int waited = 0, served, r;
+
+	for (;;) {
+		r = extres_runlock_try(ret, dir, mnt, err);
+		if (r != -EWOULDBLOCK)
+			break;
+		/* The holder has mounted (or is detaching a dead mount of
+		 * ours, on its way to mount): it serves the mount point.
+		 * Before that it may still fail, and after its unmount it
+		 * only releases what it took: either way, worth a short
+		 * wait rather than a refusal. */
+		r = mounted_fstype(mnt, &fstype, err);
+		if (r < 0)
+			break;
+		served = r == 1 && strcmp(fstype, OUR_FSTYPE) == 0;
+		free(fstype);
+		fstype = NULL;
+		/* A dead mount is on its way out with its holder; one that
+		 * does not answer is no reason to wait, but to say so. */
+		if (served) {
+			r = probe(mnt, stop_requested, err);
+			if (r == -ENOTCONN)
+				served = 0;
+			else if (r < 0)
+				break;
+		}
+		if (served || waited >= wait_ms) {
+			r = extres_err_set(err, EBUSY, ALREADY_SERVED, mnt);
+			break;
+		}
+		if (stop_requested && stop_requested()) {
+			r = -EINTR;
+			break;
+		}
+		nanosleep(&nap, NULL);
+		waited += LOCK_RETRY_MS;
+	}
+	return r;
+}
+
+int extres_mountpoint_prepare(const char *mnt, int (*stop_requested)(void),
+			      int *ret_detached, struct extres_err *err)
+{
+	char *fstype = NULL;
+	int detached = 0, r;
+	struct stat st;
+
+	/* Several dead mounts may be stacked after repeated crashes. */
+	for (;;) {
+		free(fstype);
+		fstype = NULL;
+		r = mounted_fstype(mnt, &fstype, err);
+		if (r < 0)
+			goto out;
+		if (r == 0)
+			break;
+		if (strcmp(fstype, OUR_FSTYPE) != 0) {
+			r = extres_err_set(
+				err, EBUSY,
+				"%s is already a mount point (%s); refusing to mount over it",
+				mnt, fstype);
+			goto out;
+		}
+		r = probe(mnt, stop_requested, err);
+		if (r == 0)
+			r = extres_err_set(err, EBUSY, ALREADY_SERVED, mnt);
+		if (r != -ENOTCONN)
+			goto out;
+		if (umount2(mnt, MNT_DETACH) < 0) {
+			r = extres_err_set(
+				err, errno,
+				"cannot detach the dead extresd mount at %s: %s",
+				mnt, strerror(errno));
+			goto out;
+		}
+		detached++;
+	}
+	if (stat(mnt, &st) < 0) {
+		r = extres_err_set(err, errno, "mount point %s: %s", mnt,
+				   strerror(errno));
+		goto out;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		r = extres_err_set(err, ENOTDIR,
+				   "mount point %s is not a directory", mnt);
+		goto out;
+	}
+	*ret_detached = detached;
+out:
+	free(fstype);
+	return r;
+}
+
+int extres_mountpoint_check_live(const char *mnt, struct extres_err *err)
+{
+	char *fstype = NULL;
+	struct statfs sfs;
+	int r;
+
+	r = mounted_fstype(mnt, &fstype, err);
+	if (r < 0)
+		return r;
+	if (r == 0)
+		return extres_err_set(
+			err, ENOENT,
+			"%s is not a mount point: no extresd serves it", mnt);
+	if (strcmp(fstype, OUR_FSTYPE) != 0) {
+		r = extres_err_set(err, EINVAL,
+				   "%s is a %s mount, not an extresd one (%s)",
+				   mnt, fstype, OUR_FSTYPE);
+		free(fstype);
+		return r;
+	}
+	free(fstype);
+	/* statfs always reaches the daemon; a stat may be answered from the
+	 * kernel's cache after the daemon died. */
+	if (statfs(mnt, &sfs) == 0)
+		return 0;
+	if (errno != ENOTCONN)
+		return extres_err_set(err, errno, "%s: %s", mnt, strerror(errno));
+	return extres_err_set(
+		err, ENOTCONN,
+		"%s: the extresd mount is dead (Transport endpoint is not connected): its daemon is gone; the next extresd started on it detaches it, or run 'fusermount3 -u %s'",
+		mnt, mnt);
+}

@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: MIT */
+#include "tree/snapshot.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int add_property(struct extres_tree_builder *b, size_t dir,
+			const struct extres_property *p, struct extres_err *err)
+{
+	char *content = malloc(p->value_len + 1);
+	int r;
+
+	if (!content)
+		return extres_err_set(err, ENOMEM, "out of memory");
+	memcpy(content, p->value, p->value_len);
+	content[p->value_len] = '\n';
+	r = extres_tree_add_file(b, dir, p->key, content, p->value_len + 1,
+				 NULL, err);
+	free(content);
+	return r;
+}
+
+static int add_resource(struct extres_tree_builder *b,
+			const struct extres_snapshot_resource *res,
+			struct extres_err *err)
+{
+	size_t rdir, idir, i, k;
+	char num[32];
+	int r;
+
+	r = extres_tree_add_dir(b, 0, res->name, &rdir, err);
+	if (r < 0)
+		return r;
+	for (i = 0; i < res->n_infos; i++) {
+		snprintf(num, sizeof(num), "%zu", i);
+		r = extres_tree_add_dir(b, rdir, num, &idir, err);
+		if (r < 0)
+			return r;
+		for (k = 0; k < res->infos[i].n_props; k++) {
+			r = add_property(b, idir, &res->infos[i].props[k], err);
+			if (r < 0)
+				return extres_err_prefix(err, -r,
+							 "resource '%s' info %zu",
+							 res->name, i);
+		}
+	}
+	return 0;
+}
+
+int extres_snapshot_build(const struct extres_snapshot_resource *res, size_t n,
+			  struct timespec mtime, const struct extres_tree *prev,
+			  struct extres_tree **ret, struct extres_err *err)
+{
+	return extres_snapshot_build_meta(res, n, NULL, 0, mtime, prev, ret,
+					  err);
+}
+
+int extres_snapshot_build_meta(const struct extres_snapshot_resource *res,
+			       size_t n,
+			       const struct extres_snapshot_file *files,
+			       size_t n_files, struct timespec mtime,
+			       const struct extres_tree *prev,
+			       struct extres_tree **ret, struct extres_err *err)
+{
+	struct extres_tree_builder *b;
+	size_t i, meta;
+	int r;
+
+	r = extres_tree_builder_new(&b);
+	if (r < 0)
+		return extres_err_set(err, -r, "out of memory");
+	for (i = 0; i < n; i++) {
+		r = add_resource(b, &res[i], err);
+		if (r < 0)
+			goto fail;
+	}
+	if (n_files) {
+		r = extres_tree_add_dir(b, 0, ".meta", &meta, err);
+		if (r < 0)
+			goto fail;
+	}
+	for (i = 0; i < n_files; i++) {
+		r = extres_tree_add_file_perm(
+			b, meta, files[i].name, files[i].data, files[i].len,
+			files[i].perm ? files[i].perm : 0444, NULL, err);
+		if (r < 0)
+			goto fail;
+	}
+	return extres_tree_seal(b, mtime, prev, ret, err);
+fail:
+	extres_tree_builder_free(b);
+	return r;
+}

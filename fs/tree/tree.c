@@ -1,0 +1,469 @@
+/* SPDX-License-Identifier: MIT */
+#include "tree/tree.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define FNV_OFFSET 0xcbf29ce484222325ULL
+#define FNV_PRIME 0x100000001b3ULL
+
+struct bnode {
+	size_t parent;
+	char *name;
+	int is_dir;
+	mode_t perm; /* files: 0444, or less */
+	char *data;
+	size_t size;
+	size_t *children;
+	size_t n_children, cap_children;
+};
+
+struct extres_tree_builder {
+	struct bnode *nodes;
+	size_t n, cap;
+};
+
+struct extres_tree {
+	struct extres_node *nodes; /* [0] is the root */
+	size_t n;
+	const struct extres_node **child_ptrs; /* all children arrays, packed */
+	char **strings; /* names and contents we own */
+	size_t n_strings;
+	/* Open-addressing tables, capacity a power of two. */
+	const struct extres_node **by_ino;
+	const struct extres_node **by_name;
+	size_t mask;
+	uint64_t serial; /* 0 for a first tree, one more than its predecessor's */
+};
+
+static uint64_t fnv_bytes(uint64_t h, const void *p, size_t len)
+{
+	const unsigned char *s = p;
+
+	while (len--) {
+		h ^= *s++;
+		h *= FNV_PRIME;
+	}
+	return h;
+}
+
+/* Finaliser from splitmix64: spreads FNV's weak low bits for the tables. */
+static uint64_t mix(uint64_t x)
+{
+	x ^= x >> 30;
+	x *= 0xbf58476d1ce4e5b9ULL;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebULL;
+	x ^= x >> 31;
+	return x;
+}
+
+static uint64_t name_hash(uint64_t parent, const char *name)
+{
+	return mix(fnv_bytes(parent ^ FNV_OFFSET, name, strlen(name)));
+}
+
+int extres_tree_builder_new(struct extres_tree_builder **ret)
+{
+	struct extres_tree_builder *b = calloc(1, sizeof(*b));
+
+	if (!b)
+		return -ENOMEM;
+	b->cap = 16;
+	b->nodes = calloc(b->cap, sizeof(*b->nodes));
+	if (!b->nodes) {
+		free(b);
+		return -ENOMEM;
+	}
+	b->n = 1;
+	b->nodes[0].is_dir = 1;
+	*ret = b;
+	return 0;
+}
+
+void extres_tree_builder_free(struct extres_tree_builder *b)
+{
+	size_t i;
+
+	if (!b)
+		return;
+	for (i = 0; i < b->n; i++) {
+		free(b->nodes[i].name);
+		free(b->nodes[i].data);
+		free(b->nodes[i].children);
+	}
+	free(b->nodes);
+	free(b);
+}
+
+static int add_node(struct extres_tree_builder *b, size_t parent,
+		    const char *name, int is_dir, mode_t perm, const char *data,
+		    size_t size, size_t *ret_id, struct extres_err *err)
+{
+	struct bnode *p, *n;
+	size_t id;
+
+	if (parent >= b->n || !b->nodes[parent].is_dir)
+		return extres_err_set(err, EINVAL, "no directory with id %zu",
+				      parent);
+	if (name[0] == '\0' || strchr(name, '/') || strcmp(name, ".") == 0 ||
+	    strcmp(name, "..") == 0 || strlen(name) > 255)
+		return extres_err_set(err, EINVAL, "invalid file name '%s'",
+				      name);
+	/* Duplicate names are found by extres_tree_seal(), in O(1) each. */
+	p = &b->nodes[parent];
+	if (b->n == b->cap) {
+		struct bnode *nodes =
+			realloc(b->nodes, 2 * b->cap * sizeof(*nodes));
+
+		if (!nodes)
+			return extres_err_set(err, ENOMEM, "out of memory");
+		b->nodes = nodes;
+		b->cap *= 2;
+		p = &b->nodes[parent];
+	}
+	if (p->n_children == p->cap_children) {
+		size_t cap = p->cap_children ? 2 * p->cap_children : 4;
+		size_t *c = realloc(p->children, cap * sizeof(*c));
+
+		if (!c)
+			return extres_err_set(err, ENOMEM, "out of memory");
+		p->children = c;
+		p->cap_children = cap;
+	}
+	id = b->n;
+	n = &b->nodes[id];
+	memset(n, 0, sizeof(*n));
+	n->parent = parent;
+	n->is_dir = is_dir;
+	n->perm = perm;
+	n->name = strdup(name);
+	if (!is_dir) {
+		/* malloc(0) may return NULL: always keep one byte. */
+		n->data = malloc(size ? size : 1);
+		/* An empty file may come without a buffer. */
+		if (n->data && size)
+			memcpy(n->data, data, size);
+		n->size = size;
+	}
+	if (!n->name || (!is_dir && !n->data)) {
+		free(n->name);
+		free(n->data);
+		return extres_err_set(err, ENOMEM, "out of memory");
+	}
+	p->children[p->n_children++] = id;
+	b->n++;
+	if (ret_id)
+		*ret_id = id;
+	return 0;
+}
+
+int extres_tree_add_dir(struct extres_tree_builder *b, size_t parent,
+			const char *name, size_t *ret_id,
+			struct extres_err *err)
+{
+	return add_node(b, parent, name, 1, 0555, NULL, 0, ret_id, err);
+}
+
+int extres_tree_add_file(struct extres_tree_builder *b, size_t parent,
+			 const char *name, const char *data, size_t size,
+			 size_t *ret_id, struct extres_err *err)
+{
+	return add_node(b, parent, name, 0, 0444, data, size, ret_id, err);
+}
+
+int extres_tree_add_file_perm(struct extres_tree_builder *b, size_t parent,
+			      const char *name, const char *data, size_t size,
+			      mode_t perm, size_t *ret_id,
+			      struct extres_err *err)
+{
+	if (perm & ~(mode_t)0444)
+		return extres_err_set(err, EINVAL,
+				      "'%s': mode %04o is not read-only", name,
+				      (unsigned)perm);
+	return add_node(b, parent, name, 0, perm, data, size, ret_id, err);
+}
+
+void extres_tree_free(struct extres_tree *t)
+{
+	size_t i;
+
+	if (!t)
+		return;
+	for (i = 0; i < t->n_strings; i++)
+		free(t->strings[i]);
+	free(t->strings);
+	free(t->nodes);
+	free(t->child_ptrs);
+	free(t->by_ino);
+	free(t->by_name);
+	free(t);
+}
+
+static void insert_ino(struct extres_tree *t, const struct extres_node *n)
+{
+	size_t i = mix(n->ino) & t->mask;
+
+	while (t->by_ino[i])
+		i = (i + 1) & t->mask;
+	t->by_ino[i] = n;
+}
+
+/* -EEXIST if the directory already has a child of that name. */
+static int insert_name(struct extres_tree *t, const struct extres_node *n)
+{
+	size_t i = name_hash(n->parent, n->name) & t->mask;
+
+	for (; t->by_name[i]; i = (i + 1) & t->mask)
+		if (t->by_name[i]->parent == n->parent &&
+		    strcmp(t->by_name[i]->name, n->name) == 0)
+			return -EEXIST;
+	t->by_name[i] = n;
+	return 0;
+}
+
+/* Whether file node `bn` holds what `p`, the previous tree's file at the
+ * same path, held. */
+static int same_file(const struct bnode *bn, const struct extres_node *p)
+{
+	return p && !bn->is_dir && !S_ISDIR(p->mode) &&
+	       (p->mode & 07777) == bn->perm && p->size == bn->size &&
+	       memcmp(p->data, bn->data, bn->size) == 0;
+}
+
+/* Whether directory `n` has exactly the children (names and inode numbers,
+ * in order) that `p`, the previous tree's directory at its path, had. */
+static int same_dir(const struct extres_node *n, const struct extres_node *p)
+{
+	size_t c;
+
+	if (!p || !S_ISDIR(p->mode) || p->n_children != n->n_children)
+		return 0;
+	for (c = 0; c < n->n_children; c++)
+		if (p->children[c]->ino != n->children[c]->ino ||
+		    strcmp(p->children[c]->name, n->children[c]->name))
+			return 0;
+	return 1;
+}
+
+static int ino_free(const struct extres_tree *t, const struct extres_tree *prev,
+		    uint64_t ino)
+{
+	return ino > EXTRES_ROOT_INO && !extres_tree_get(t, ino) &&
+	       !(prev && extres_tree_get(prev, ino));
+}
+
+int extres_tree_seal(struct extres_tree_builder *b, struct timespec now,
+		     const struct extres_tree *prev, struct extres_tree **ret,
+		     struct extres_err *err)
+{
+	struct extres_tree *t = NULL;
+	const struct extres_node **was = NULL;
+	uint64_t *path_hash = NULL;
+	size_t cap = 16, i, n_children = 0, next_child = 0;
+	int r;
+
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		goto fail;
+	t->n = b->n;
+	t->serial = prev ? prev->serial + 1 : 0;
+	while (cap < 2 * b->n)
+		cap *= 2;
+	t->mask = cap - 1;
+	for (i = 0; i < b->n; i++)
+		n_children += b->nodes[i].n_children;
+	t->nodes = calloc(b->n, sizeof(*t->nodes));
+	t->child_ptrs = calloc(n_children ? n_children : 1,
+			       sizeof(*t->child_ptrs));
+	t->strings = calloc(2 * b->n, sizeof(*t->strings));
+	t->by_ino = calloc(cap, sizeof(*t->by_ino));
+	t->by_name = calloc(cap, sizeof(*t->by_name));
+	path_hash = calloc(b->n, sizeof(*path_hash));
+	was = calloc(b->n, sizeof(*was));
+	if (!t->nodes || !t->child_ptrs || !t->strings || !t->by_ino ||
+	    !t->by_name || !path_hash || !was)
+		goto fail;
+
+	/* Parents always precede their children (ids grow), so one pass
+	 * sees every parent's inode number before its children need it. */
+	for (i = 0; i < b->n; i++) {
+		struct bnode *bn = &b->nodes[i];
+		struct extres_node *n = &t->nodes[i];
+		size_t c;
+
+		if (i == 0) {
+			n->ino = EXTRES_ROOT_INO;
+			n->parent = EXTRES_ROOT_INO;
+			n->name = "";
+			path_hash[0] = FNV_OFFSET;
+			was[0] = prev ? extres_tree_get(prev, EXTRES_ROOT_INO)
+				      : NULL;
+		} else {
+			const struct extres_node *p = was[bn->parent];
+			uint64_t ino;
+
+			path_hash[i] = fnv_bytes(
+				fnv_bytes(path_hash[bn->parent], "/", 1),
+				bn->name, strlen(bn->name));
+			was[i] = p && S_ISDIR(p->mode)
+					 ? extres_tree_lookup(prev, p->ino, bn->name)
+					 : NULL;
+			/*
+			 * What is unchanged keeps its number; a directory
+			 * that stays keeps it too. A changed file gets a new
+			 * one, so that a reader holding the old file open
+			 * goes on reading the old bytes, whole, instead of
+			 * the old beginning and the new end. New numbers come
+			 * from the path and the tree's serial, and never
+			 * repeat one the previous tree used.
+			 */
+			if (was[i] && (bn->is_dir ? S_ISDIR(was[i]->mode)
+						  : same_file(bn, was[i]))) {
+				ino = was[i]->ino;
+			} else {
+				for (ino = mix(path_hash[i] +
+					       t->serial * 0x9e3779b97f4a7c15ULL);
+				     !ino_free(t, prev, ino); ino = mix(ino + 1))
+					;
+			}
+			n->ino = ino;
+			n->parent = t->nodes[bn->parent].ino;
+			n->name = bn->name;
+			t->strings[t->n_strings++] = bn->name;
+			bn->name = NULL;
+		}
+		if (bn->is_dir) {
+			n->mode = S_IFDIR | 0555;
+			n->children = &t->child_ptrs[next_child];
+			n->n_children = bn->n_children;
+			for (c = 0; c < bn->n_children; c++) {
+				t->child_ptrs[next_child++] =
+					&t->nodes[bn->children[c]];
+				if (b->nodes[bn->children[c]].is_dir)
+					n->n_subdirs++;
+			}
+		} else {
+			n->mode = S_IFREG | bn->perm;
+			n->data = bn->data;
+			n->size = bn->size;
+			n->mtime = was[i] && was[i]->ino == n->ino ? was[i]->mtime
+								   : now;
+			t->strings[t->n_strings++] = bn->data;
+			bn->data = NULL;
+		}
+		insert_ino(t, n);
+		if (i > 0 && insert_name(t, n) < 0) {
+			r = extres_err_set(err, EEXIST,
+					   "'%s' exists twice in one directory",
+					   n->name);
+			goto fail_msg;
+		}
+	}
+	/* A directory changed when its list of names and numbers did; its
+	 * children all have their numbers now. */
+	for (i = 0; i < b->n; i++) {
+		struct extres_node *n = &t->nodes[i];
+
+		if (S_ISDIR(n->mode))
+			n->mtime = same_dir(n, was[i]) ? was[i]->mtime : now;
+	}
+	free(was);
+	free(path_hash);
+	extres_tree_builder_free(b);
+	*ret = t;
+	return 0;
+fail:
+	r = extres_err_set(err, ENOMEM, "out of memory building the tree");
+fail_msg:
+	free(was);
+	free(path_hash);
+	extres_tree_free(t);
+	extres_tree_builder_free(b);
+	return r;
+}
+
+const struct extres_node *extres_tree_get(const struct extres_tree *t,
+					  uint64_t ino)
+{
+	size_t i;
+
+	for (i = mix(ino) & t->mask; t->by_ino[i]; i = (i + 1) & t->mask)
+		if (t->by_ino[i]->ino == ino)
+			return t->by_ino[i];
+	return NULL;
+}
+
+const struct extres_node *extres_tree_lookup(const struct extres_tree *t,
+					     uint64_t parent, const char *name)
+{
+	size_t i;
+
+	for (i = name_hash(parent, name) & t->mask; t->by_name[i];
+	     i = (i + 1) & t->mask) {
+		const struct extres_node *n = t->by_name[i];
+
+		if (n->parent == parent && strcmp(n->name, name) == 0)
+			return n;
+	}
+	return NULL;
+}
+
+void extres_tree_stat(const struct extres_node *n, struct stat *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->st_ino = n->ino;
+	st->st_mode = n->mode;
+	st->st_nlink = S_ISDIR(n->mode) ? 2 + n->n_subdirs : 1;
+	st->st_size = S_ISDIR(n->mode) ? 0 : (off_t)n->size;
+	st->st_blksize = 4096;
+	st->st_blocks = ((off_t)n->size + 511) / 512;
+	st->st_atim = n->mtime;
+	st->st_mtim = n->mtime;
+	st->st_ctim = n->mtime;
+}
+
+size_t extres_tree_size(const struct extres_tree *t)
+{
+	return t->n;
+}
+
+uint64_t extres_tree_serial(const struct extres_tree *t)
+{
+	return t->serial;
+}
+
+static int diff_node(const struct extres_tree *new, const struct extres_node *o,
+		     int (*fn)(void *ctx, int what, const struct extres_node *node),
+		     void *ctx)
+{
+	const struct extres_node *n = extres_tree_get(new, o->ino);
+	size_t c;
+	int r;
+
+	if (!n || !!S_ISDIR(n->mode) != !!S_ISDIR(o->mode) ||
+	    n->parent != o->parent || strcmp(n->name, o->name) != 0)
+		return fn(ctx, EXTRES_TREE_REMOVED, o);
+	if (n->mtime.tv_sec != o->mtime.tv_sec ||
+	    n->mtime.tv_nsec != o->mtime.tv_nsec) {
+		r = fn(ctx, EXTRES_TREE_CHANGED, o);
+		if (r < 0)
+			return r;
+	}
+	for (c = 0; c < o->n_children; c++) {
+		r = diff_node(new, o->children[c], fn, ctx);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+int extres_tree_diff(const struct extres_tree *old,
+		     const struct extres_tree *new,
+		     int (*fn)(void *ctx, int what,
+			       const struct extres_node *node),
+		     void *ctx)
+{
+	return diff_node(new, extres_tree_get(old, EXTRES_ROOT_INO), fn, ctx);
+}

@@ -1,0 +1,54 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+#
+# The layers of fs/ (README "Architecture") as a test: each folder includes
+# only the folders below it, libfuse only in the daemon's FUSE files, and
+# no source file grows past 600 lines.
+#
+# usage: layers.sh SRCDIR
+set -u
+src=${1:?usage: layers.sh SRCDIR}
+cd "$src/fs" || exit 1
+
+declare -A allowed=(
+	[base]="base"
+	[os]="os base"
+	[config]="config os base"
+	[core]="core config os base"
+	[tree]="tree core config base"
+	[daemon]="daemon tree core config os base"
+	[ctl]="ctl core config os base"
+)
+bad=0
+for layer in "${!allowed[@]}"; do
+	for f in "$layer"/*.[ch]; do
+		while IFS= read -r inc; do
+			dir=${inc%%/*}
+			[[ " ${allowed[$layer]} " == *" $dir "* ]] && continue
+			echo "fs/$f includes \"$inc\": $layer may include only ${allowed[$layer]}"
+			bad=1
+		done < <(sed -n 's/^#include "\([a-z_]*\/[a-z_.]*\)".*/\1/p' "$f")
+	done
+done
+for f in */*.[ch]; do
+	[[ -d ${f%%/*} && -n ${allowed[${f%%/*}]:-} ]] ||
+		{ echo "fs/$f is in no layer"; bad=1; }
+	case $f in
+	daemon/main.c | daemon/fuse_ops.[ch]) ;;
+	*)
+		if grep -q '^#include <fuse' "$f"; then
+			echo "fs/$f includes libfuse: only daemon/main.c and daemon/fuse_ops.* may"
+			bad=1
+		fi
+		;;
+	esac
+done
+for f in */*.[ch] ../drivers/*.[ch]; do
+	n=$(wc -l <"$f")
+	if ((n > 600)); then
+		echo "${f#../}: $n lines, past 600" | sed "s,^\([a-z]*/\),fs/\1,; s,^fs/drivers/,drivers/,"
+		bad=1
+	fi
+done
+((bad == 0)) && echo "layers: ok"
+exit "$bad"
