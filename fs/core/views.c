@@ -9,6 +9,7 @@
 
 #include "config/config.h"
 #include "base/json.h"
+#include "core/json_view.h"
 
 /* "GPU-" and 16 hex digits. */
 #define ROCM_UUID_LEN (4 + 16)
@@ -220,26 +221,6 @@ static void json_indexes(struct extres_json *json,
 	extres_json_end_array(json);
 }
 
-static void json_infos(struct extres_json *json,
-		       const struct extres_view_resource *r)
-{
-	size_t i, j;
-
-	extres_json_begin_array(json);
-	for (i = 0; i < r->n_infos; i++) {
-		const struct extres_info *info = &r->infos[i];
-
-		extres_json_begin_object(json);
-		for (j = 0; j < info->n_props; j++) {
-			extres_json_key(json, info->props[j].key);
-			extres_json_string_len(json, info->props[j].value,
-					       info->props[j].value_len);
-		}
-		extres_json_end_object(json);
-	}
-	extres_json_end_array(json);
-}
-
 /* The writer's errors stick: only finish needs checking. */
 static int json_finish(struct extres_json *json, char **ret_text,
 		       size_t *ret_len)
@@ -281,28 +262,24 @@ int extres_view_spark(const struct extres_view_resource *res, size_t n,
 int extres_view_json(const struct extres_view_resource *res, size_t n,
 		     char **ret_text, size_t *ret_len)
 {
-	struct extres_json *json;
+	/* Every resource allocated something: "infos" is always there. */
+	static const struct extres_info none;
+	struct extres_json_resource *doc;
 	size_t i;
 	int r;
 
-	r = extres_json_new(&json);
-	if (r < 0)
-		return r;
-	extres_json_begin_object(json);
-	extres_json_key(json, "resources");
-	extres_json_begin_object(json);
-	for (i = 0; i < n; i++) {
-		extres_json_key(json, res[i].name);
-		extres_json_begin_object(json);
-		extres_json_key(json, "driver");
-		extres_json_string(json, res[i].driver);
-		extres_json_key(json, "amount");
-		extres_json_uint(json, res[i].amount);
-		extres_json_key(json, "infos");
-		json_infos(json, &res[i]);
-		extres_json_end_object(json);
-	}
-	extres_json_end_object(json);
-	extres_json_end_object(json);
-	return json_finish(json, ret_text, ret_len);
+	doc = calloc(n ? n : 1, sizeof(*doc));
+	if (!doc)
+		return -ENOMEM;
+	for (i = 0; i < n; i++)
+		doc[i] = (struct extres_json_resource){
+			.name = res[i].name,
+			.driver = res[i].driver,
+			.amount = res[i].amount,
+			.infos = res[i].infos ? res[i].infos : &none,
+			.n_infos = res[i].n_infos,
+		};
+	r = extres_json_view(doc, n, ret_text, ret_len);
+	free(doc);
+	return r;
 }

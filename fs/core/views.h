@@ -80,15 +80,8 @@ int extres_view_spark(const struct extres_view_resource *res, size_t n,
 		      char **ret_text, size_t *ret_len);
 
 /*
- * .meta/extres.json: everything in the mount in one document, resources in
- * configuration order, infos in allocation order (the element at position
- * n is directory <name>/<n>), properties in the driver's order, every value
- * a string exactly as its file holds it without the "\n":
- *
- *   {"resources": {"gpu": {"driver": "nvml", "amount": 2,
- *     "infos": [{"index": "0", "uuid": "GPU-..."}, ...]}}}
- *
- * on one line, in the JSON writer's layout (json.h), ending in "\n".
+ * .meta/extres.json: everything in the mount in one document, in the one
+ * shape core/json_view.h describes, with "infos" and no "candidates".
  */
 int extres_view_json(const struct extres_view_resource *res, size_t n,
 		     char **ret_text, size_t *ret_len);

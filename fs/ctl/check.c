@@ -13,7 +13,7 @@
 #include "ctl/ctl.h"
 #include "core/module.h"
 #include "core/infos.h"
-#include "base/json.h"
+#include "core/json_view.h"
 #include "base/log.h"
 #include "core/startup.h"
 
@@ -51,10 +51,12 @@ static void usage_discover(FILE *out)
 		"recorded in a coordination file or mounted. Exit 1 when a driver\n"
 		"fails or there is no resource NAME.\n"
 		"\n"
-		"    --json       print one JSON object instead, keyed by resource\n"
-		"                 name, resources in CONFIG's order:\n"
-		"                   {\"NAME\": {\"driver\": \"DRIVER\", \"amount\": N,\n"
-		"                    \"candidates\": [{\"KEY\": \"VALUE\", ...}, ...]}, ...}\n"
+		"    --json       print one JSON object instead, resources in CONFIG's\n"
+		"                 order, in the shape of .meta/extres.json with each\n"
+		"                 resource's candidates in place of its infos:\n"
+		"                   {\"resources\": {\"NAME\": {\"driver\": \"DRIVER\",\n"
+		"                    \"amount\": N, \"candidates\": [{\"KEY\": \"VALUE\",\n"
+		"                    ...}, ...]}, ...}}\n"
 		"                 each candidate's properties in its driver's order.\n"
 		"                 All or nothing: when any driver fails, its error goes\n"
 		"                 to stderr and nothing to stdout. Bytes that JSON text\n"
@@ -170,61 +172,44 @@ static void print_infos(const struct extres_resource_config *res,
 	}
 }
 
-/* "NAME": {"driver": ..., "amount": N, "candidates": [{...}, ...]}. Errors
- * stay in `j` until it is finished. */
-static void json_resource(struct extres_json *j,
-			  const struct extres_resource_config *res,
-			  const struct extres_infos *infos)
-{
-	const struct extres_property *p;
-	size_t i, k;
-
-	extres_json_key(j, res->name);
-	extres_json_begin_object(j);
-	extres_json_key(j, "driver");
-	extres_json_string(j, res->driver);
-	extres_json_key(j, "amount");
-	extres_json_uint(j, res->amount);
-	extres_json_key(j, "candidates");
-	extres_json_begin_array(j);
-	for (i = 0; i < infos->n; i++) {
-		extres_json_begin_object(j);
-		for (k = 0; k < infos->items[i].n_props; k++) {
-			p = &infos->items[i].props[k];
-			extres_json_key(j, p->key);
-			extres_json_string_len(j, p->value, p->value_len);
-		}
-		extres_json_end_object(j);
-	}
-	extres_json_end_array(j);
-	extres_json_end_object(j);
-}
-
 /*
- * All of the selected resources' candidates in one document, printed only
- * when every driver succeeded, so that a tool never reads a partial answer.
- * infos[i] is NULL for a resource not selected. 0 or -EIO (said why).
+ * All of the selected resources' candidates in one document (the one shape
+ * of core/json_view.h, with "candidates" and no "infos": nothing is taken),
+ * printed only when every driver succeeded, so that a tool never reads a
+ * partial answer. infos[i] is NULL for a resource not selected. 0 or -EIO
+ * (said why).
  */
 static int print_json(const struct extres_config *cfg,
 		      struct extres_infos *const *infos)
 {
-	struct extres_json *j = NULL;
-	size_t i;
+	struct extres_json_resource *doc;
+	size_t i, n = 0, len;
+	char *text;
 	int r;
 
-	r = extres_json_new(&j);
-	if (r < 0) {
+	doc = calloc(cfg->n_resources + 1, sizeof(*doc));
+	if (!doc) {
 		extres_log(EXTRES_LOG_ERR, "out of memory");
 		return -EIO;
 	}
-	extres_json_begin_object(j);
 	for (i = 0; i < cfg->n_resources; i++)
 		if (infos[i])
-			json_resource(j, &cfg->resources[i], infos[i]);
-	extres_json_end_object(j);
-	r = extres_ctl_print_json(j);
-	extres_json_free(j);
-	return r;
+			doc[n++] = (struct extres_json_resource){
+				.name = cfg->resources[i].name,
+				.driver = cfg->resources[i].driver,
+				.amount = cfg->resources[i].amount,
+				.candidates = infos[i],
+			};
+	r = extres_json_view(doc, n, &text, &len);
+	free(doc);
+	if (r < 0) {
+		extres_log(EXTRES_LOG_ERR, "cannot write JSON: %s",
+			   strerror(-r));
+		return -EIO;
+	}
+	fwrite(text, 1, len, stdout);
+	free(text);
+	return 0;
 }
 
 int extres_ctl_discover(const char *config_path, int argc, char *argv[])

@@ -23,7 +23,6 @@
 #include "base/err.h"
 #include "base/fileio.h"
 #include "core/infos.h"
-#include "base/json.h"
 #include "base/log.h"
 #include "os/mountpoint.h"
 
@@ -62,8 +61,10 @@ static void usage_status(FILE *out)
 		"\n"
 		"When its last reload failed, a warning says when, and why to root.\n"
 		"\n"
-		"    --json       one JSON object instead, mirroring the tree:\n"
-		"                   {\"RESOURCE\": {\"INFO\": {\"KEY\": \"VALUE\", ...}, ...}, ...}\n"
+		"    --json       the daemon's MOUNTPOINT/.meta/extres.json instead:\n"
+		"                   {\"resources\": {\"RESOURCE\": {\"driver\": \"DRIVER\",\n"
+		"                    \"amount\": N, \"infos\": [{\"KEY\": \"VALUE\", ...},\n"
+		"                    ...]}, ...}}\n"
 		"                 Bytes that JSON text cannot carry show as U+FFFD.\n"
 		"    --timeout SECONDS\n"
 		"                 how long the daemon may take to answer each\n"
@@ -265,39 +266,6 @@ static void print_text(const char *mnt, const struct node *root)
 	}
 }
 
-/* Properties are strings, directories objects: the tree as it is. */
-static void json_node(struct extres_json *j, const struct node *node,
-		      enum level level)
-{
-	size_t i;
-
-	extres_json_begin_object(j);
-	for (i = 0; i < node->n; i++) {
-		extres_json_key(j, node->kids[i].name);
-		if (level == LEVEL_INFO)
-			extres_json_string_len(j, node->kids[i].value,
-					       node->kids[i].value_len);
-		else
-			json_node(j, &node->kids[i], level + 1);
-	}
-	extres_json_end_object(j);
-}
-
-static int print_json(const struct node *root)
-{
-	struct extres_json *j = NULL;
-	int r;
-
-	if (extres_json_new(&j) < 0) {
-		extres_log(EXTRES_LOG_ERR, "out of memory");
-		return -EIO;
-	}
-	json_node(j, root, LEVEL_ROOT);
-	r = extres_ctl_print_json(j);
-	extres_json_free(j);
-	return r;
-}
-
 /* What the daemon says besides the tree: its .meta/status, and why its
  * last reload failed (from .meta/error, which only root may read). */
 struct remarks {
@@ -375,22 +343,34 @@ static int status_job(struct extres_ctl_mount *m, void *arg)
 	struct remarks rm = { 0 };
 	struct node root = { 0 };
 	struct extres_err err;
+	char *json = NULL;
 	int r;
 
 	r = read_tree(m, &root, &err);
 	if (r == 0)
 		read_remarks(m, &rm);
+	/* The daemon's own document, written by the one function that
+	 * writes every extres JSON (core/json_view.h): the tree read above
+	 * still says whether the mount serves. */
+	if (r == 0 && o->json) {
+		json = extres_ctl_read_meta(m->mnt, "extres.json");
+		if (!json)
+			r = path_error(m->mnt, m->mnt, ".meta/extres.json",
+				       errno, &err);
+		extres_ctl_mount_step(m);
+	}
 	extres_ctl_mount_done(m);
 	if (r < 0)
 		extres_log(EXTRES_LOG_ERR, "%s", err.msg);
 	else if (o->json)
-		r = print_json(&root);
+		fputs(json, stdout);
 	else
 		print_text(m->mnt, &root);
 	if (r == 0 && print_remarks(m->mnt, &rm) > 0)
 		r = -EBUSY;
 	remarks_clear(&rm);
 	node_clear(&root);
+	free(json);
 	return r < 0 ? 1 : 0;
 }
 

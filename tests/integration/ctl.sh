@@ -581,7 +581,7 @@ STD_STATUS='gpu: 2 infos
 nic: 1 info
   0: index=0 name=mlx5_0 link_layer=InfiniBand
 '
-STD_STATUS_JSON='{"gpu": {"0": {"index": "0", "uuid": "GPU-0f4c6d3e-1a2b-4c5d-8e9f-000000000000", "name": "Test GPU", "memory.total": "16384 MiB"}, "1": {"index": "1", "uuid": "GPU-0f4c6d3e-1a2b-4c5d-8e9f-000000000001", "name": "Test GPU", "memory.total": "32768 MiB"}}, "nic": {"0": {"index": "0", "name": "mlx5_0", "link_layer": "InfiniBand"}}}
+STD_STATUS_JSON='{"resources": {"gpu": {"driver": "static", "amount": 2, "infos": [{"index": "0", "uuid": "GPU-0f4c6d3e-1a2b-4c5d-8e9f-000000000000", "name": "Test GPU", "memory.total": "16384 MiB"}, {"index": "1", "uuid": "GPU-0f4c6d3e-1a2b-4c5d-8e9f-000000000001", "name": "Test GPU", "memory.total": "32768 MiB"}]}, "nic": {"driver": "static", "amount": 1, "infos": [{"index": "0", "name": "mlx5_0", "link_layer": "InfiniBand"}]}}}
 '
 
 # What the live daemon serves, in its order, through a relative path too;
@@ -603,6 +603,8 @@ case_status_json() {
 	daemon_start -c "$WORK/extres.yaml" "$MNT"
 	expect_ctl 0 "$STD_STATUS_JSON" "" status --json "$MNT"
 	expect_ctl 0 "$STD_STATUS_JSON" "" status "$MNT" --json
+	# One shape: the daemon's own document, byte for byte.
+	assert_file "$MNT/.meta/extres.json" "$STD_STATUS_JSON"
 	daemon_stop
 }
 
@@ -678,7 +680,7 @@ case_discover_json() {
 	it_setup_nofuse
 	local cfg=$WORK/extres.yaml
 	write_discover_config "$cfg"
-	expect_ctl 0 "{$GPU_JSON, $FPGA_JSON}
+	expect_ctl 0 "{\"resources\": {$GPU_JSON, $FPGA_JSON}}
 " "" -c "$cfg" discover --json
 	assert_file "$WORK/fpga.args" "2
 --indexes
@@ -702,10 +704,10 @@ case_discover_json_select() {
 	it_setup_nofuse
 	local cfg=$WORK/extres.yaml
 	write_discover_config "$cfg"
-	expect_ctl 0 "{$GPU_JSON}
+	expect_ctl 0 "{\"resources\": {$GPU_JSON}}
 " "" -c "$cfg" discover --json gpu
 	[[ ! -e $WORK/fpga.args ]] || fail "discover gpu ran the fpga script"
-	expect_ctl 0 "{$FPGA_JSON}
+	expect_ctl 0 "{\"resources\": {$FPGA_JSON}}
 " "" -c "$cfg" discover fpga --json
 }
 
@@ -720,7 +722,7 @@ case_discover_json_script() {
 	external-resource.gpu.driver: script
 	external-resource.gpu.param.discovery-script.path: $SRCDIR/tests/integration/scripts/spark.sh
 	EOF
-	expect_ctl 0 '{"gpu": {"driver": "script", "amount": 1, "candidates": [{"index": "3"}, {"index": "5"}, {"index": "7"}]}}
+	expect_ctl 0 '{"resources": {"gpu": {"driver": "script", "amount": 1, "candidates": [{"index": "3"}, {"index": "5"}, {"index": "7"}]}}}
 ' "" -c "$cfg" discover --json
 }
 
@@ -742,7 +744,7 @@ external-resource.bad.param.discovery-script.path: $script
 	assert_eq 1 "$RUN_STATUS" "exit status of extresctl discover"
 	assert_eq "$err" "$CTL_ERR" "stderr of extresctl discover"
 	assert_contains "$CTL_OUT" "fpga: driver script, 2 candidates, amount 2" "stdout of extresctl discover"
-	expect_ctl 0 "{$GPU_JSON}
+	expect_ctl 0 "{\"resources\": {$GPU_JSON}}
 " "" -c "$cfg" discover --json gpu
 }
 
