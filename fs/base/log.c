@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 #include "base/log.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <syslog.h>
 #include <unistd.h>
 
@@ -27,10 +30,35 @@ void extres_log_set_level(int level)
 	log_cfg.level = level;
 }
 
-void extres_log_use_syslog(void)
+/* Whether a syslog daemon listens: syslog(3) drops what it cannot send, so
+ * without one, switching would lose every later message. */
+static int syslog_listens(void)
 {
-	openlog(log_cfg.progname, LOG_PID, LOG_DAEMON);
+	static const int types[] = { SOCK_DGRAM, SOCK_STREAM };
+	struct sockaddr_un addr = { .sun_family = AF_UNIX };
+	size_t i;
+	int fd, ok = 0;
+
+	memcpy(addr.sun_path, _PATH_LOG, sizeof(_PATH_LOG));
+	for (i = 0; i < sizeof(types) / sizeof(types[0]) && !ok; i++) {
+		fd = socket(AF_UNIX, types[i] | SOCK_CLOEXEC, 0);
+		if (fd < 0)
+			continue;
+		ok = connect(fd, (struct sockaddr *)&addr, sizeof(addr)) == 0;
+		close(fd);
+	}
+	return ok;
+}
+
+int extres_log_use_syslog(void)
+{
+	if (__atomic_load_n(&log_cfg.syslog, __ATOMIC_ACQUIRE))
+		return 0;
+	if (!syslog_listens())
+		return -ENOENT;
+	openlog(log_cfg.progname, LOG_PID | LOG_NDELAY, LOG_DAEMON);
 	__atomic_store_n(&log_cfg.syslog, 1, __ATOMIC_RELEASE);
+	return 0;
 }
 
 static const char *level_name(int level)

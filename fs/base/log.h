@@ -16,8 +16,10 @@
 void extres_log_init(const char *progname);
 /* Drop messages above `level` (default EXTRES_LOG_INFO). */
 void extres_log_set_level(int level);
-/* From now on, send messages to syslog instead of stderr. */
-void extres_log_use_syslog(void);
+/* From now on, send messages to syslog instead of stderr: 0, or -ENOENT
+ * (and messages still go to stderr) when no syslog daemon listens on
+ * /dev/log. Calling it again changes nothing. */
+int extres_log_use_syslog(void);
 
 void extres_log(int level, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

@@ -12,7 +12,6 @@
 #ifndef EXTRES_FUSE_OPS_H
 #define EXTRES_FUSE_OPS_H
 
-#define FUSE_USE_VERSION 314
 #include <fuse_lowlevel.h>
 #include <pthread.h>
 

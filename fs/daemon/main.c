@@ -22,6 +22,7 @@
 #include "extres_build.h"
 
 #include "daemon/extresd.h"
+#include "daemon/fuse_log.h"
 #include "base/log.h"
 #include "os/mountpoint.h"
 #include "os/sdnotify.h"
@@ -523,6 +524,7 @@ int main(int argc, char *argv[])
 		status = 2;
 		goto out;
 	}
+	extresd_fuse_log_init(d.cmd.debug);
 	/* Two positionals mean CONFIG MOUNTPOINT (as mount(8) passes them);
 	 * with -c as well, the second one is one too many. */
 	if (d.config_path && d.n_positional == 2) {

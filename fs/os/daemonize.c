@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/signalfd.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -125,10 +126,32 @@ int extres_daemonize_start(struct extres_daemonize *d)
 	return 0;
 }
 
+/*
+ * Where the log goes once the caller is let go: syslog when a syslog daemon
+ * listens (1), else on the caller's stderr, kept (0), so that nothing is
+ * lost; but a pipe is let go all the same (1), since the caller may wait
+ * for its end (`$(extresd ...)`): said on it before it goes.
+ */
+static int log_to_syslog(void)
+{
+	struct stat st;
+
+	if (extres_log_use_syslog() == 0)
+		return 1;
+	if (fstat(STDERR_FILENO, &st) < 0)
+		return 1;
+	if (!S_ISFIFO(st.st_mode))
+		return 0;
+	extres_log(
+		EXTRES_LOG_WARNING,
+		"no syslog at /dev/log and stderr is a pipe: the messages of the daemon in the background are lost (run it with -f to keep them)");
+	return 1;
+}
+
 void extres_daemonize_finish(struct extres_daemonize *d, int ok)
 {
 	char status = ok ? 'R' : 'F';
-	int null;
+	int null, keep_err;
 
 	if (d->fd < 0)
 		return;
@@ -136,11 +159,13 @@ void extres_daemonize_finish(struct extres_daemonize *d, int ok)
 		if (chdir("/") < 0) {
 			/* Harmless: every path we use is absolute. */
 		}
+		keep_err = !log_to_syslog();
 		null = open("/dev/null", O_RDWR | O_CLOEXEC);
 		if (null >= 0) {
 			dup2(null, STDIN_FILENO);
 			dup2(null, STDOUT_FILENO);
-			dup2(null, STDERR_FILENO);
+			if (!keep_err)
+				dup2(null, STDERR_FILENO);
 			if (null > STDERR_FILENO)
 				close(null);
 		}

@@ -26,7 +26,10 @@ int extres_daemonize_start(struct extres_daemonize *d);
 
 /*
  * Tell the parent the outcome (ok != 0: ready) and, when ready, detach from
- * the terminal: stdio to /dev/null, cwd to /. No-op when d->fd is -1.
+ * the terminal: cwd to /, stdin and stdout to /dev/null, and the log to
+ * syslog (extres_log_use_syslog()); without a syslog daemon, the log stays
+ * on stderr, which is kept unless it is a pipe (the caller may wait for its
+ * end; a warning says so first). No-op when d->fd is -1.
  */
 void extres_daemonize_finish(struct extres_daemonize *d, int ok);
 

@@ -104,4 +104,85 @@ case_bad_mountpoint() {
 	assert_eq "" "$(mounts_in_work)" "mounts left"
 }
 
+
+# -d: libfuse's request trace and the drivers' debug messages both go
+# through extres' log (prefixed "extresd: "), not libfuse's own stderr.
+case_debug_log() {
+	it_setup
+	local lib=$BUILDDIR/tests/mock/libnvidia-ml.so.1
+	[[ -f $lib ]] || fail "$lib is missing (build tests/mock first)"
+	export FAKE_NVML_GPUS=2 FAKE_NVML_UNSUPPORTED=serial:1
+	printf '%s\n' 'external-resources: gpu' 'external-resource.gpu.amount: 2' \
+		'external-resource.gpu.driver: nvml' \
+		"external-resource.gpu.param.library: $lib" >"$WORK/extres.yaml"
+	daemon_spawn -d -c "$WORK/extres.yaml" "$MNT"
+	wait_mounted "$MNT"
+	cat "$MNT/gpu/0/index" >/dev/null
+	daemon_stop
+	grep -q "^extresd: resource 'gpu': driver 'nvml': GPU 1: no serial: " "$DAEMON_ERR" ||
+		fail "no driver debug message with -d: $(head -c 2000 "$DAEMON_ERR")"
+	grep -q '^extresd: unique: [0-9]*, opcode: LOOKUP' "$DAEMON_ERR" ||
+		fail "libfuse's -d trace does not go through extres' log: $(head -c 2000 "$DAEMON_ERR")"
+	! grep -q '^unique: ' "$DAEMON_ERR" ||
+		fail "libfuse wrote to stderr by itself: $(grep -m1 '^unique: ' "$DAEMON_ERR")"
+}
+
+# In the background without a syslog daemon, what the daemon logs after it
+# detached still reaches the stderr it was started with (here a file).
+case_background_log() {
+	it_setup
+	if [[ -S /dev/log ]]; then
+		echo "a syslog daemon listens on /dev/log: messages go there" >&2
+		exit 77
+	fi
+	write_std_config "$WORK/extres.yaml"
+	local status=0 pid
+	env --default-signal=INT,QUIT "$EXTRESD" -c "$WORK/extres.yaml" "$MNT" \
+		>"$WORK/daemon.out" 2>"$DAEMON_ERR" </dev/null || status=$?
+	[[ $status == 0 ]] || fail "extresd without -f exited with status $status"
+	pid=$(sed -n 's/^pid //p' "$MNT/.meta/status")
+	[[ $pid =~ ^[0-9]+$ ]] || fail "no pid in $MNT/.meta/status"
+	DAEMON_PID=$pid
+	printf 'external-resources: [\n' >"$WORK/extres.yaml"
+	kill -HUP "$pid"
+	local _
+	for _ in $(seq 100); do
+		grep -q "reload failed" "$DAEMON_ERR" && break
+		sleep 0.05
+	done
+	grep -q "^extresd: error: reload failed" "$DAEMON_ERR" ||
+		fail "the failed reload after detaching is not on stderr: $(cat "$DAEMON_ERR")"
+	kill -TERM "$pid"
+	for _ in $(seq 100); do
+		pid_alive "$pid" || break
+		sleep 0.05
+	done
+	! pid_alive "$pid" || fail "extresd ($pid) did not stop within 5 s"
+	! is_mounted "$MNT" || fail "$MNT still mounted"
+}
+
+# Started under $(...), which waits for the end of its pipe, extresd in the
+# background returns at once: the pipe is let go, with a warning on it when
+# no syslog listens.
+case_background_pipe() {
+	it_setup
+	write_std_config "$WORK/extres.yaml"
+	local out status=0 pid
+	out=$(timeout 10 "$EXTRESD" -c "$WORK/extres.yaml" "$MNT" 2>&1 </dev/null) || status=$?
+	[[ $status == 0 ]] || fail "extresd without -f under \$(...) exited with status $status: $out"
+	pid=$(sed -n 's/^pid //p' "$MNT/.meta/status")
+	[[ $pid =~ ^[0-9]+$ ]] || fail "no pid in $MNT/.meta/status"
+	DAEMON_PID=$pid
+	if [[ ! -S /dev/log ]]; then
+		assert_contains "$out" "no syslog at /dev/log and stderr is a pipe" "output of extresd"
+	fi
+	kill -TERM "$pid"
+	local _
+	for _ in $(seq 100); do
+		pid_alive "$pid" || break
+		sleep 0.05
+	done
+	! pid_alive "$pid" || fail "extresd ($pid) did not stop within 5 s"
+}
+
 it_main "$@"

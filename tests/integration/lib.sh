@@ -232,7 +232,7 @@ daemon_reap() {
 # ENOENT the case asked for), not daemon errors.
 check_daemon_stderr() {
 	local bad
-	bad=$(grep -i 'error' "$DAEMON_ERR" | grep -Ev '^ *unique: [0-9]+, error: ' || true)
+	bad=$(grep -i 'error' "$DAEMON_ERR" | grep -Ev '^(extresd: )? *unique: [0-9]+, error: ' || true)
 	[[ -z $bad ]] || fail "unexpected error in daemon stderr: $bad"
 }
 
