@@ -3,8 +3,8 @@
 
 #include "base/json.h"
 
-static void json_infos(struct extres_json *json, const struct extres_info *infos,
-		       size_t n)
+static void json_infos(struct extres_json *json,
+		       const struct extres_info *infos, size_t n)
 {
 	size_t i, k;
 

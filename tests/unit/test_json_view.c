@@ -35,17 +35,24 @@ static void expect_doc(const struct extres_json_resource *res, size_t n,
 static void test_infos(void **state)
 {
 	struct extres_json_resource r[] = {
-		{ .name = "gpu", .driver = "nvml", .amount = 2, .infos = ab,
+		{ .name = "gpu",
+		  .driver = "nvml",
+		  .amount = 2,
+		  .infos = ab,
 		  .n_infos = 2 },
-		{ .name = "nic", .driver = "static", .amount = 1, .infos = ab,
+		{ .name = "nic",
+		  .driver = "static",
+		  .amount = 1,
+		  .infos = ab,
 		  .n_infos = 0 },
 	};
 
-	expect_doc(r, 2,
-		   "{\"resources\": {\"gpu\": {\"driver\": \"nvml\", \"amount\": 2, "
-		   "\"infos\": [{\"index\": \"0\", \"uuid\": \"GPU-a\"}, "
-		   "{\"index\": \"1\", \"name\": \"x\\\"y\"}]}, "
-		   "\"nic\": {\"driver\": \"static\", \"amount\": 1, \"infos\": []}}}\n");
+	expect_doc(
+		r, 2,
+		"{\"resources\": {\"gpu\": {\"driver\": \"nvml\", \"amount\": 2, "
+		"\"infos\": [{\"index\": \"0\", \"uuid\": \"GPU-a\"}, "
+		"{\"index\": \"1\", \"name\": \"x\\\"y\"}]}, "
+		"\"nic\": {\"driver\": \"static\", \"amount\": 1, \"infos\": []}}}\n");
 }
 
 /* What discover finds: the same shape, candidates instead of infos. */
@@ -54,17 +61,22 @@ static void test_candidates(void **state)
 	struct extres_infos found = { .n = 2, .cap = 2, .items = ab };
 	struct extres_infos none = { 0 };
 	struct extres_json_resource r[] = {
-		{ .name = "gpu", .driver = "static", .amount = 1,
+		{ .name = "gpu",
+		  .driver = "static",
+		  .amount = 1,
 		  .candidates = &found },
-		{ .name = "fpga", .driver = "script", .amount = 3,
+		{ .name = "fpga",
+		  .driver = "script",
+		  .amount = 3,
 		  .candidates = &none },
 	};
 
-	expect_doc(r, 2,
-		   "{\"resources\": {\"gpu\": {\"driver\": \"static\", \"amount\": 1, "
-		   "\"candidates\": [{\"index\": \"0\", \"uuid\": \"GPU-a\"}, "
-		   "{\"index\": \"1\", \"name\": \"x\\\"y\"}]}, "
-		   "\"fpga\": {\"driver\": \"script\", \"amount\": 3, \"candidates\": []}}}\n");
+	expect_doc(
+		r, 2,
+		"{\"resources\": {\"gpu\": {\"driver\": \"static\", \"amount\": 1, "
+		"\"candidates\": [{\"index\": \"0\", \"uuid\": \"GPU-a\"}, "
+		"{\"index\": \"1\", \"name\": \"x\\\"y\"}]}, "
+		"\"fpga\": {\"driver\": \"script\", \"amount\": 3, \"candidates\": []}}}\n");
 }
 
 static void test_empty(void **state)
