@@ -182,14 +182,14 @@ ns_fstab() {
 	check_mount "$mp" mount -T "$WORK/fstab" "$mp"
 }
 
-# `meson install` into a staging directory puts the unit in
-# <prefix>/lib/systemd/system with the install's sbindir in ExecStart and
+# `meson install` into a staging directory puts the unit in systemd's unit
+# directory (else <prefix>/lib/systemd/system) with the install's sbindir in ExecStart and
 # ExecReload; systemd-analyze verify accepts it, with those paths pointed at
 # the staged programs (verify checks that they exist) and its man pages
 # found in the source tree, and says nothing else.
 case_systemd_verify() {
 	it_setup_nofuse
-	local dest=$WORK/dest unit units start reload out st=0 man=--man=yes
+	local dest=$WORK/dest unit units want start reload out st=0 man=--man=yes
 	if ! command -v systemd-analyze >/dev/null; then
 		echo "SKIP: $IT_CASE: systemd-analyze is not installed"
 		exit 77
@@ -198,8 +198,13 @@ case_systemd_verify() {
 		>"$WORK/install.log" 2>&1 ||
 		fail "meson install failed: $(tail -n 20 "$WORK/install.log")"
 	units=$(cd "$dest" && find . -name extresd.service)
-	[[ $units == ./*/lib/systemd/system/extresd.service && $units != *$'\n'* ]] ||
-		fail "wanted one <prefix>/lib/systemd/system/extresd.service, found: '$units'"
+	# systemd's pkg-config names the directory where there is one
+	# (Debian 12: /lib/systemd/system, whatever the prefix).
+	want=$(pkg-config --variable=systemdsystemunitdir systemd 2>/dev/null || true)
+	want=.${want:-/*/lib/systemd/system}/extresd.service
+	# shellcheck disable=SC2053 # $want may be a pattern
+	[[ $units == $want && $units != *$'\n'* ]] ||
+		fail "wanted one ${want#.}, found: '$units'"
 	unit=$dest${units#.}
 	! grep -n '@' "$unit" | grep -v 'modprobe@fuse' || fail "a placeholder is left in $unit"
 	start=$(sed -n 's|^ExecStart=\(/[^ ]*/extresd\) -f .*|\1|p' "$unit")
