@@ -49,6 +49,7 @@
 #include <sys/stat.h>
 
 #include <extres/driver.h>
+#include <extres/driver_util.h>
 
 #include "sysfs_util.h"
 
@@ -557,17 +558,16 @@ static void amdgpu_close(void *handle)
 	amdgpu_free(handle);
 }
 
-static const struct extres_driver_ops amdgpu_ops = {
-	.abi_version = EXTRES_DRIVER_ABI_VERSION,
-	.struct_size = sizeof(struct extres_driver_ops),
-	.name = "amdgpu",
-	.open = amdgpu_open,
-	.discover = amdgpu_discover,
-	.close = amdgpu_close,
+/* The properties that name a device itself, not its place in a list: the
+ * ones extresd has always compared on a refresh. */
+static const char *const identity_keys[] = {
+	"uuid", "path", "pci.bus_id", "serial", "unique_id", NULL,
 };
 
-EXTRES_DRIVER_EXPORT const struct extres_driver_ops *extres_driver_entry(void);
-const struct extres_driver_ops *extres_driver_entry(void)
-{
-	return &amdgpu_ops;
-}
+EXTRES_DRIVER_REGISTER(
+		.name = "amdgpu", .open = amdgpu_open,
+		.discover = amdgpu_discover, .close = amdgpu_close,
+		/* ROCm names a GPU "GPU-<unique_id as 16 hex digits>". */
+		.env_var = "ROCR_VISIBLE_DEVICES", .env_property = "unique_id",
+		.env_form = EXTRES_ENV_FORM_ROCM_UUID,
+		.identity_keys = identity_keys)

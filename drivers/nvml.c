@@ -33,6 +33,7 @@
 #include <string.h>
 
 #include <extres/driver.h>
+#include <extres/driver_util.h>
 
 #define PARAM_LIBRARY "library"
 #define DEFAULT_LIBRARY "libnvidia-ml.so.1"
@@ -563,17 +564,15 @@ static void nvml_close(void *handle)
 	nvml_free(handle);
 }
 
-static const struct extres_driver_ops nvml_ops = {
-	.abi_version = EXTRES_DRIVER_ABI_VERSION,
-	.struct_size = sizeof(struct extres_driver_ops),
-	.name = "nvml",
-	.open = nvml_open,
-	.discover = nvml_discover,
-	.close = nvml_close,
+/* The properties that name a device itself, not its place in a list: the
+ * ones extresd has always compared on a refresh. */
+static const char *const identity_keys[] = {
+	"uuid", "path", "pci.bus_id", "serial", "unique_id", NULL,
 };
 
-EXTRES_DRIVER_EXPORT const struct extres_driver_ops *extres_driver_entry(void);
-const struct extres_driver_ops *extres_driver_entry(void)
-{
-	return &nvml_ops;
-}
+EXTRES_DRIVER_REGISTER(
+		.name = "nvml", .open = nvml_open, .discover = nvml_discover,
+		.close = nvml_close,
+		/* CUDA takes "GPU-..." UUIDs, which survive renumbering. */
+		.env_var = "CUDA_VISIBLE_DEVICES", .env_property = "uuid",
+		.identity_keys = identity_keys)

@@ -20,6 +20,7 @@
  * becomes one info with the single property "index", in output order.
  */
 #include <extres/driver.h>
+#include <extres/driver_util.h>
 
 #include "script_keeper.h"
 #include "script_output.h"
@@ -297,6 +298,52 @@ static int check_script(const struct extres_host *host, const char *path)
 	return 0;
 }
 
+static const char *const known_params[] = { PARAM_PATH, PARAM_ARGS,
+					    PARAM_TIMEOUT, NULL };
+
+/* The flags of Flink's GPU scripts that make them record what they take. */
+static const char *const coordination_flags[] = { "--enable-coordination-mode",
+						  "--enable-coordination",
+						  NULL };
+#define COORDINATION_FILE_FLAG "--coordination-file"
+/* Where Flink's scripts coordinate when not told otherwise. */
+#define FLINK_COORDINATION_FILE "/var/tmp/flink-gpu-coordination"
+
+/*
+ * A script asked to coordinate takes its devices through its own file:
+ * tell the core, which then checks every line rather than taking devices
+ * itself. The file is the argument after --coordination-file, else
+ * Flink's default. A core without the hook coordinates on its own.
+ */
+static int report_coordination(struct script *s)
+{
+	const struct extres_host *host = s->host;
+	const char *flag = NULL, *file = NULL;
+	size_t i;
+	int r;
+
+	/* argv[0] and [1] are the path and the amount. */
+	for (i = 2; i < s->argc; i++) {
+		const char *const *f;
+
+		for (f = coordination_flags; *f && !flag; f++)
+			if (strcmp(s->argv[i], *f) == 0)
+				flag = *f;
+		if (!file && i + 1 < s->argc &&
+		    strcmp(s->argv[i], COORDINATION_FILE_FLAG) == 0)
+			file = s->argv[i + 1];
+	}
+	if (!flag || !EXTRES_HAS_MEMBER(host, coordinated_by) ||
+	    !host->coordinated_by)
+		return 0;
+	r = host->coordinated_by(host, file ? file : FLINK_COORDINATION_FILE,
+				 flag);
+	if (r < 0)
+		host->error(host, "discovery script %s, run with %s: %s",
+			    s->path, flag, strerror(-r));
+	return r;
+}
+
 static int32_t script_open(const struct extres_host *host,
 			   const struct extres_param *params, void **ret_handle)
 {
@@ -304,7 +351,6 @@ static int32_t script_open(const struct extres_host *host,
 	const char *path, *timeout;
 	struct script *s;
 	char amount[24];
-	uint32_t i;
 	int r;
 
 	s = calloc(1, sizeof(*s));
@@ -315,16 +361,7 @@ static int32_t script_open(const struct extres_host *host,
 	s->host = host;
 	s->timeout_ms = DEFAULT_TIMEOUT_MS;
 
-	for (i = 0; params && params->kind == EXTRES_PARAM_MAPPING &&
-		    i < params->count; i++) {
-		const char *key = params->items[i].key;
-
-		if (key && strcmp(key, PARAM_PATH) != 0 &&
-		    strcmp(key, PARAM_ARGS) != 0 &&
-		    strcmp(key, PARAM_TIMEOUT) != 0)
-			host->log(host, EXTRES_LOG_WARNING,
-				  "unknown param %s, ignored", key);
-	}
+	extres_params_warn_unknown(host, params, known_params);
 
 	p = extres_param_get(params, PARAM_PATH);
 	if (!p) {
@@ -360,8 +397,7 @@ static int32_t script_open(const struct extres_host *host,
 		goto fail;
 	/* The script runs with the daemon's rights: nobody else may be able
 	 * to change it. A core older than the check cannot make it. */
-	if (host->struct_size >= offsetof(struct extres_host, check_trusted_path) +
-					 sizeof(host->check_trusted_path) &&
+	if (EXTRES_HAS_MEMBER(host, check_trusted_path) &&
 	    host->check_trusted_path) {
 		r = host->check_trusted_path(host, s->path, "discovery script");
 		if (r < 0)
@@ -377,6 +413,8 @@ static int32_t script_open(const struct extres_host *host,
 		goto fail;
 	}
 	r = parse_args(s, extres_param_get(params, PARAM_ARGS));
+	if (r == 0)
+		r = report_coordination(s);
 	if (r < 0)
 		goto fail;
 
@@ -955,18 +993,6 @@ static void script_close(void *handle)
 	script_free(handle);
 }
 
-static const struct extres_driver_ops script_ops = {
-	.abi_version = EXTRES_DRIVER_ABI_VERSION,
-	.struct_size = sizeof(struct extres_driver_ops),
-	.name = "script",
-	.open = script_open,
-	.discover = script_discover,
-	.close = script_close,
-};
-
-EXTRES_DRIVER_EXPORT const struct extres_driver_ops *extres_driver_entry(void);
-
-const struct extres_driver_ops *extres_driver_entry(void)
-{
-	return &script_ops;
-}
+/* Indexes only: nothing that identifies a device across refreshes. */
+EXTRES_DRIVER_REGISTER(.name = "script", .open = script_open,
+		       .discover = script_discover, .close = script_close)

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include <extres/driver.h>
+#include <extres/driver_util.h>
 
 struct static_driver {
 	/* The param tree outlives the handle (see extres_param), so devices
@@ -280,17 +281,12 @@ static void static_close(void *handle)
 	static_free(handle);
 }
 
-static const struct extres_driver_ops static_ops = {
-	.abi_version = EXTRES_DRIVER_ABI_VERSION,
-	.struct_size = sizeof(struct extres_driver_ops),
-	.name = "static",
-	.open = static_open,
-	.discover = static_discover,
-	.close = static_close,
+/* The properties that name a device itself, not its place in a list: the
+ * ones extresd has always compared on a refresh. */
+static const char *const identity_keys[] = {
+	"uuid", "path", "pci.bus_id", "serial", "unique_id", NULL,
 };
 
-EXTRES_DRIVER_EXPORT const struct extres_driver_ops *extres_driver_entry(void);
-const struct extres_driver_ops *extres_driver_entry(void)
-{
-	return &static_ops;
-}
+EXTRES_DRIVER_REGISTER(.name = "static", .open = static_open,
+		       .discover = static_discover, .close = static_close,
+		       .identity_keys = identity_keys)

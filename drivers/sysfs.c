@@ -38,6 +38,7 @@
 #include <string.h>
 
 #include <extres/driver.h>
+#include <extres/driver_util.h>
 
 #include "sysfs_util.h"
 
@@ -483,17 +484,12 @@ static void sysfs_close(void *handle)
 	sysfs_free(handle);
 }
 
-static const struct extres_driver_ops sysfs_ops = {
-	.abi_version = EXTRES_DRIVER_ABI_VERSION,
-	.struct_size = sizeof(struct extres_driver_ops),
-	.name = "sysfs",
-	.open = sysfs_open,
-	.discover = sysfs_discover,
-	.close = sysfs_close,
+/* The properties that name a device itself, not its place in a list: the
+ * ones extresd has always compared on a refresh. */
+static const char *const identity_keys[] = {
+	"uuid", "path", "pci.bus_id", "serial", "unique_id", NULL,
 };
 
-EXTRES_DRIVER_EXPORT const struct extres_driver_ops *extres_driver_entry(void);
-const struct extres_driver_ops *extres_driver_entry(void)
-{
-	return &sysfs_ops;
-}
+EXTRES_DRIVER_REGISTER(.name = "sysfs", .open = sysfs_open,
+		       .discover = sysfs_discover, .close = sysfs_close,
+		       .identity_keys = identity_keys)

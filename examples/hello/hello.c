@@ -15,10 +15,14 @@
  *   /run/extres/hello/0/name      hello0
  *   /run/extres/hello/0/greeting  hi
  *
- * It shows the whole life of a module: the entry point and its ops table,
- * open() checking its params with positions for the messages, discover()
- * reporting infos through the sink, close() freeing the handle, warnings
- * through host->log() and failures through host->error().
+ * and .meta/env sets HELLO_DEVICES to their names ("hello0,hello1"), as the
+ * module declares, unless the config sets env-var.
+ *
+ * It shows the whole life of a module: the entry point and its ops table
+ * (EXTRES_DRIVER_REGISTER), open() checking its params with positions for
+ * the messages (extres_param_error), discover() reporting infos through the
+ * sink, close() freeing the handle, warnings through host->log() and
+ * failures through host->error().
  *
  * Build it out of tree against an installed extres (see the Makefile):
  *
@@ -31,6 +35,7 @@
 #include <string.h>
 
 #include <extres/driver.h>
+#include <extres/driver_util.h>
 
 #define PARAM_COUNT "count"
 #define PARAM_GREETING "greeting"
@@ -64,10 +69,10 @@ static int32_t parse_count(const struct extres_host *host,
 	char *end;
 
 	if (p->kind != EXTRES_PARAM_SCALAR)
-		return host->error(
-			host,
-			"%s:%u:%u: param.%s must be a number, not a list or mapping",
-			host->config_path, p->line, p->column, PARAM_COUNT);
+		return extres_param_error(
+			host, p,
+			"param.%s must be a number, not a list or mapping",
+			PARAM_COUNT);
 	/* strtoull() skips blanks and takes a sign; neither is a count. */
 	if (p->value[0] < '0' || p->value[0] > '9')
 		goto bad;
@@ -78,27 +83,24 @@ static int32_t parse_count(const struct extres_host *host,
 	*ret = (unsigned)v;
 	return 0;
 bad:
-	return host->error(
-		host,
-		"%s:%u:%u: param.%s: '%s' is not a whole number from 1 to %d",
-		host->config_path, p->line, p->column, PARAM_COUNT, p->value,
-		MAX_COUNT);
+	return extres_param_error(
+		host, p, "param.%s: '%s' is not a whole number from 1 to %d",
+		PARAM_COUNT, p->value, MAX_COUNT);
 }
 
 static int32_t check_greeting(const struct extres_host *host,
 			      const struct extres_param *p)
 {
 	if (p->kind != EXTRES_PARAM_SCALAR)
-		return host->error(
-			host,
-			"%s:%u:%u: param.%s must be text, not a list or mapping",
-			host->config_path, p->line, p->column, PARAM_GREETING);
+		return extres_param_error(
+			host, p, "param.%s must be text, not a list or mapping",
+			PARAM_GREETING);
 	/* The core would refuse these at discovery too; saying so here points
 	 * at the line and fails before any device is looked for. */
 	if (p->value[0] == '\0' || strchr(p->value, '\n'))
-		return host->error(
-			host, "%s:%u:%u: param.%s must be one non-empty line",
-			host->config_path, p->line, p->column, PARAM_GREETING);
+		return extres_param_error(host, p,
+					  "param.%s must be one non-empty line",
+					  PARAM_GREETING);
 	return 0;
 }
 
@@ -110,26 +112,17 @@ static int32_t check_greeting(const struct extres_host *host,
 static int32_t hello_open(const struct extres_host *host,
 			  const struct extres_param *params, void **ret_handle)
 {
-	const struct extres_param *count = NULL, *greeting = NULL;
+	static const char *const known[] = { PARAM_COUNT, PARAM_GREETING,
+					     NULL };
+	const struct extres_param *count, *greeting;
 	struct hello *h;
-	uint32_t i;
 	int32_t r;
 
-	/* One pass over the members, so that an unknown one (a typo, most
-	 * likely) is named; a repeated key is seen again and the last wins. */
-	for (i = 0; i < params->count; i++) {
-		const struct extres_param *p = &params->items[i];
-
-		if (strcmp(p->key, PARAM_COUNT) == 0)
-			count = p;
-		else if (strcmp(p->key, PARAM_GREETING) == 0)
-			greeting = p;
-		else
-			host->log(host, EXTRES_LOG_WARNING,
-				  "%s:%u:%u: unknown key param.%s ignored",
-				  host->config_path, p->line, p->column,
-				  p->key);
-	}
+	/* An unknown member (a typo, most likely) is named with its place;
+	 * of a repeated key the last wins. */
+	extres_params_warn_unknown(host, params, known);
+	count = extres_param_get(params, PARAM_COUNT);
+	greeting = extres_param_get(params, PARAM_GREETING);
 
 	h = calloc(1, sizeof(*h));
 	if (!h)
@@ -199,19 +192,12 @@ static void hello_close(void *handle)
 	free(handle);
 }
 
-static const struct extres_driver_ops hello_ops = {
-	.abi_version = EXTRES_DRIVER_ABI_VERSION,
-	.struct_size = sizeof(struct extres_driver_ops),
-	.name = "hello",
-	.open = hello_open,
-	.discover = hello_discover,
-	.close = hello_close,
-};
-
-/* The module's only visible symbol; it returns the table and does nothing
- * else. */
-EXTRES_DRIVER_EXPORT const struct extres_driver_ops *extres_driver_entry(void);
-const struct extres_driver_ops *extres_driver_entry(void)
-{
-	return &hello_ops;
-}
+/*
+ * The module's ops table and its only visible symbol, extres_driver_entry();
+ * the macro fills abi_version and struct_size. env_var and env_property
+ * tell the core which variable .meta/env sets to the devices taken, and
+ * from which property: no change to extres is needed for that.
+ */
+EXTRES_DRIVER_REGISTER(.name = "hello", .open = hello_open,
+		       .discover = hello_discover, .close = hello_close,
+		       .env_var = "HELLO_DEVICES", .env_property = "name")

@@ -27,7 +27,8 @@
 #define RESOURCE_PREFIX "external-resource."
 #define EXTRES_PREFIX "extres."
 
-/* Flink's GPU driver, whose contract the script driver implements. */
+/* Flink's GPU driver, whose contract the module EXTRES_FLINK_GPU_DRIVER
+ * (named where the build lists the drivers) implements. */
 static const char *const gpu_classes[] = {
 	"org.apache.flink.externalresource.gpu.GPUDriverFactory",
 	"org.apache.flink.externalresource.gpu.GPUDriver",
@@ -1032,7 +1033,7 @@ static int set_driver(struct loader *l, struct extres_resource_config *res,
 	} else if (class_name) {
 		for (i = 0; i < sizeof(gpu_classes) / sizeof(gpu_classes[0]); i++)
 			if (strcmp(class_name, gpu_classes[i]) == 0)
-				text = "script";
+				text = EXTRES_FLINK_GPU_DRIVER;
 		if (!text)
 			return fail(l, EINVAL, value_line(class_entry),
 				    value_column(class_entry),
@@ -1103,15 +1104,11 @@ int extres_check_env_var_name(const char *name)
 	return 0;
 }
 
-const char *extres_env_var(const char *driver, const char *env_var)
+const char *extres_env_var(const char *driver_default, const char *env_var)
 {
 	if (env_var)
 		return *env_var ? env_var : NULL;
-	if (strcmp(driver, "nvml") == 0)
-		return "CUDA_VISIBLE_DEVICES";
-	if (strcmp(driver, "amdgpu") == 0)
-		return "ROCR_VISIBLE_DEVICES";
-	return NULL;
+	return driver_default;
 }
 
 int extres_env_indexes_var(const char *name, char **ret_var)
@@ -1156,6 +1153,8 @@ static int set_env_var(struct loader *l, struct extres_resource_config *res,
 		return fail(l, EINVAL, value_line(e), value_column(e),
 			    "%s is '%s'; expected a shell variable name ([A-Za-z_][A-Za-z0-9_]*), or \"\" for none",
 			    e->key, text);
+	res->env_var_line = value_line(e);
+	res->env_var_column = value_column(e);
 	return copy_opt(l, text, &res->env_var);
 }
 
@@ -1205,19 +1204,22 @@ struct env_names {
 	uint32_t line, column; /* of env-var's value, else of the name */
 };
 
-static int env_names_init(struct loader *l, struct env_names *names)
+static int env_names_init(struct loader *l, const char *const *defaults,
+			  struct env_names *names)
 {
 	const struct extres_config *c = l->config;
 	size_t i;
 
 	for (i = 0; i < c->n_resources; i++) {
 		const struct extres_resource_config *res = &c->resources[i];
-		const struct extres_flat *key = l->keys[i].slot[SLOT_ENV_VAR];
+		int configured = res->env_var != NULL;
 
-		names[i].var = extres_env_var(res->driver, res->env_var);
-		names[i].configured = key != NULL;
-		names[i].line = key ? value_line(key) : res->line;
-		names[i].column = key ? value_column(key) : res->column;
+		names[i].var = extres_env_var(defaults ? defaults[i] : NULL,
+					      res->env_var);
+		names[i].configured = configured;
+		names[i].line = configured ? res->env_var_line : res->line;
+		names[i].column =
+			configured ? res->env_var_column : res->column;
 		if (extres_env_indexes_var(res->name, &names[i].indexes) < 0)
 			return fail_oom(l);
 	}
@@ -1255,8 +1257,9 @@ static int env_pair(struct loader *l, const struct env_names *names,
 	return 0;
 }
 
-/* A sourced file keeps only the last of two assignments: refuse them. */
-static int check_env_vars(struct loader *l)
+/* A sourced file keeps only the last of two assignments: refuse them.
+ * `defaults`: each resource's driver default, or NULL while unknown. */
+static int check_env_vars(struct loader *l, const char *const *defaults)
 {
 	const struct extres_config *c = l->config;
 	struct env_names *names;
@@ -1266,7 +1269,7 @@ static int check_env_vars(struct loader *l)
 	names = calloc(c->n_resources, sizeof(*names));
 	if (!names)
 		return fail_oom(l);
-	r = env_names_init(l, names);
+	r = env_names_init(l, defaults, names);
 	for (i = 0; i < c->n_resources && r == 0; i++) {
 		if (names[i].var && strcmp(names[i].var, names[i].indexes) == 0)
 			r = fail(l, EINVAL, names[i].line, names[i].column,
@@ -1280,6 +1283,18 @@ static int check_env_vars(struct loader *l)
 		free(names[i].indexes);
 	free(names);
 	return r;
+}
+
+int extres_config_check_env(const struct extres_config *config,
+			    const char *const *defaults, struct extres_err *err)
+{
+	/* Only the message's file, the error and the (read-only) config of
+	 * a loader are used past loading. */
+	struct loader l = { .file = config->path,
+			    .err = err,
+			    .config = (struct extres_config *)config };
+
+	return check_env_vars(&l, defaults);
 }
 
 static int set_mountpoint(struct loader *l)
@@ -1389,7 +1404,7 @@ static int interpret(struct loader *l, yaml_node_t *root)
 		if (r < 0)
 			return r;
 	}
-	r = check_env_vars(l);
+	r = check_env_vars(l, NULL);
 	if (r < 0)
 		return r;
 	r = set_mountpoint(l);

@@ -30,17 +30,18 @@
  * writes the values): every resource sets EXTRES_<NAME>_INDEXES, and may set
  * one more variable that names its devices the way a runtime takes them:
  *
- *   env-var absent        the driver's default: CUDA_VISIBLE_DEVICES for
- *                         nvml, ROCR_VISIBLE_DEVICES for amdgpu, none for
- *                         every other driver
+ *   env-var absent        the driver's default (its module declares it:
+ *                         extres_driver_ops.env_var), or none
  *   env-var: NAME         NAME, a shell identifier ([A-Za-z_][A-Za-z0-9_]*);
  *                         anything else is an error at the value
  *   env-var: ""           (or no value at all) no variable, not even the
  *                         driver's default
  *
  * No two resources may set the same variable, whether configured or by
- * default (two nvml resources both want CUDA_VISIBLE_DEVICES): the loader
- * fails naming both, as a sourced file would keep only the last value. A
+ * default (two NVIDIA resources both want CUDA_VISIBLE_DEVICES): the loader
+ * fails naming both for configured variables, and
+ * extres_config_check_env() once the drivers' defaults are known, as a
+ * sourced file would keep only the last value. A
  * variable may not be another resource's EXTRES_<NAME>_INDEXES either, and
  * two resource names may not map to the same EXTRES_<NAME>_INDEXES
  * ("gpu-a" and "gpu.a").
@@ -68,7 +69,7 @@
 struct extres_resource_config {
 	char *name;    /* safe directory name */
 	uint64_t amount; /* >= 1 */
-	char *driver;  /* "script", "static", ... or an absolute module path */
+	char *driver; /* a driver module's name, or an absolute module path */
 	/* MAPPING of param.* (prefix removed); never NULL (may be empty). */
 	struct extres_param *params;
 	/* A param the loader filled in, as "KEY: VALUE (why)", for extresctl
@@ -82,6 +83,7 @@ struct extres_resource_config {
 	/* env-var as configured: NULL when absent (the driver's default), ""
 	 * when set empty (no variable), else a shell identifier. */
 	char *env_var;
+	uint32_t env_var_line, env_var_column; /* of its value, when set */
 	/* external-resource.<name>.refresh-interval in ms: re-read the
 	 * allocated devices' properties this often; 0 = never. */
 	uint64_t refresh_ms;
@@ -140,12 +142,23 @@ int extres_check_name(const char *name);
 int extres_check_env_var_name(const char *name);
 
 /*
- * The variable that names a resource's devices, from its driver and its
- * env_var as configured (see above): env_var when set and not empty, NULL
- * when set empty, else the driver's default or NULL. Points into `env_var`
- * or a constant.
+ * The variable that names a resource's devices, from its driver's default
+ * (`driver_default`, NULL for none) and its env_var as configured (see
+ * above): env_var when set and not empty, NULL when set empty, else
+ * driver_default. Points into one of them.
  */
-const char *extres_env_var(const char *driver, const char *env_var);
+const char *extres_env_var(const char *driver_default, const char *env_var);
+
+/*
+ * The rules of "Environment variables" above again, now that `defaults`
+ * (one per resource, in config order: the driver's default variable or
+ * NULL) are known. 0, or -EINVAL with a message "file:line:col: ..." naming
+ * both resources (a default is named as "the <driver> driver's default"),
+ * or -ENOMEM.
+ */
+int extres_config_check_env(const struct extres_config *config,
+			    const char *const *defaults,
+			    struct extres_err *err);
 
 /*
  * "EXTRES_<NAME>_INDEXES" for resource `name`: each byte of the name

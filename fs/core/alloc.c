@@ -10,123 +10,10 @@
 
 #include "core/coord.h"
 
-static const char *const coordination_flags[] = { "--enable-coordination-mode",
-						  "--enable-coordination" };
-
-/* 1 + the index in coordination_flags of the flag s[0..len), or 0. */
-static int is_coordination_flag(const char *s, size_t len)
-{
-	size_t i;
-
-	for (i = 0;
-	     i < sizeof(coordination_flags) / sizeof(*coordination_flags); i++)
-		if (strlen(coordination_flags[i]) == len &&
-		    memcmp(coordination_flags[i], s, len) == 0)
-			return (int)i + 1;
-	return 0;
-}
-
 /* Whitespace as the C locale has it, without depending on the locale. */
 static int is_space(char c)
 {
 	return c == ' ' || (c >= '\t' && c <= '\r');
-}
-
-/*
- * The next whitespace-separated word at *s and its length, moving *s past
- * it; NULL when none is left. Flink hands the args string to
- * Runtime.exec(), which splits it so; the script driver does the same.
- */
-static const char *next_word(const char **s, size_t *ret_len)
-{
-	const char *p = *s, *w;
-
-	while (is_space(*p))
-		p++;
-	for (w = p; *p && !is_space(*p);)
-		p++;
-	*s = p;
-	*ret_len = (size_t)(p - w);
-	return p > w ? w : NULL;
-}
-
-static int words_have_flag(const char *s)
-{
-	const char *w;
-	size_t len;
-	int f;
-
-	while ((w = next_word(&s, &len)))
-		if ((f = is_coordination_flag(w, len)))
-			return f;
-	return 0;
-}
-
-/* 1 + the index of the first coordination flag in the script's args, or 0. */
-static int script_flag(const struct extres_resource_config *res)
-{
-	const struct extres_param *args;
-	uint32_t i;
-
-	if (!res->driver || strcmp(res->driver, "script") != 0)
-		return 0;
-	args = extres_param_get(res->params, "discovery-script.args");
-	if (!args)
-		return 0;
-	if (args->kind == EXTRES_PARAM_SCALAR)
-		return args->value ? words_have_flag(args->value) : 0;
-	if (args->kind != EXTRES_PARAM_SEQUENCE)
-		return 0;
-	/* Each item is one argument, passed as it is. */
-	for (i = 0; i < args->count; i++) {
-		const struct extres_param *item = &args->items[i];
-		int f;
-
-		if (item->kind == EXTRES_PARAM_SCALAR && item->value &&
-		    (f = is_coordination_flag(item->value,
-					      strlen(item->value))))
-			return f;
-	}
-	return 0;
-}
-
-int extres_alloc_script_coordinates(const struct extres_resource_config *res)
-{
-	return script_flag(res) != 0;
-}
-
-#define FLINK_COORDINATION_FILE "/var/tmp/flink-gpu-coordination"
-
-/* The file a self-coordinating script uses, malloc'd: its
- * --coordination-file argument, else Flink's default. NULL without memory. */
-static char *script_coordination_file(const struct extres_resource_config *res)
-{
-	const struct extres_param *args =
-		extres_param_get(res->params, "discovery-script.args");
-	static const char flag[] = "--coordination-file";
-	const char *s, *w;
-	size_t len;
-	uint32_t i;
-
-	if (args && args->kind == EXTRES_PARAM_SEQUENCE) {
-		for (i = 0; i + 1 < args->count; i++)
-			if (args->items[i].kind == EXTRES_PARAM_SCALAR &&
-			    args->items[i].value &&
-			    strcmp(args->items[i].value, flag) == 0 &&
-			    args->items[i + 1].kind == EXTRES_PARAM_SCALAR &&
-			    args->items[i + 1].value)
-				return strdup(args->items[i + 1].value);
-	} else if (args && args->kind == EXTRES_PARAM_SCALAR && args->value) {
-		int after_flag = 0;
-
-		for (s = args->value; (w = next_word(&s, &len));) {
-			if (after_flag)
-				return strndup(w, len);
-			after_flag = len == sizeof(flag) - 1 &&
-				     memcmp(w, flag, len) == 0;
-		}
-	}
-	return strdup(FLINK_COORDINATION_FILE);
 }
 
 void extres_allocation_free(struct extres_allocation *a)
@@ -141,6 +28,7 @@ void extres_allocation_free(struct extres_allocation *a)
 	free(a->resource);
 	free(a->coordination_file);
 	free(a->coordination_key);
+	extres_driver_info_clear(&a->driver);
 	free(a);
 }
 
@@ -153,12 +41,14 @@ struct extres_allocation *extres_allocation_dup(const struct extres_allocation *
 		return NULL;
 	*d = *a;
 	d->n = 0;
+	d->driver = (struct extres_driver_info){ 0 };
 	d->resource = strdup(a->resource);
 	d->coordination_key = strdup(a->coordination_key);
 	d->coordination_file =
 		a->coordination_file ? strdup(a->coordination_file) : NULL;
 	d->infos = calloc(a->n ? a->n : 1, sizeof(*d->infos));
 	if (!d->resource || !d->coordination_key || !d->infos ||
+	    extres_driver_info_copy(&a->driver, &d->driver) < 0 ||
 	    (a->coordination_file && !d->coordination_file))
 		goto fail;
 	for (i = 0; i < a->n; i++) {
@@ -219,6 +109,8 @@ static int new_allocation(const struct extres_resource_config *res,
 		goto fail;
 	if (coordinated &&
 	    !(a->coordination_file = strdup(res->coordination_file)))
+		goto fail;
+	if (extres_driver_info_copy(&candidates->driver, &a->driver) < 0)
 		goto fail;
 	a->infos = calloc(n_picked ? n_picked : 1, sizeof(*a->infos));
 	if (!a->infos)
@@ -412,7 +304,7 @@ static int take_from_script(const struct extres_resource_config *res,
 	int r;
 
 	picked = calloc(candidates->n ? candidates->n : 1, sizeof(*picked));
-	file = script_coordination_file(res);
+	file = strdup(candidates->driver.coord_file);
 	if (!picked || !file) {
 		r = extres_err_set(err, ENOMEM, "out of memory");
 		goto out;
@@ -502,8 +394,8 @@ int extres_alloc_retake(const struct extres_resource_config *res,
 {
 	const char *key =
 		res->coordination_key ? res->coordination_key : "index";
-	int coordinated =
-		res->coordination_file && !extres_alloc_script_coordinates(res);
+	const char *self_file = candidates->driver.coord_file;
+	int coordinated = res->coordination_file && !self_file;
 	struct extres_allocation *a = NULL;
 	struct extres_coord *c = NULL;
 	size_t *picked = NULL, n_picked = 0, i;
@@ -514,7 +406,7 @@ int extres_alloc_retake(const struct extres_resource_config *res,
 	ssize_t k;
 	int r;
 
-	if (extres_alloc_script_coordinates(res))
+	if (self_file)
 		return take_from_script(res, candidates, ret, err);
 	if (!can_keep(res, coordinated, key, owner, prev))
 		prev = NULL;
@@ -826,26 +718,22 @@ out:
 	return r;
 }
 
-int extres_alloc_describe(const struct extres_resource_config *res, char **ret)
+int extres_alloc_describe(const struct extres_resource_config *res,
+			  const struct extres_driver_info *driver, char **ret)
 {
-	int flag = script_flag(res), n;
-	const char *unused = NULL;
-	char *file;
+	const char *unused = NULL, *file = driver ? driver->coord_file : NULL;
+	int n;
 
-	if (flag) {
-		file = script_coordination_file(res);
-		if (!file)
-			return -ENOMEM;
+	if (file) {
 		if (res->coordination_file &&
 		    strcmp(res->coordination_file, file) != 0)
 			unused = res->coordination_file;
 		n = asprintf(
 			ret,
 			"the discovery script is asked to record its devices in %s (%s); extresd records any it did not%s%s%s",
-			file, coordination_flags[flag - 1],
+			file, driver->coord_how ? driver->coord_how : "",
 			unused ? "; coordination-file " : "",
 			unused ? unused : "", unused ? " is not used" : "");
-		free(file);
 	} else if (res->coordination_file) {
 		n = asprintf(ret, "extresd records its devices in %s",
 			     res->coordination_file);

@@ -12,6 +12,7 @@
 
 #include "config/config.h"
 #include "base/err.h"
+#include "core/driver_info.h"
 #include "core/infos.h"
 
 struct extres_allocation {
@@ -26,6 +27,9 @@ struct extres_allocation {
 	 * file (coordination_file), recording this daemon as their owner:
 	 * nothing is written here, but the lines are ours to release. */
 	int recorded_by_script;
+	/* What the driver declares about itself (copied from the
+	 * candidates): the device variable and identity keys. */
+	struct extres_driver_info driver;
 	size_t n;
 	struct extres_info *infos; /* deep copies, allocation order */
 	int released; /* set by a successful extres_alloc_release() */
@@ -64,8 +68,9 @@ int extres_alloc_take(const struct extres_resource_config *res,
  * -EBUSY naming the device and that process: a reload never quietly drops
  * a device in conflict. On failure nothing new is recorded.
  *
- * When the resource's script coordinates by itself
- * (extres_alloc_script_coordinates()), its output is checked, not trusted:
+ * When the resource's driver coordinates by itself (candidates->driver.
+ * coord_file, from extres_host.coordinated_by), its output is checked, not
+ * trusted:
  * every device taken is recorded for this process in the script's file,
  * by the script or else here; devices a live other owner holds are skipped;
  * too few left is -EBUSY naming a holder (-ENOSPC when none is held).
@@ -123,19 +128,21 @@ int extres_alloc_record(const struct extres_allocation *a,
 int extres_alloc_guard(struct extres_allocation *a, char **ret_conflicts,
 		       size_t *ret_restored, struct extres_err *err);
 
-/* 1 if the resource's own script is said to coordinate (args contain
- * --enable-coordination-mode or --enable-coordination), else 0. Its
- * allocation then has recorded_by_script set, the script's coordination
- * file (--coordination-file, else Flink's /var/tmp/flink-gpu-coordination)
- * and this process, which the script records as $PPID, as the owner; and
- * extres_alloc_retake() makes sure of every line. */
-int extres_alloc_script_coordinates(const struct extres_resource_config *res);
+/*
+ * A driver that coordinates by itself (extres_host.coordinated_by; the
+ * script driver run with --enable-coordination) yields allocations with
+ * recorded_by_script set, the driver's coordination file, and this process,
+ * which a Flink script records as $PPID, as the owner; and
+ * extres_alloc_retake() makes sure of every line.
+ */
 
 /*
  * One line for `extresctl check`: which coordination will really happen
- * for `res` (the script's file and flag, extresd's file, or none).
+ * for `res` whose opened driver said `driver` (NULL when it could not be
+ * opened): the driver's own file and flag, extresd's file, or none.
  * *ret is malloc'd. 0 or -ENOMEM.
  */
-int extres_alloc_describe(const struct extres_resource_config *res, char **ret);
+int extres_alloc_describe(const struct extres_resource_config *res,
+			  const struct extres_driver_info *driver, char **ret);
 
 #endif

@@ -39,6 +39,7 @@ void extres_infos_free(struct extres_infos *infos)
 	for (i = 0; i < infos->n; i++)
 		extres_info_clear(&infos->items[i]);
 	free(infos->items);
+	extres_driver_info_clear(&infos->driver);
 	free(infos);
 }
 

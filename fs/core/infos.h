@@ -12,6 +12,7 @@
 
 #include "base/err.h"
 #include "config/name.h"
+#include "core/driver_info.h"
 
 /* Limits a driver's output must respect (documented in README). */
 #define EXTRES_MAX_INFOS 4096
@@ -34,6 +35,9 @@ struct extres_infos {
 	size_t n;
 	size_t cap;
 	struct extres_info *items;
+	/* What the driver that listed them says about itself; freed with
+	 * the list. */
+	struct extres_driver_info driver;
 };
 
 /* An empty list; free with extres_infos_free(). Returns 0 or -ENOMEM. */

@@ -4,7 +4,7 @@
  * .meta/extres.json (and so `extresctl status --json`, which prints that
  * file) and `extresctl discover --json`:
  *
- *   {"resources": {"gpu": {"driver": "nvml", "amount": 2,
+ *   {"resources": {"gpu": {"driver": "<driver>", "amount": 2,
  *     "infos": [{"index": "0", "uuid": "GPU-..."}, ...],
  *     "candidates": [{"index": "0", ...}, ...]}, ...}}
  *

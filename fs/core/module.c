@@ -45,6 +45,9 @@ struct extres_driver {
 	char error[EXTRES_ERR_MAX];
 	/* The config's untrusted: why nothing it names may run, or NULL. */
 	const char *config_untrusted;
+	/* What the module declares and open() reported; discover() hands a
+	 * copy over with each list. */
+	struct extres_driver_info info;
 };
 
 /* What the sink callbacks work on during one discover() call. */
@@ -218,6 +221,21 @@ int extres_module_load(const char *path, struct extres_module **ret,
 		r = extres_err_set(err, ELIBBAD, "%s: driver has no name", path);
 		goto fail;
 	}
+	/* .meta/env writes the name unquoted: it must be an identifier. */
+	if (m->ops.env_var && extres_check_env_var_name(m->ops.env_var) < 0) {
+		r = extres_err_set(
+			err, ELIBBAD,
+			"%s: driver's env_var '%s' is not a shell variable name",
+			path, m->ops.env_var);
+		goto fail;
+	}
+	if (m->ops.env_form > EXTRES_ENV_FORM_ROCM_UUID) {
+		r = extres_err_set(
+			err, ELIBBAD,
+			"%s: driver's env_form %u is unknown to this extres",
+			path, m->ops.env_form);
+		goto fail;
+	}
 
 	*ret = m;
 	return 0;
@@ -309,6 +327,14 @@ static int32_t host_stop_requested(const struct extres_host *host)
 	return extres_stop_pending();
 }
 
+static int32_t host_coordinated_by(const struct extres_host *host,
+				   const char *file, const char *how)
+{
+	struct extres_driver *drv = host->core;
+
+	return extres_driver_info_set_coordination(&drv->info, file, how);
+}
+
 /* Turn a driver callback's result into our error, with the driver's own
  * message if it gave one. */
 static int driver_failed(struct extres_driver *drv, const char *op,
@@ -377,7 +403,13 @@ int extres_driver_open(const struct extres_config *config,
 		.core = drv,
 		.check_trusted_path = host_check_trusted,
 		.stop_requested = host_stop_requested,
+		.coordinated_by = host_coordinated_by,
 	};
+	if (extres_driver_info_from_ops(&drv->module->ops, &drv->info) < 0) {
+		r = extres_err_set(err, ENOMEM, "resource '%s': out of memory",
+				   res->name);
+		goto fail;
+	}
 	params = res->params ? res->params : &no_params;
 
 	drv->has_error = 0;
@@ -393,8 +425,10 @@ int extres_driver_open(const struct extres_config *config,
 	*ret = drv;
 	return 0;
 fail:
-	if (drv)
+	if (drv) {
+		extres_driver_info_clear(&drv->info);
 		extres_module_unload(drv->module);
+	}
 	free(drv);
 	free(path);
 	return r;
@@ -462,6 +496,9 @@ int extres_driver_discover(struct extres_driver *drv,
 				   d.err.msg);
 	else if (r != 0)
 		r = driver_failed(drv, "discover", r, err);
+	if (r == 0 && extres_driver_info_copy(&drv->info, &d.infos->driver) < 0)
+		r = extres_err_set(err, ENOMEM, "resource '%s': out of memory",
+				   drv->host.resource);
 	if (r < 0) {
 		extres_infos_free(d.infos);
 		return r;
@@ -475,6 +512,7 @@ void extres_driver_close(struct extres_driver *drv)
 	if (!drv)
 		return;
 	drv->module->ops.close(drv->handle);
+	extres_driver_info_clear(&drv->info);
 	extres_module_unload(drv->module);
 	free(drv);
 }
@@ -482,4 +520,10 @@ void extres_driver_close(struct extres_driver *drv)
 const char *extres_driver_name(const struct extres_driver *drv)
 {
 	return drv->module->ops.name;
+}
+
+const struct extres_driver_info *
+extres_driver_get_info(const struct extres_driver *drv)
+{
+	return &drv->info;
 }

@@ -19,6 +19,7 @@
 
 #include "config/config.h"
 #include "base/err.h"
+#include "core/driver_info.h"
 #include "core/infos.h"
 
 struct extres_driver;
@@ -49,8 +50,14 @@ int extres_driver_discover(struct extres_driver *drv,
 /* Close the instance and unload the module. Accepts NULL. */
 void extres_driver_close(struct extres_driver *drv);
 
-/* The module's display name ("script") for messages. */
+/* The module's display name, ops->name, for messages. */
 const char *extres_driver_name(const struct extres_driver *drv);
+
+/* What the open instance's module declares, and the coordination its
+ * open() reported; valid until extres_driver_close(). Each discovered list
+ * carries a copy (extres_infos.driver). */
+const struct extres_driver_info *
+extres_driver_get_info(const struct extres_driver *drv);
 
 /*
  * Resolve a driver name to a module path, as extres_driver_open() does.

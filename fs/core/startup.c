@@ -96,6 +96,25 @@ static int allocate_one(const struct extres_config *config,
 	return r;
 }
 
+/* Two resources whose drivers' default variables clash are known only
+ * once the drivers have said them: the whole start-up or reload fails. */
+static int check_env(const struct extres_config *config,
+		     const struct extres_allocations *a, struct extres_err *err)
+{
+	const struct extres_driver_info **drivers;
+	size_t i;
+	int r;
+
+	drivers = calloc(a->n ? a->n : 1, sizeof(*drivers));
+	if (!drivers)
+		return extres_err_set(err, ENOMEM, "out of memory");
+	for (i = 0; i < a->n; i++)
+		drivers[i] = &a->items[i]->driver;
+	r = extres_driver_info_check_env(config, drivers, err);
+	free(drivers);
+	return r;
+}
+
 int extres_reallocate_all(const struct extres_config *config,
 			  const struct extres_config *old_config,
 			  struct extres_allocations *old, pid_t owner,
@@ -135,6 +154,9 @@ int extres_reallocate_all(const struct extres_config *config,
 			goto fail;
 		a->n++;
 	}
+	r = check_env(config, a, err);
+	if (r < 0)
+		goto fail;
 	free(unrecorded);
 	*ret = a;
 	return 0;

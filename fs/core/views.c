@@ -80,20 +80,14 @@ static int text_finish(struct text *t, char **ret_text, size_t *ret_len)
 
 /* ---- .meta/env ---- */
 
-enum form {
-	FORM_INDEX, /* `index` */
-	FORM_UUID, /* nvml's `uuid` */
-	FORM_ROCM, /* amdgpu's `unique_id` as ROCm's "GPU-%016x" */
-};
-
-/* amdgpu's "0x..." into a number; 0 (no unique id) does not count. */
-static int parse_unique_id(const char *s, uint64_t *ret)
+/* A hexadecimal "0x..." into a number; 0 (no unique id) does not count. */
+static int parse_hex_id(const char *s, uint64_t *ret)
 {
 	unsigned long long v;
 	size_t len;
 	char *end;
 
-	if (strncmp(s, "0x", 2) != 0)
+	if (!s || strncmp(s, "0x", 2) != 0)
 		return -EINVAL;
 	s += 2;
 	/* Digits only: strtoull would also take blanks, a sign, another 0x. */
@@ -108,43 +102,46 @@ static int parse_unique_id(const char *s, uint64_t *ret)
 	return 0;
 }
 
-static int every_info_has(const struct extres_view_resource *r, enum form form)
+/* The item `info` adds to the device variable in the driver's form, or
+ * NULL; `buf` holds a reformatted one. */
+static const char *device_item(const struct extres_driver_info *d,
+			       const struct extres_info *info,
+			       char buf[ROCM_UUID_LEN + 1])
 {
+	const char *v = extres_info_get(info, d->env_property);
 	uint64_t id;
+
+	if (d->env_form != EXTRES_ENV_FORM_ROCM_UUID)
+		return v;
+	if (parse_hex_id(v, &id) < 0)
+		return NULL;
+	snprintf(buf, ROCM_UUID_LEN + 1, "GPU-%016" PRIx64, id);
+	return buf;
+}
+
+/* The driver's form is used only when every info has it; else indexes. */
+static const struct extres_driver_info *
+device_form(const struct extres_view_resource *r)
+{
+	char buf[ROCM_UUID_LEN + 1];
 	size_t i;
 
-	for (i = 0; i < r->n_infos; i++) {
-		const char *v;
-
-		if (form == FORM_UUID) {
-			if (!extres_info_get(&r->infos[i], "uuid"))
-				return 0;
-		} else {
-			v = extres_info_get(&r->infos[i], "unique_id");
-			if (!v || parse_unique_id(v, &id) < 0)
-				return 0;
-		}
-	}
-	return 1;
+	if (!r->driver_info || !r->driver_info->env_property)
+		return NULL;
+	for (i = 0; i < r->n_infos; i++)
+		if (!device_item(r->driver_info, &r->infos[i], buf))
+			return NULL;
+	return r->driver_info;
 }
 
-static enum form device_form(const struct extres_view_resource *r)
-{
-	if (strcmp(r->driver, "nvml") == 0 && every_info_has(r, FORM_UUID))
-		return FORM_UUID;
-	if (strcmp(r->driver, "amdgpu") == 0 && every_info_has(r, FORM_ROCM))
-		return FORM_ROCM;
-	return FORM_INDEX;
-}
-
-/* export NAME='item,item'\n */
+/* export NAME='item,item'\n: the driver's form (`form`), or indexes. */
 static void add_export(struct text *t, const char *var,
-		       const struct extres_view_resource *r, enum form form)
+		       const struct extres_view_resource *r,
+		       const struct extres_driver_info *form)
 {
 	char uuid[ROCM_UUID_LEN + 1];
 	const char *item;
 	int first = 1;
-	uint64_t id;
 	size_t i;
 
 	add(t, "export ");
@@ -153,18 +150,10 @@ static void add_export(struct text *t, const char *var,
 	for (i = 0; i < r->n_infos; i++) {
 		const struct extres_info *info = &r->infos[i];
 
-		if (form == FORM_UUID) {
-			item = extres_info_get(info, "uuid");
-		} else if (form == FORM_ROCM) {
-			/* device_form() chose this form: every id parses. */
-			if (parse_unique_id(extres_info_get(info, "unique_id"),
-					    &id) < 0)
-				continue;
-			snprintf(uuid, sizeof(uuid), "GPU-%016" PRIx64, id);
-			item = uuid;
-		} else {
+		if (form)
+			item = device_item(form, info, uuid);
+		else
 			item = extres_info_get(info, "index");
-		}
 		if (!item)
 			continue;
 		if (!first)
@@ -173,6 +162,13 @@ static void add_export(struct text *t, const char *var,
 		first = 0;
 	}
 	add(t, "'\n");
+}
+
+/* The resource's device variable: configured, else the driver's. */
+static const char *device_var(const struct extres_view_resource *r)
+{
+	return extres_env_var(r->driver_info ? r->driver_info->env_var : NULL,
+			      r->env_var);
 }
 
 int extres_view_env(const struct extres_view_resource *res, size_t n,
@@ -184,19 +180,19 @@ int extres_view_env(const struct extres_view_resource *res, size_t n,
 
 	/* The name is written as shell code, unquoted: check it first. */
 	for (i = 0; i < n; i++) {
-		const char *var = extres_env_var(res[i].driver, res[i].env_var);
+		const char *var = device_var(&res[i]);
 
 		if (var && extres_check_env_var_name(var) < 0)
 			return -EINVAL;
 	}
 	for (i = 0; i < n && !t.error; i++) {
-		const char *var = extres_env_var(res[i].driver, res[i].env_var);
+		const char *var = device_var(&res[i]);
 
 		if (extres_env_indexes_var(res[i].name, &indexes) < 0) {
 			t.error = -ENOMEM;
 			break;
 		}
-		add_export(&t, indexes, &res[i], FORM_INDEX);
+		add_export(&t, indexes, &res[i], NULL);
 		free(indexes);
 		if (var)
 			add_export(&t, var, &res[i], device_form(&res[i]));

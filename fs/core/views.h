@@ -20,17 +20,21 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/driver_info.h"
 #include "core/infos.h"
 
 struct extres_view_resource {
 	const char *name; /* the resource name, as in the mount */
-	const char *driver; /* as configured: "nvml", "static", a path, ... */
+	const char *driver; /* as configured: a module name or path */
 	/* As configured (struct extres_resource_config.env_var): NULL = the
 	 * driver's default, "" = none. config.h names the variables. */
 	const char *env_var;
 	uint64_t amount;
 	const struct extres_info *infos; /* allocated, in allocation order */
 	size_t n_infos;
+	/* What the driver declares (extres_allocation.driver): its default
+	 * variable and the property that fills it; NULL = nothing. */
+	const struct extres_driver_info *driver_info;
 };
 
 /*
@@ -48,17 +52,19 @@ struct extres_view_resource {
  * the infos' `index` values joined by ','. An info without `index` adds
  * nothing; no infos give ''.
  *
- * The device variable (extres_env_var(): configured or the driver's
- * default), when there is one, holds the devices in the form that survives
- * renumbering where the driver gives one for every info:
+ * The device variable (extres_env_var(): configured, or the driver's
+ * extres_driver_ops.env_var), when there is one, holds the devices in the
+ * form that survives renumbering where the driver declares one
+ * (env_property, written in env_form) and every info has it; else the
+ * indexes. The shipped drivers declare:
  *
- *   nvml    each info's `uuid` ("GPU-..."), as CUDA_VISIBLE_DEVICES takes
- *           them, when every info has one; else the indexes
- *   amdgpu  "GPU-" and each info's `unique_id` ("0x..." from the driver) as
- *           16 lower-case hex digits, which is how ROCm names a GPU's UUID
- *           (rocminfo's "Uuid: GPU-...", accepted by ROCR_VISIBLE_DEVICES),
- *           when every info has a non-zero one; else the indexes
- *   others  the indexes
+ *   nvml    CUDA_VISIBLE_DEVICES from each info's `uuid` ("GPU-..."), as
+ *           CUDA takes them
+ *   amdgpu  ROCR_VISIBLE_DEVICES from "GPU-" and each info's `unique_id`
+ *           ("0x..." from the driver) as 16 lower-case hex digits, which is
+ *           how ROCm names a GPU's UUID (rocminfo's "Uuid: GPU-..."), when
+ *           every info has a non-zero one
+ *   others  no variable by default; a configured one holds the indexes
  *
  * (the indexes as in EXTRES_<NAME>_INDEXES). No infos give ''.
  */

@@ -89,9 +89,10 @@ int extres_ctl_check(const char *config_path, int argc, char *argv[])
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct extres_driver *drv;
+	const struct extres_driver_info **infos = NULL;
+	struct extres_driver **drvs = NULL;
+	struct extres_err err, *errs = NULL;
 	struct extres_config *cfg;
-	struct extres_err err;
 	int c, failed = 0;
 	size_t i;
 
@@ -125,10 +126,28 @@ int extres_ctl_check(const char *config_path, int argc, char *argv[])
 		       or_dash(r->coordination_file),
 		       or_dash(r->kubernetes_key), or_dash(r->yarn_key));
 	}
+	/* Every driver is tried, so that one run names every mistake; each
+	 * is opened first, since what it says about itself (its own
+	 * coordination, its default variable) is part of the report. */
+	drvs = calloc(cfg->n_resources ? cfg->n_resources : 1, sizeof(*drvs));
+	errs = calloc(cfg->n_resources ? cfg->n_resources : 1, sizeof(*errs));
+	infos = calloc(cfg->n_resources ? cfg->n_resources : 1, sizeof(*infos));
+	if (!drvs || !errs || !infos) {
+		extres_log(EXTRES_LOG_ERR, "out of memory");
+		failed = 1;
+		goto out;
+	}
+	for (i = 0; i < cfg->n_resources; i++)
+		if (extres_driver_open(cfg, &cfg->resources[i], &drvs[i],
+				       &errs[i]) < 0)
+			drvs[i] = NULL;
+		else
+			infos[i] = extres_driver_get_info(drvs[i]);
 	for (i = 0; i < cfg->n_resources; i++) {
 		char *how = NULL;
 
-		if (extres_alloc_describe(&cfg->resources[i], &how) < 0) {
+		if (extres_alloc_describe(&cfg->resources[i], infos[i], &how) <
+		    0) {
 			extres_log(EXTRES_LOG_ERR, "out of memory");
 			failed = 1;
 			break;
@@ -136,7 +155,6 @@ int extres_ctl_check(const char *config_path, int argc, char *argv[])
 		printf("%s: coordination: %s\n", cfg->resources[i].name, how);
 		free(how);
 	}
-	/* Every driver is tried, so that one run names every mistake. */
 	for (i = 0; i < cfg->n_resources; i++) {
 		const struct extres_resource_config *res = &cfg->resources[i];
 
@@ -144,13 +162,21 @@ int extres_ctl_check(const char *config_path, int argc, char *argv[])
 		 * before the driver judges it. */
 		if (res->param_default)
 			printf("%s: %s\n", res->name, res->param_default);
-		if (extres_driver_open(cfg, res, &drv, &err) < 0) {
-			extres_log(EXTRES_LOG_ERR, "%s", err.msg);
+		if (!drvs[i]) {
+			extres_log(EXTRES_LOG_ERR, "%s", errs[i].msg);
 			failed = 1;
-			continue;
 		}
-		extres_driver_close(drv);
 	}
+	if (extres_driver_info_check_env(cfg, infos, &err) < 0) {
+		extres_log(EXTRES_LOG_ERR, "%s", err.msg);
+		failed = 1;
+	}
+out:
+	for (i = 0; drvs && i < cfg->n_resources; i++)
+		extres_driver_close(drvs[i]);
+	free(drvs);
+	free(errs);
+	free(infos);
 	extres_config_free(cfg);
 	return failed;
 }

@@ -91,6 +91,7 @@ static int meta_files(const struct extresd *d,
 		views[i].name = d->allocs->items[i]->resource;
 		views[i].driver = rc->driver;
 		views[i].env_var = rc->env_var;
+		views[i].driver_info = &d->allocs->items[i]->driver;
 		views[i].amount = rc->amount;
 		views[i].infos = d->allocs->items[i]->infos;
 		views[i].n_infos = d->allocs->items[i]->n;
@@ -296,28 +297,6 @@ static int same_properties(const struct extres_info *a,
 	return 1;
 }
 
-/* Properties that name a device itself, not its place in a list. */
-static const char *const identity_keys[] = {
-	"uuid", "path", "pci.bus_id", "serial", "unique_id",
-};
-
-/* Whether `fresh` is still the device `held` was: every identity property
- * that both carry agrees. */
-static int same_device(const struct extres_info *held,
-		       const struct extres_info *fresh)
-{
-	size_t i;
-
-	for (i = 0; i < sizeof(identity_keys) / sizeof(identity_keys[0]); i++) {
-		const char *a = extres_info_get(held, identity_keys[i]);
-		const char *b = extres_info_get(fresh, identity_keys[i]);
-
-		if (a && b && strcmp(a, b) != 0)
-			return 0;
-	}
-	return 1;
-}
-
 /*
  * Give each allocated device of resource i the properties the driver
  * reports for it now: the candidate with the same coordination key, if it
@@ -354,7 +333,8 @@ static int refresh_resource(struct extresd *d, size_t i, int *changed)
 				break;
 		}
 		if (!key || k == infos->n ||
-		    !same_device(&a->infos[j], &infos->items[k])) {
+		    !extres_driver_info_same_device(
+			    &infos->driver, &a->infos[j], &infos->items[k])) {
 			stale++;
 			continue;
 		}

@@ -39,22 +39,28 @@
  * Lifecycle, per configured resource that names the driver:
  *
  *     entry()                 right after dlopen(); may run once per resource
- *     open(host, params)      once per resource; returns a driver handle
- *     discover(handle, sink)  one or more times (start-up, dry runs, reloads)
+ *     open(host, params)      once per resource and settings; returns a handle
+ *     discover(handle, sink)  any number of times on that handle
  *     close(handle)           once, always, if open succeeded; then dlclose()
  *
- * Today extresd runs open, discover and close once per resource at start-up
- * (after it has gone to the background, before it mounts), one resource after
- * the other, and `extresctl discover` does the same without mounting. A later
- * core may call discover() again on the same handle to reload: every call
- * must report the devices as they are now, from scratch.
+ * A handle lives as long as its resource's settings: extresd opens it at
+ * start-up (after it has gone to the background, before it mounts), one
+ * resource after the other, and may keep it across refreshes and across
+ * reloads that leave the resource's settings unchanged, calling discover()
+ * again each time; changed settings close the old handle and open a new one.
+ * `extresctl check` only opens and closes; `extresctl discover` opens,
+ * discovers once and closes, without mounting. Every discover() call must
+ * report the devices as they are now, from scratch.
  *
  * Each resource gets its own open() and handle, even when two resources name
  * the same module: the module is loaded once (dlopen counts references), so
  * its global variables are shared. Keep state in the handle, not in globals.
  *
- * Threads: the core never calls two callbacks of one handle at the same time,
- * and never from inside a file-system request, so a callback may block (run a
+ * Threads: one thread at a time per handle: the core never calls two
+ * callbacks of one handle at the same time, though successive calls may come
+ * from different threads (start-up runs on the main thread, refreshes and
+ * reloads on the daemon's control thread); and never from inside a
+ * file-system request, so a callback may block (run a
  * program, read sysfs, talk to a device library). It should bound how long:
  * the core does not interrupt it, and a callback that hangs hangs start-up;
  * a wait that may be long also asks host->stop_requested(), so that the
@@ -79,7 +85,9 @@
  * NULL; a driver must check `host->struct_size` (or `sink->struct_size`)
  * against offsetof(struct, member) + sizeof(member) before using a member
  * that was appended (check_trusted_path is one), since an older core lacks
- * it. All ABI structs use fixed-width types only (no bool, enum or off_t);
+ * it: EXTRES_HAS_MEMBER() in <extres/driver_util.h> does that, and
+ * EXTRES_DRIVER_REGISTER() there fills abi_version and struct_size. All ABI
+ * structs use fixed-width types only (no bool, enum or off_t);
  * tests/unit/test_abi.c pins every size and offset.
  */
 #ifndef EXTRES_DRIVER_H
@@ -106,6 +114,15 @@ extern "C" {
 #define EXTRES_LOG_NOTICE 5
 #define EXTRES_LOG_INFO 6
 #define EXTRES_LOG_DEBUG 7
+
+/* Forms of extres_driver_ops.env_form. */
+/* The property's value, as it is. */
+#define EXTRES_ENV_FORM_AS_IS 0u
+/* A hexadecimal "0x..." number (amdgpu's unique_id), written as ROCm names
+ * a GPU's UUID: "GPU-" and 16 lower-case hex digits, as rocminfo prints and
+ * ROCR_VISIBLE_DEVICES takes. A value that is not such a non-zero number
+ * counts as missing. */
+#define EXTRES_ENV_FORM_ROCM_UUID 1u
 
 /* Kinds of configuration value (extres_param.kind). */
 #define EXTRES_PARAM_SCALAR 1u
@@ -252,6 +269,26 @@ struct extres_host {
 	 * sigpending()); callable from any thread, during any callback.
 	 */
 	int32_t (*stop_requested)(const struct extres_host *host);
+
+	/*
+	 * Since ABI 1, present when EXTRES_HAS_MEMBER(host, coordinated_by)
+	 * (<extres/driver_util.h>), and then never NULL. For a driver that
+	 * takes its devices through a coordination file by itself, as a
+	 * Flink discovery script run with --enable-coordination does: call it
+	 * from open() to say so. `file` is the coordination file it uses, `how`
+	 * a few words for messages naming what made it coordinate (the flag,
+	 * "--enable-coordination"). The core then checks, not trusts: under
+	 * that file's lock every device discover() returned must be recorded
+	 * as the daemon's (by the driver, whose "INDEX PID" lines name the
+	 * daemon's PID, or else by the core), devices another live process
+	 * holds are skipped, the resource's own coordination-file is not used,
+	 * and discover() is not called again while the devices are held (it
+	 * would take more). The core copies both strings. Returns 0, -EINVAL
+	 * for a NULL or empty `file`, or -ENOMEM. A core without this member
+	 * coordinates through the resource's coordination-file only.
+	 */
+	int32_t (*coordinated_by)(const struct extres_host *host,
+				  const char *file, const char *how);
 };
 
 /*
@@ -262,7 +299,7 @@ struct extres_host {
  * the core and valid only during the discover() call it was passed to: do
  * not keep it, and call it only on the thread that runs discover().
  *
- * What the core accepts, in one discovery (fs/infos.h has the numbers):
+ * What the core accepts, in one discovery (fs/core/infos.h has the numbers):
  *   - at most 4096 infos, each with at most 256 properties;
  *   - keys of 1 to 255 bytes, not starting with '.', without '/' or control
  *     characters (bytes below 0x20 and 0x7f), unique within an info: each
@@ -311,7 +348,8 @@ struct extres_driver_ops {
 	/*
 	 * Validate `params` and prepare: everything that can be checked
 	 * without looking for devices is best checked here, where the config
-	 * positions are at hand. Called on the control thread. On success
+	 * positions are at hand. Called once per handle, on whichever thread
+	 * starts the resource (see "Threads" above). On success
 	 * store a handle (may be NULL) in *ret_handle and return 0; on failure
 	 * call host->error() and return a negative errno, leaving *ret_handle
 	 * untouched and nothing to close: close() is not called, so free what
@@ -338,6 +376,43 @@ struct extres_driver_ops {
 	 * successful open(), also when discover() failed; cannot fail.
 	 * Required. */
 	void (*close)(void *handle);
+
+	/*
+	 * Appended in ABI 1: what the core would otherwise have to guess from
+	 * the driver's name. A module built before them has a struct_size
+	 * that ends at close, and the core reads them as NULL and 0: no
+	 * device variable, matching by the coordination key alone. Static
+	 * data, never freed.
+	 */
+
+	/*
+	 * The variable .meta/env sets to the devices taken, when the resource
+	 * configures no env-var of its own, e.g. "CUDA_VISIBLE_DEVICES"; a
+	 * shell identifier ([A-Za-z_][A-Za-z0-9_]*), or NULL for none. Two
+	 * resources may not set one variable: a second one fails start-up,
+	 * and is then configured with another env-var (or "" for none).
+	 */
+	const char *env_var;
+	/*
+	 * The property whose values, joined by ',', fill that variable when
+	 * every device taken has it (in env_form); otherwise, or when NULL,
+	 * the devices' `index` values do. "uuid" for NVIDIA: CUDA takes
+	 * "GPU-..." UUIDs, which survive renumbering.
+	 */
+	const char *env_property;
+	/*
+	 * Properties that name a device itself, not its place in a list
+	 * ("uuid", "pci.bus_id"), NULL-terminated, or NULL for none. On a
+	 * refresh, the device found again under the same coordination key
+	 * must agree on every one of them that both the old and the new info
+	 * carry; otherwise it is another device in the old one's place (a
+	 * driver that numbers by position) and the old values are kept.
+	 */
+	const char *const *identity_keys;
+	/* How env_property's value is written into the variable: an
+	 * EXTRES_ENV_FORM_*; 0 (AS_IS) for a module that predates it. */
+	uint32_t env_form;
+	uint32_t reserved; /* 0 */
 };
 
 /* The type of the module's one exported function. It must return the same

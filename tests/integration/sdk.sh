@@ -141,7 +141,7 @@ case_hello_build() {
 	sdk_build_hello
 	inc=$(pkg-config --variable=includedir extres-driver)
 	[[ $inc == "$DEST"/* ]] || fail "includedir $inc is outside the staging dir"
-	assert_eq "hello.so: hello.c $inc/extres/driver.h" \
+	assert_eq "hello.so: hello.c $inc/extres/driver.h $inc/extres/driver_util.h" \
 		"$(tr -d '\\\n' <"$WORK/hello/hello.d" | tr -s ' ')" "the headers hello.c was built with (hello.d)"
 	syms=$(nm -D --defined-only "$HELLO" | awk '{ print $2, $3 }')
 	assert_eq "T extres_driver_entry" "$syms" "symbols hello.so exports"
@@ -157,7 +157,7 @@ case_hello_build() {
 	assert_contains "$log" " -I$inc " "the Makefile's compile command"
 	assert_contains "$log" " -fPIC -fvisibility=hidden -shared " "the Makefile's compile command"
 	[[ $log != *"$SRCDIR/include"* ]] || fail "the Makefile used the source tree's include/: $log"
-	assert_eq "hello.so: hello.c $inc/extres/driver.h" \
+	assert_eq "hello.so: hello.c $inc/extres/driver.h $inc/extres/driver_util.h" \
 		"$(tr -d '\\\n' <"$WORK/make/hello.d" | tr -s ' ')" "the headers the Makefile built with (hello.d)"
 	syms=$(nm -D --defined-only "$WORK/make/hello.so" | awk '{ print $2, $3 }')
 	assert_eq "T extres_driver_entry" "$syms" "symbols the Makefile's hello.so exports"
@@ -197,6 +197,11 @@ case_hello_mount() {
 ./1/index=1
 ./1/name=hello1' "$(tree_contents "$MNT/hello")" "every property file"
 	assert_file "$MNT/hello/1/name" $'hello1\n'
+	# The variable the module declares, filled from the property it names:
+	# a third-party driver gets the env view without a change to extres.
+	assert_file "$MNT/.meta/env" "export EXTRES_HELLO_INDEXES='0,1'
+export HELLO_DEVICES='hello0,hello1'
+"
 	daemon_stop
 }
 

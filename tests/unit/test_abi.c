@@ -6,15 +6,18 @@
  * breaks one of them breaks every third-party module.
  */
 #include <assert.h>
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <cmocka.h>
 
 #include <extres/driver.h>
+#include <extres/driver_util.h>
 
 #define MEMBER_SIZE(type, member) sizeof(((type *)0)->member)
 
@@ -46,7 +49,8 @@
 	/* Appended in ABI 1: a driver checks struct_size. */ \
 	X(struct extres_host, check_trusted_path, 64, 8)      \
 	X(struct extres_host, stop_requested, 72, 8)          \
-	S(struct extres_host, 80)                             \
+	X(struct extres_host, coordinated_by, 80, 8)          \
+	S(struct extres_host, 88)                             \
                                                               \
 	X(struct extres_sink, struct_size, 0, 4)              \
 	X(struct extres_sink, begin_info, 8, 8)               \
@@ -60,7 +64,13 @@
 	X(struct extres_driver_ops, open, 16, 8)              \
 	X(struct extres_driver_ops, discover, 24, 8)          \
 	X(struct extres_driver_ops, close, 32, 8)             \
-	S(struct extres_driver_ops, 40)
+	/* Appended in ABI 1: the core checks struct_size. */ \
+	X(struct extres_driver_ops, env_var, 40, 8)           \
+	X(struct extres_driver_ops, env_property, 48, 8)      \
+	X(struct extres_driver_ops, identity_keys, 56, 8)     \
+	X(struct extres_driver_ops, env_form, 64, 4)          \
+	X(struct extres_driver_ops, reserved, 68, 4)          \
+	S(struct extres_driver_ops, 72)
 
 #define PIN(type, member, off, size)                                          \
 	static_assert(offsetof(type, member) == (off),                        \
@@ -103,6 +113,8 @@ TYPE(struct extres_host, check_trusted_path,
      int32_t (*)(const struct extres_host *, const char *, const char *));
 TYPE(struct extres_host, stop_requested,
      int32_t (*)(const struct extres_host *));
+TYPE(struct extres_host, coordinated_by,
+     int32_t (*)(const struct extres_host *, const char *, const char *));
 
 TYPE(struct extres_sink, struct_size, uint32_t);
 TYPE(struct extres_sink, begin_info, int32_t (*)(struct extres_sink *));
@@ -119,6 +131,11 @@ TYPE(struct extres_driver_ops, open,
 TYPE(struct extres_driver_ops, discover,
      int32_t (*)(void *, struct extres_sink *));
 TYPE(struct extres_driver_ops, close, void (*)(void *));
+TYPE(struct extres_driver_ops, env_var, const char *);
+TYPE(struct extres_driver_ops, env_property, const char *);
+TYPE(struct extres_driver_ops, identity_keys, const char *const *);
+TYPE(struct extres_driver_ops, env_form, uint32_t);
+TYPE(struct extres_driver_ops, reserved, uint32_t);
 static_assert(__builtin_types_compatible_p(
 		      extres_driver_entry_fn,
 		      const struct extres_driver_ops *(*)(void)),
@@ -128,6 +145,8 @@ static_assert(EXTRES_DRIVER_ABI_VERSION == 1, "ABI version");
 static_assert(EXTRES_PARAM_SCALAR == 1 && EXTRES_PARAM_SEQUENCE == 2 &&
 		      EXTRES_PARAM_MAPPING == 3,
 	      "param kinds");
+static_assert(EXTRES_ENV_FORM_AS_IS == 0 && EXTRES_ENV_FORM_ROCM_UUID == 1,
+	      "env forms");
 static_assert(EXTRES_LOG_ERR == 3 && EXTRES_LOG_WARNING == 4 &&
 		      EXTRES_LOG_NOTICE == 5 && EXTRES_LOG_INFO == 6 &&
 		      EXTRES_LOG_DEBUG == 7,
@@ -180,12 +199,126 @@ static void test_param_get(void **state)
 	assert_null(extres_param_scalar(NULL, "path"));
 }
 
+/* The helpers of <extres/driver_util.h>, against a host that records. */
+struct rec_host {
+	struct extres_host host;
+	char error[EXTRES_MESSAGE_MAX];
+	char log[4][EXTRES_MESSAGE_MAX];
+	int n_log;
+};
+
+static void rec_log(const struct extres_host *host, int32_t level,
+		    const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void rec_log(const struct extres_host *host, int32_t level,
+		    const char *fmt, ...)
+{
+	struct rec_host *h = host->core;
+	va_list ap;
+
+	assert_int_equal(level, EXTRES_LOG_WARNING);
+	assert_true(h->n_log < 4);
+	va_start(ap, fmt);
+	vsnprintf(h->log[h->n_log++], sizeof(h->log[0]), fmt, ap);
+	va_end(ap);
+}
+
+static int32_t rec_error(const struct extres_host *host, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static int32_t rec_error(const struct extres_host *host, const char *fmt, ...)
+{
+	struct rec_host *h = host->core;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(h->error, sizeof(h->error), fmt, ap);
+	va_end(ap);
+	return -EINVAL;
+}
+
+static void test_helpers(void **state)
+{
+	static const struct extres_param items[] = {
+		{ .kind = EXTRES_PARAM_SCALAR,
+		  .key = "path",
+		  .value = "a",
+		  .line = 3,
+		  .column = 9 },
+		{ .kind = EXTRES_PARAM_SCALAR,
+		  .key = "colour",
+		  .value = "b",
+		  .line = 4,
+		  .column = 11 },
+		{ .kind = EXTRES_PARAM_SCALAR,
+		  .key = "pat",
+		  .value = "c",
+		  .line = 5,
+		  .column = 1 },
+	};
+	static const struct extres_param map = { .kind = EXTRES_PARAM_MAPPING,
+						 .count = 3,
+						 .items = items };
+	static const char *const known[] = { "path", NULL };
+	struct rec_host h = { 0 };
+	struct extres_host old;
+
+	h.host.struct_size = sizeof(h.host);
+	h.host.config_path = "/etc/extres.yaml";
+	h.host.log = rec_log;
+	h.host.error = rec_error;
+	h.host.core = &h;
+
+	assert_int_equal(extres_param_error(&h.host, &items[0], "bad %s", "x"),
+			 -EINVAL);
+	assert_string_equal(h.error, "/etc/extres.yaml:3:9: bad x");
+	assert_int_equal(extres_param_error(&h.host, NULL, "bad"), -EINVAL);
+	assert_string_equal(h.error, "bad");
+
+	assert_int_equal(extres_params_warn_unknown(&h.host, &map, known), 2);
+	assert_int_equal(h.n_log, 2);
+	assert_string_equal(
+		h.log[0],
+		"/etc/extres.yaml:4:11: unknown key param.colour ignored");
+	assert_string_equal(
+		h.log[1],
+		"/etc/extres.yaml:5:1: unknown key param.pat ignored");
+	assert_int_equal(extres_params_warn_unknown(&h.host, &items[0], known),
+			 0);
+
+	/* A host from before a member was appended does not have it. */
+	assert_true(EXTRES_HAS_MEMBER(&h.host, coordinated_by));
+	old = h.host;
+	old.struct_size = offsetof(struct extres_host, coordinated_by);
+	assert_false(EXTRES_HAS_MEMBER(&old, coordinated_by));
+	assert_true(EXTRES_HAS_MEMBER(&old, stop_requested));
+	old.struct_size = offsetof(struct extres_host, check_trusted_path);
+	assert_false(EXTRES_HAS_MEMBER(&old, check_trusted_path));
+}
+
+/* The registration macro fills the header of the table. */
+EXTRES_DRIVER_REGISTER(.name = "abi-test", .env_var = "X_DEVICES")
+
+static void test_register(void **state)
+{
+	const struct extres_driver_ops *ops = extres_driver_entry();
+
+	assert_ptr_equal(ops, extres_driver_entry());
+	assert_int_equal(ops->abi_version, EXTRES_DRIVER_ABI_VERSION);
+	assert_int_equal(ops->struct_size, sizeof(struct extres_driver_ops));
+	assert_string_equal(ops->name, "abi-test");
+	assert_string_equal(ops->env_var, "X_DEVICES");
+	assert_null(ops->open);
+	assert_null(ops->identity_keys);
+	assert_true(EXTRES_HAS_MEMBER(ops, env_form));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_layout),
 		cmocka_unit_test(test_constants),
 		cmocka_unit_test(test_param_get),
+		cmocka_unit_test(test_helpers),
+		cmocka_unit_test(test_register),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -476,61 +476,6 @@ static void test_owner_gone(void **state)
 	assert_ptr_equal(a, (struct extres_allocation *)0x1);
 }
 
-static void set_scalar_args(struct fixture *f, const char *args)
-{
-	f->arg = (struct extres_param){ .kind = EXTRES_PARAM_SCALAR,
-					.key = "discovery-script.args",
-					.value = args };
-	f->root.count = 1;
-	f->root.items = &f->arg;
-}
-
-static void set_seq_args(struct fixture *f, const char *a0, const char *a1)
-{
-	f->seq[0] = (struct extres_param){ .kind = EXTRES_PARAM_SCALAR,
-					   .value = a0 };
-	f->seq[1] = (struct extres_param){ .kind = EXTRES_PARAM_SCALAR,
-					   .value = a1 };
-	f->arg = (struct extres_param){ .kind = EXTRES_PARAM_SEQUENCE,
-					.key = "discovery-script.args",
-					.count = 2,
-					.items = f->seq };
-	f->root.count = 1;
-	f->root.items = &f->arg;
-}
-
-static void test_script_coordinates(void **state)
-{
-	struct fixture *f = *state;
-
-	f->res.driver = "script";
-	assert_int_equal(extres_alloc_script_coordinates(&f->res), 0);
-
-	set_scalar_args(f, "--enable-coordination-mode");
-	assert_int_equal(extres_alloc_script_coordinates(&f->res), 1);
-	set_scalar_args(
-		f, "--coordination-file /var/tmp/x\t--enable-coordination ");
-	assert_int_equal(extres_alloc_script_coordinates(&f->res), 1);
-	set_scalar_args(f,
-			"--enable-coordination-modes --enable-coordinationX");
-	assert_int_equal(extres_alloc_script_coordinates(&f->res), 0);
-	set_scalar_args(f, "");
-	assert_int_equal(extres_alloc_script_coordinates(&f->res), 0);
-
-	set_seq_args(f, "--coordination-file", "--enable-coordination");
-	assert_int_equal(extres_alloc_script_coordinates(&f->res), 1);
-	set_seq_args(f, "--enable-coordination-mode", "x");
-	assert_int_equal(extres_alloc_script_coordinates(&f->res), 1);
-	/* A sequence item is one argument: this one is not the flag. */
-	set_seq_args(f, "--enable-coordination --x", "y");
-	assert_int_equal(extres_alloc_script_coordinates(&f->res), 0);
-
-	/* Only the script driver runs a script. */
-	set_scalar_args(f, "--enable-coordination");
-	f->res.driver = "static";
-	assert_int_equal(extres_alloc_script_coordinates(&f->res), 0);
-}
-
 static void test_script_coordinated_take(void **state)
 {
 	struct fixture *f = *state;
@@ -538,14 +483,15 @@ static void test_script_coordinated_take(void **state)
 	struct extres_err err = { "" };
 	pid_t me = getpid(), holder = start_holder();
 	uint64_t mst = tf_starttime(me);
-	char args[512];
 
 	f->cands = make_candidates(3);
 	f->res.amount = 2;
-	f->res.driver = "script";
-	snprintf(args, sizeof(args),
-		 "--enable-coordination --coordination-file %s", f->path);
-	set_scalar_args(f, args);
+	/* What the script driver reports from open() for
+	 * "--enable-coordination --coordination-file PATH". */
+	assert_int_equal(
+		extres_driver_info_set_coordination(&f->cands->driver, f->path,
+						    "--enable-coordination"),
+		0);
 
 	/* A script that ignored the flag recorded nothing: every device it
 	 * returned is recorded here, for this process (the script's $PPID),
@@ -779,7 +725,6 @@ int main(void)
 		T(test_duplicate_keys),
 		T(test_refused_file_prefixed),
 		T(test_owner_gone),
-		T(test_script_coordinates),
 		T(test_script_coordinated_take),
 		T(test_race),
 	};

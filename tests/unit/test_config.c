@@ -833,25 +833,52 @@ static void test_env_var_bad(void **state)
 }
 
 /* Two assignments to one variable: a sourced file would keep the last. */
+/* Loads, then fails extres_config_check_env() with the drivers' defaults. */
+static void expect_env_error(const char *yaml, const char *const *defaults,
+			     const char *msg)
+{
+	struct extres_config *c = load_ok(yaml);
+	struct extres_err err = { "" };
+
+	assert_int_equal(extres_config_check_env(c, defaults, &err), -EINVAL);
+	assert_string_equal(err.msg, msg);
+	extres_config_free(c);
+}
+
+/* What the nvml and amdgpu modules declare as their default variables. */
+static const char *const nvml_twice[] = { "CUDA_VISIBLE_DEVICES",
+					  "CUDA_VISIBLE_DEVICES" };
+static const char *const amdgpu_static[] = { "ROCR_VISIBLE_DEVICES", NULL };
+static const char *const nvml_nvml_amdgpu[] = { "CUDA_VISIBLE_DEVICES",
+						"CUDA_VISIBLE_DEVICES",
+						"ROCR_VISIBLE_DEVICES" };
+
 static void test_env_var_clashes(void **state)
 {
+	struct extres_err err = { "" };
 	struct extres_config *c;
 
-	expect_error("external-resources: gpu;big\n"
-		     "external-resource.gpu.amount: 1\n"
-		     "external-resource.gpu.driver: nvml\n"
-		     "external-resource.big.amount: 1\n"
-		     "external-resource.big.driver: nvml\n",
-		     EINVAL,
-		     BUF_PATH ":1:25: resource 'big' would set CUDA_VISIBLE_DEVICES (the nvml driver's default), as resource 'gpu' does (line 1, column 21); set external-resource.big.env-var to another name, or to \"\" for none");
-	expect_error("external-resources: gpu;fpga\n"
-		     "external-resource.gpu.amount: 1\n"
-		     "external-resource.gpu.driver: amdgpu\n"
-		     "external-resource.fpga.amount: 1\n"
-		     "external-resource.fpga.driver: static\n"
-		     "external-resource.fpga.env-var: ROCR_VISIBLE_DEVICES\n",
-		     EINVAL,
-		     BUF_PATH ":6:33: resource 'fpga' would set ROCR_VISIBLE_DEVICES, as resource 'gpu' does (line 1, column 21); set external-resource.fpga.env-var to another name, or to \"\" for none");
+	/* Drivers' defaults are known once their modules are loaded: the
+	 * same rules, checked again with them. */
+	expect_env_error(
+		"external-resources: gpu;big\n"
+		"external-resource.gpu.amount: 1\n"
+		"external-resource.gpu.driver: nvml\n"
+		"external-resource.big.amount: 1\n"
+		"external-resource.big.driver: nvml\n",
+		nvml_twice,
+		BUF_PATH
+		":1:25: resource 'big' would set CUDA_VISIBLE_DEVICES (the nvml driver's default), as resource 'gpu' does (line 1, column 21); set external-resource.big.env-var to another name, or to \"\" for none");
+	expect_env_error(
+		"external-resources: gpu;fpga\n"
+		"external-resource.gpu.amount: 1\n"
+		"external-resource.gpu.driver: amdgpu\n"
+		"external-resource.fpga.amount: 1\n"
+		"external-resource.fpga.driver: static\n"
+		"external-resource.fpga.env-var: ROCR_VISIBLE_DEVICES\n",
+		amdgpu_static,
+		BUF_PATH
+		":6:33: resource 'fpga' would set ROCR_VISIBLE_DEVICES, as resource 'gpu' does (line 1, column 21); set external-resource.fpga.env-var to another name, or to \"\" for none");
 	expect_error("external-resources: gpu;fpga\n"
 		     "external-resource.gpu.amount: 1\n"
 		     "external-resource.gpu.driver: static\n"
@@ -901,6 +928,7 @@ static void test_env_var_clashes(void **state)
 	assert_null(c->resources[0].env_var);
 	assert_string_equal(c->resources[1].env_var, "");
 	assert_null(c->resources[2].env_var);
+	assert_int_equal(extres_config_check_env(c, nvml_nvml_amdgpu, &err), 0);
 	extres_config_free(c);
 }
 
@@ -908,14 +936,15 @@ static void test_env_var_names(void **state)
 {
 	char *var = NULL;
 
-	assert_string_equal(extres_env_var("nvml", NULL), "CUDA_VISIBLE_DEVICES");
-	assert_string_equal(extres_env_var("amdgpu", NULL), "ROCR_VISIBLE_DEVICES");
-	assert_null(extres_env_var("static", NULL));
-	assert_null(extres_env_var("/usr/lib/extres/drivers/nvml.so", NULL));
-	assert_null(extres_env_var("nvml", ""));
-	assert_string_equal(extres_env_var("nvml", "NVIDIA_VISIBLE_DEVICES"),
+	/* The driver's default (what its module declares) unless configured. */
+	assert_string_equal(extres_env_var("CUDA_VISIBLE_DEVICES", NULL),
+			    "CUDA_VISIBLE_DEVICES");
+	assert_null(extres_env_var(NULL, NULL));
+	assert_null(extres_env_var("CUDA_VISIBLE_DEVICES", ""));
+	assert_string_equal(extres_env_var("CUDA_VISIBLE_DEVICES",
+					   "NVIDIA_VISIBLE_DEVICES"),
 			    "NVIDIA_VISIBLE_DEVICES");
-	assert_string_equal(extres_env_var("static", "X"), "X");
+	assert_string_equal(extres_env_var(NULL, "X"), "X");
 
 	assert_int_equal(extres_env_indexes_var("gpu-a.0", &var), 0);
 	assert_string_equal(var, "EXTRES_GPU_A_0_INDEXES");

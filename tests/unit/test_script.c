@@ -43,6 +43,10 @@ struct test_host {
 	char trust_path[512];
 	char trust_what[64];
 	int32_t trust_result;
+	/* coordinated_by(): the calls seen, and the last file and flag. */
+	int ncoord;
+	char coord_file[512];
+	char coord_how[64];
 };
 
 struct test_sink {
@@ -105,6 +109,17 @@ static int32_t host_check_trusted(const struct extres_host *h,
 	host_error(h, "%s %s could be modified by another user: test", what,
 		   path);
 	return th->trust_result;
+}
+
+static int32_t host_coordinated_by(const struct extres_host *h,
+				   const char *file, const char *how)
+{
+	struct test_host *th = (struct test_host *)h;
+
+	th->ncoord++;
+	snprintf(th->coord_file, sizeof(th->coord_file), "%s", file);
+	snprintf(th->coord_how, sizeof(th->coord_how), "%s", how);
+	return 0;
 }
 
 /* Set where a short host says the member is not there. */
@@ -203,6 +218,7 @@ static int setup(void **state)
 	f->th.host.amount = 2;
 	f->th.host.log = host_log;
 	f->th.host.error = host_error;
+	f->th.host.coordinated_by = host_coordinated_by;
 
 	f->root.kind = EXTRES_PARAM_MAPPING;
 	f->root.items = f->items;
@@ -520,10 +536,81 @@ static void test_unknown_param_warns(void **state)
 	h = open_ok(f);
 	assert_int_equal(f->th.nlog, 2);
 	assert_int_equal(f->th.log_level[0], EXTRES_LOG_WARNING);
-	assert_string_equal(f->th.log[0],
-			    "unknown param discovery-script.timeut, ignored");
-	assert_string_equal(f->th.log[1], "unknown param vendor, ignored");
+	assert_string_equal(
+		f->th.log[0], EXTRES_FIXTURES
+		"/extres.yaml:2:3: unknown key param.discovery-script.timeut ignored");
+	assert_string_equal(
+		f->th.log[1], EXTRES_FIXTURES
+		"/extres.yaml:3:3: unknown key param.vendor ignored");
 	f->ops->close(h);
+}
+
+/* Open with args (a string, or a two-item sequence when a1 is set), and
+ * return how many times the script reported its own coordination. */
+static int coordination_of(struct fixture *f, const char *a0, const char *a1)
+{
+	struct extres_param seq[2] = {
+		{ .kind = EXTRES_PARAM_SCALAR, .value = a0 },
+		{ .kind = EXTRES_PARAM_SCALAR, .value = a1 },
+	};
+	void *h;
+
+	f->root.count = 0;
+	f->th.ncoord = 0;
+	f->th.coord_file[0] = f->th.coord_how[0] = '\0';
+	add_scalar(f, "discovery-script.path", SCRIPTS "/flink.sh");
+	if (a1)
+		add_node(f, "discovery-script.args", EXTRES_PARAM_SEQUENCE, seq,
+			 2);
+	else
+		add_scalar(f, "discovery-script.args", a0);
+	h = open_ok(f);
+	f->ops->close(h);
+	return f->th.ncoord;
+}
+
+/* Flink's flags make the script coordinate by itself: open() says so, with
+ * the file (--coordination-file, else Flink's) and the flag. */
+static void test_coordination_reported(void **state)
+{
+	struct fixture *f = *state;
+
+	assert_int_equal(coordination_of(f, "--enable-coordination-mode", NULL),
+			 1);
+	assert_string_equal(f->th.coord_file,
+			    "/var/tmp/flink-gpu-coordination");
+	assert_string_equal(f->th.coord_how, "--enable-coordination-mode");
+	assert_int_equal(
+		coordination_of(
+			f,
+			"--coordination-file /var/tmp/x\t--enable-coordination ",
+			NULL),
+		1);
+	assert_string_equal(f->th.coord_file, "/var/tmp/x");
+	assert_string_equal(f->th.coord_how, "--enable-coordination");
+	assert_int_equal(
+		coordination_of(
+			f, "--enable-coordination-modes --enable-coordinationX",
+			NULL),
+		0);
+	assert_int_equal(coordination_of(f, "", NULL), 0);
+
+	assert_int_equal(coordination_of(f, "--coordination-file",
+					 "--enable-coordination"),
+			 1);
+	/* The item after the file flag is the file, whatever it looks like. */
+	assert_string_equal(f->th.coord_file, "--enable-coordination");
+	assert_int_equal(coordination_of(f, "--enable-coordination-mode", "x"),
+			 1);
+	assert_string_equal(f->th.coord_file,
+			    "/var/tmp/flink-gpu-coordination");
+	/* A sequence item is one argument: this one is not the flag. */
+	assert_int_equal(coordination_of(f, "--enable-coordination --x", "y"),
+			 0);
+
+	/* A core without the hook coordinates by itself: nothing is said. */
+	f->th.host.struct_size = offsetof(struct extres_host, coordinated_by);
+	assert_int_equal(coordination_of(f, "--enable-coordination", NULL), 0);
 }
 
 static void test_timeout_values(void **state)
@@ -1135,6 +1222,7 @@ int main(void)
 		T(test_spark_json),
 		T(test_path_not_set),
 		T(test_unknown_param_warns),
+		T(test_coordination_reported),
 		T(test_timeout_values),
 		T(test_failing_script_quotes_stderr),
 		T(test_failing_script_silent),

@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What a driver module says about itself through the ABI, so that the core
+ * never guesses from a driver's name: the device variable of .meta/env and
+ * the property that fills it, the properties that identify a device across
+ * refreshes, and the coordination file a driver used by itself. Plain data,
+ * copied out of the module so that it outlives it.
+ */
+#ifndef EXTRES_DRIVER_INFO_H
+#define EXTRES_DRIVER_INFO_H
+
+#include <stdint.h>
+
+#include <extres/driver.h>
+
+#include "base/err.h"
+#include "config/config.h"
+
+struct extres_info;
+
+struct extres_driver_info {
+	char *env_var; /* the default device variable, or NULL */
+	char *env_property; /* the property that fills it, or NULL: `index` */
+	uint32_t env_form; /* EXTRES_ENV_FORM_* */
+	char **identity_keys; /* NULL-terminated, or NULL for none */
+	/* The driver took its devices through this coordination file by
+	 * itself (extres_host.coordinated_by), or NULL; `coord_how` says
+	 * what made it, for messages. */
+	char *coord_file;
+	char *coord_how;
+};
+
+/* Copy the static facts of a checked, size-normalised ops table. 0 or
+ * -ENOMEM, with *ret left empty on failure. */
+int extres_driver_info_from_ops(const struct extres_driver_ops *ops,
+				struct extres_driver_info *ret);
+
+/* Deep copy; 0 or -ENOMEM, with *ret left empty on failure. */
+int extres_driver_info_copy(const struct extres_driver_info *src,
+			    struct extres_driver_info *ret);
+
+/* Record the driver's own coordination; 0, -EINVAL (no file) or -ENOMEM. */
+int extres_driver_info_set_coordination(struct extres_driver_info *info,
+					const char *file, const char *how);
+
+/* Free the strings and zero *info. Accepts an empty one. */
+void extres_driver_info_clear(struct extres_driver_info *info);
+
+/* 1 if `fresh` may be the device `held` was: every identity property that
+ * both carry agrees (`info` NULL: no identity properties). */
+int extres_driver_info_same_device(const struct extres_driver_info *info,
+				   const struct extres_info *held,
+				   const struct extres_info *fresh);
+
+/*
+ * The env-var rules across resources (extres_config_check_env()) with the
+ * drivers' defaults: `drivers[i]` is what resource i's driver declares, or
+ * NULL when not known. 0, or a negative errno with `err` set.
+ */
+int extres_driver_info_check_env(
+	const struct extres_config *config,
+	const struct extres_driver_info *const *drivers,
+	struct extres_err *err);
+
+#endif
