@@ -29,6 +29,7 @@
 #include <sys/types.h>
 
 #include "base/err.h"
+#include "os/proc.h" /* extres_proc_starttime(), extres_proc_describe() */
 
 /* State of a recorded owner. */
 #define EXTRES_OWNER_LIVE 0
@@ -116,14 +117,6 @@ int extres_coord_has_key(const struct extres_coord *c, const char *key);
 
 /* 1 if `key` is held by a live owner in `c`, else 0. Exact match. */
 int extres_coord_is_taken(const struct extres_coord *c, const char *key);
-
-/* Field 22 of /proc/PID/stat. 0, -ESRCH (no such process), or -EIO. */
-int extres_proc_starttime(pid_t pid, uint64_t *ret);
-
-/* "PID 123 (its command line)" into buf, for messages that name another
- * process; control characters show as '?', the command line is cut at
- * 255 bytes, and a process whose command line cannot be read is "PID 123". */
-void extres_proc_describe(pid_t pid, char *buf, size_t size);
 
 /* Parse one line into *e (line copied). 0 or -ENOMEM; unparsable lines
  * come back with parsed = 0: fewer than two fields, or a PID that is not a
