@@ -208,3 +208,55 @@ int extres_coord_has_key(const struct extres_coord *c, const char *key)
 			return 1;
 	return 0;
 }
+
+int extres_coord_recorded_for(const struct extres_coord *c, const char *key,
+			      pid_t owner, uint64_t starttime)
+{
+	size_t i;
+
+	for (i = 0; i < c->n; i++) {
+		const struct extres_coord_entry *e = &c->entries[i];
+
+		if (e->parsed && e->pid == owner && e->has_starttime &&
+		    e->starttime == starttime && strcmp(e->key, key) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+/* Whether `e` is a line recorded by `owner` (with `starttime`, when the line
+ * has one: a script writes none). */
+static int line_of(const struct extres_coord_entry *e, pid_t owner,
+		   uint64_t starttime)
+{
+	return e->parsed && e->pid == owner &&
+	       (!e->has_starttime || e->starttime == starttime);
+}
+
+int extres_coord_has_line_of(const struct extres_coord *c, const char *key,
+			     pid_t owner)
+{
+	size_t i;
+
+	for (i = 0; i < c->n; i++)
+		if (c->entries[i].parsed && c->entries[i].pid == owner &&
+		    strcmp(c->entries[i].key, key) == 0)
+			return 1;
+	return 0;
+}
+
+pid_t extres_coord_other_holder(const struct extres_coord *c, const char *key,
+				pid_t owner, uint64_t starttime)
+{
+	size_t i;
+
+	for (i = 0; i < c->n; i++) {
+		const struct extres_coord_entry *e = &c->entries[i];
+
+		if (e->parsed && strcmp(e->key, key) == 0 &&
+		    !line_of(e, owner, starttime) &&
+		    extres_coord_owner_state(e) == EXTRES_OWNER_LIVE)
+			return e->pid;
+	}
+	return 0;
+}

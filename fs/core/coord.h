@@ -118,6 +118,23 @@ int extres_coord_has_key(const struct extres_coord *c, const char *key);
 /* 1 if `key` is held by a live owner in `c`, else 0. Exact match. */
 int extres_coord_is_taken(const struct extres_coord *c, const char *key);
 
+/* 1 if `c` has a line of owner/starttime (both recorded) for `key`. */
+int extres_coord_recorded_for(const struct extres_coord *c, const char *key,
+			      pid_t owner, uint64_t starttime);
+
+/* 1 if `c` has a line for `key` by `owner`, with or without a start time
+ * (a script's line has none). */
+int extres_coord_has_line_of(const struct extres_coord *c, const char *key,
+			     pid_t owner);
+
+/*
+ * The live owner other than owner/starttime recording `key` in `c`, or 0.
+ * Lines of owners that are gone are judged one by one, for callers that did
+ * not reclaim them first.
+ */
+pid_t extres_coord_other_holder(const struct extres_coord *c, const char *key,
+				pid_t owner, uint64_t starttime);
+
 /* Parse one line into *e (line copied). 0 or -ENOMEM; unparsable lines
  * come back with parsed = 0: fewer than two fields, or a PID that is not a
  * decimal number in 1..INT_MAX. The third field is the start time only when

@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: MIT */
+/* Inside core/alloc*.c: what the allocation files share. Not for other
+ * files. */
+#ifndef EXTRES_ALLOC_INTERNAL_H
+#define EXTRES_ALLOC_INTERNAL_H
+
+#include <sys/types.h>
+
+#include "base/err.h"
+#include "config/config.h"
+#include "core/alloc.h"
+
+/* 1 + the index of the first coordination flag in the script driver's
+ * discovery-script.args, or 0 (another driver, or no flag). */
+int extres_alloc_script_flag(const struct extres_resource_config *res);
+
+/* The file a self-coordinating script uses, malloc'd: its
+ * --coordination-file argument, else Flink's default. NULL without memory. */
+char *extres_alloc_script_file(const struct extres_resource_config *res);
+
+/* "resource 'R': device KEY V is held by PID N (cmd) in coordination file
+ * F" into err; returns -EBUSY. */
+int extres_alloc_held_error(const char *resource, const char *key,
+			    const char *v, pid_t holder, const char *file,
+			    struct extres_err *err);
+
+#endif
