@@ -43,10 +43,17 @@ for f in */*.[ch]; do
 		;;
 	esac
 done
-for f in */*.[ch] ../drivers/*.[ch]; do
+for f in */*.[ch] ../drivers/*.[ch] ../drivers/lib/*.[ch]; do
 	n=$(wc -l <"$f")
 	if ((n > 600)); then
 		echo "${f#../}: $n lines, past 600" | sed "s,^\([a-z]*/\),fs/\1,; s,^fs/drivers/,drivers/,"
+		bad=1
+	fi
+done
+# Drivers see the ABI header and drivers/lib/, never fs/.
+for f in ../drivers/*.[ch] ../drivers/lib/*.[ch]; do
+	if grep -qE '^#include "(base|os|config|core|tree|daemon|ctl)/' "$f"; then
+		echo "${f#../} includes a header of fs/: drivers may include only <extres/...> and lib/"
 		bad=1
 	fi
 done
