@@ -22,12 +22,11 @@
 #include "daemon/extresd.h"
 #include "daemon/ready.h"
 #include "base/log.h"
+#include "base/paths.h"
 #include "os/mountpoint.h"
 #include "os/sdnotify.h"
 #include "os/stop.h"
 
-#define DEFAULT_CONFIG "/etc/extres/extres.yaml"
-#define DEFAULT_MOUNTPOINT "/run/extres"
 /* The longest wait for a coordination file's lock on the way out. */
 #define EXIT_LOCK_TIMEOUT_MS 250u
 
@@ -46,9 +45,9 @@ static void usage(const char *prog)
 	       "Mount the external resources configured in CONFIG as files:\n"
 	       "MOUNTPOINT/<resource>/<n>/<property>.\n"
 	       "\n"
-	       "    -c, --config=FILE      configuration (default " DEFAULT_CONFIG ")\n"
+	       "    -c, --config=FILE      configuration (default " EXTRES_DEFAULT_CONFIG ")\n"
 	       "    MOUNTPOINT             default: extres.mountpoint from the\n"
-	       "                           configuration, else " DEFAULT_MOUNTPOINT "\n"
+	       "                           configuration, else " EXTRES_DEFAULT_MOUNTPOINT "\n"
 	       "    --owner-pid=PID        record PID as the devices' owner, and\n"
 	       "                           unmount and exit when PID exits\n"
 	       "    -f                     stay in the foreground\n"
@@ -103,7 +102,7 @@ static int resolve_mountpoint(struct extresd *d)
 
 	if (!path)
 		path = d->config->mountpoint ? d->config->mountpoint
-					     : DEFAULT_MOUNTPOINT;
+					     : EXTRES_DEFAULT_MOUNTPOINT;
 	r = extres_mountpoint_resolve(path, arg == NULL, &d->mountpoint, &err);
 	if (r == 0)
 		r = extres_runlock_dir(geteuid(), getenv("XDG_RUNTIME_DIR"),
@@ -150,7 +149,7 @@ static int load_config(struct extresd *d)
 	if (d->n_positional == 2)
 		path = d->positional[0];
 	if (!path)
-		path = DEFAULT_CONFIG;
+		path = EXTRES_DEFAULT_CONFIG;
 	r = extres_config_load(path, &d->config, &err);
 	if (r < 0) {
 		extres_log(EXTRES_LOG_ERR, "%s", err.msg);
