@@ -45,9 +45,11 @@ static void usage(const char *prog)
 	       "Mount the external resources configured in CONFIG as files:\n"
 	       "MOUNTPOINT/<resource>/<n>/<property>.\n"
 	       "\n"
-	       "    -c, --config=FILE      configuration (default " EXTRES_DEFAULT_CONFIG ")\n"
+	       "    -c, --config=FILE      configuration (default " EXTRES_DEFAULT_CONFIG
+	       ")\n"
 	       "    MOUNTPOINT             default: extres.mountpoint from the\n"
-	       "                           configuration, else " EXTRES_DEFAULT_MOUNTPOINT "\n"
+	       "                           configuration, else " EXTRES_DEFAULT_MOUNTPOINT
+	       "\n"
 	       "    --owner-pid=PID        record PID as the devices' owner, and\n"
 	       "                           unmount and exit when PID exits\n"
 	       "    -f                     stay in the foreground\n"
@@ -101,8 +103,8 @@ static int resolve_mountpoint(struct extresd *d)
 	int detached = 0, r;
 
 	if (!path)
-		path = d->config->mountpoint ? d->config->mountpoint
-					     : EXTRES_DEFAULT_MOUNTPOINT;
+		path = d->config->mountpoint ? d->config->mountpoint :
+					       EXTRES_DEFAULT_MOUNTPOINT;
 	r = extres_mountpoint_resolve(path, arg == NULL, &d->mountpoint, &err);
 	if (r == 0)
 		r = extres_runlock_dir(geteuid(), getenv("XDG_RUNTIME_DIR"),
