@@ -22,7 +22,8 @@
 #include <extres/driver.h>
 #include <extres/driver_util.h>
 
-#include "script_keeper.h"
+#include "lib/process.h"
+#include "lib/text.h"
 #include "script_output.h"
 
 #include <errno.h>
@@ -46,21 +47,12 @@
 
 #define DEFAULT_TIMEOUT_MS 10000u
 #define MAX_TIMEOUT_MS (86400u * 1000u)
-#define OUTPUT_MAX (64u * 1024u)
 /* How much of the script's stderr a message quotes: its end, where scripts
  * (and shells, and Python) put the reason they failed. */
 #define STDERR_QUOTE_MAX 1000u
 /* How much of the script's stdout a message about it quotes: its start,
  * where a message printed instead of the indexes is. */
 #define STDOUT_QUOTE_MAX 256u
-/* After the script exits, how long a background child of it may keep the
- * pipes open before we stop reading and kill its process group. */
-#define EXIT_GRACE_MS 100
-/* How often a wait looks whether the daemon is asked to stop: a stop is
- * obeyed within a second, script killed and all. */
-#define STOP_SLICE_MS 50
-/* How long the keeper gets to kill and reap what the script left. */
-#define KEEPER_DEADLINE_MS 500
 
 struct script {
 	const struct extres_host *host;
@@ -68,30 +60,6 @@ struct script {
 	char **argv; /* path, amount, args..., NULL */
 	size_t argc;
 	uint64_t timeout_ms;
-};
-
-enum { OUT, ERR };
-
-/* One run of the script, from spawn to reap. */
-struct run {
-	pid_t pid; /* the script's */
-	int pidfd;    /* -1 when the kernel has no pidfd_open */
-	pid_t keeper; /* script_keeper.h; -1 when none */
-	int status; /* read end: the exec's errno, then the keeper's count */
-	int life; /* write end of the keeper's lifeline */
-	int fd[2];    /* read ends of stdout and stderr; -1 once at EOF */
-	char *buf[2]; /* OUTPUT_MAX bytes each */
-	size_t len[2];
-	int exited;    /* the script is a zombie: waited for, not reaped */
-	int timed_out;
-	int stopped; /* the daemon was asked to stop */
-	int overflow;  /* stdout went past OUTPUT_MAX */
-	int lingering; /* a pipe was still open after the grace period */
-	int exec_errno; /* the script could not be started */
-	int exit_code;   /* once exited: its exit status, */
-	int exit_signal; /* or the signal that killed it */
-	int escaped; /* killed outside its group; -1: unknown */
-	int holder_left; /* after all that, the output is still held open */
 };
 
 static void free_argv(char **argv, size_t argc)
@@ -131,15 +99,11 @@ static int argv_push(struct script *s, const char *str, size_t len)
 	return 0;
 }
 
-static int is_space(char c)
-{
-	return c == ' ' || (c >= '\t' && c <= '\r');
-}
-
 static int parse_args(struct script *s, const struct extres_param *p)
 {
 	const struct extres_host *host = s->host;
 	const char *w, *e;
+	size_t len;
 	uint32_t i;
 	int r;
 
@@ -168,17 +132,10 @@ static int parse_args(struct script *s, const struct extres_param *p)
 		return -EINVAL;
 	}
 	/* Flink splits on whitespace with no quoting; so do we. */
-	for (w = p->value; *w;) {
-		while (*w && is_space(*w))
-			w++;
-		for (e = w; *e && !is_space(*e); e++)
-			;
-		if (e > w) {
-			r = argv_push(s, w, (size_t)(e - w));
-			if (r < 0)
-				goto oom;
-		}
-		w = e;
+	for (e = p->value; text_next_word(&e, e + strlen(e), &w, &len);) {
+		r = argv_push(s, w, len);
+		if (r < 0)
+			goto oom;
 	}
 	return 0;
 oom:
@@ -425,374 +382,17 @@ fail:
 	return r;
 }
 
-static int64_t now_ms(void)
+/* Whether the daemon is asked to stop (`arg` is the host): a stop is obeyed
+ * within a second, script killed and all. */
+static int stop_requested(void *arg)
 {
-	struct timespec ts;
+	const struct extres_host *host = arg;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void close_fd(int *fd)
-{
-	if (*fd >= 0)
-		close(*fd);
-	*fd = -1;
-}
-
-/* Move *fd above 0-2 (keeping O_CLOEXEC): the keeper sets up the script's
- * stdin, stdout and stderr with dup2(), which must not overwrite one with
- * another when the daemon runs with its own standard fds closed. */
-static int move_above_stdio(int *fd)
-{
-	int n;
-
-	if (*fd > 2)
-		return 0;
-	n = fcntl(*fd, F_DUPFD_CLOEXEC, 3);
-	if (n < 0)
-		return -errno;
-	close(*fd);
-	*fd = n;
-	return 0;
-}
-
-/* A pipe with both ends above 2; `nonblock_read`: only our reading end,
- * since the script's stdout must stay blocking. */
-static int make_pipe(int *ret_read, int *ret_write, int nonblock_read)
-{
-	int p[2], r;
-
-	if (pipe2(p, O_CLOEXEC) < 0)
-		return -errno;
-	r = move_above_stdio(&p[0]);
-	if (r == 0)
-		r = move_above_stdio(&p[1]);
-	if (r == 0 && nonblock_read && fcntl(p[0], F_SETFL, O_NONBLOCK) < 0)
-		r = -errno;
-	if (r < 0) {
-		close(p[0]);
-		close(p[1]);
-		return r;
-	}
-	*ret_read = p[0];
-	*ret_write = p[1];
-	return 0;
-}
-
-/* Read one int32_t from `fd` (blocking, or until `deadline_ms`): 0 and
- * *ret, or -1 at EOF or on an error. */
-static int read_i32(int fd, int64_t deadline_ms, int32_t *ret)
-{
-	struct pollfd p = { .fd = fd, .events = POLLIN };
-	int32_t v;
-	ssize_t n;
-
-	for (;;) {
-		int64_t left = deadline_ms - now_ms();
-
-		if (left <= 0)
-			return -1;
-		if (poll(&p, 1, (int)left) < 0 && errno != EINTR)
-			return -1;
-		n = read(fd, &v, sizeof(v));
-		if (n == (ssize_t)sizeof(v)) {
-			*ret = v;
-			return 0;
-		}
-		if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN))
-			return -1;
-	}
-}
-
-/*
- * Start the script and its keeper (script_keeper.h); on success the caller
- * must finish_run(). Returns 0 or a negative errno, with run->exec_errno
- * set when the exec itself failed (ENOENT, EACCES, ENOEXEC).
- */
-static int spawn(struct script *s, struct run *run)
-{
-	struct script_keeper_fds kfds = { -1, -1 };
-	int w[2] = { -1, -1 }, exec_r = -1, exec_w = -1, nul = -1, r;
-	pid_t self = getpid();
-	int32_t e;
-
-	r = make_pipe(&run->fd[OUT], &w[OUT], 1);
-	if (r == 0)
-		r = make_pipe(&run->fd[ERR], &w[ERR], 1);
-	if (r == 0)
-		r = make_pipe(&exec_r, &exec_w, 0);
-	if (r == 0)
-		r = make_pipe(&run->status, &kfds.status, 0);
-	if (r == 0)
-		r = make_pipe(&kfds.life, &run->life, 0);
-	if (r < 0)
-		goto out;
-	nul = open("/dev/null", O_RDONLY | O_CLOEXEC);
-	if (nul < 0) {
-		r = -errno;
-		goto out;
-	}
-	r = move_above_stdio(&nul);
-	if (r < 0)
-		goto out;
-
-	run->pid = fork();
-	if (run->pid == 0) {
-		if (dup2(nul, STDIN_FILENO) < 0)
-			_exit(127);
-		script_keeper_exec(s->argv, self, w[OUT], w[ERR], exec_w);
-	}
-	if (run->pid < 0) {
-		r = -errno;
-		goto out;
-	}
-	/* Both sides set the group, so that it exists whichever runs
-	 * first: the keeper and finish_run() kill it. */
-	setpgid(run->pid, run->pid);
-	close_fd(&w[OUT]);
-	close_fd(&w[ERR]);
-	close_fd(&exec_w);
-	/* EOF once the exec succeeded (the end is O_CLOEXEC), else its
-	 * errno; the exec takes no longer than the kernel needs. */
-	if (read_i32(exec_r, now_ms() + 10000, &e) == 0)
-		run->exec_errno = e > 0 ? e : EIO;
-	run->pidfd = (int)syscall(SYS_pidfd_open, run->pid, 0);
-	if (run->pidfd < 0)
-		run->pidfd = -1;
-
-	run->keeper = fork();
-	if (run->keeper == 0)
-		script_keeper_run(run->pid, &kfds);
-	/* Without a keeper the script still dies with its group. */
-	if (run->keeper < 0)
-		run->keeper = -1;
-out:
-	close_fd(&w[OUT]);
-	close_fd(&w[ERR]);
-	close_fd(&exec_r);
-	close_fd(&exec_w);
-	close_fd(&nul);
-	close_fd(&kfds.status);
-	close_fd(&kfds.life);
-	if (r < 0) {
-		close_fd(&run->fd[OUT]);
-		close_fd(&run->fd[ERR]);
-		close_fd(&run->status);
-		close_fd(&run->life);
-	}
-	return r;
-}
-
-/* Read what one pipe has. stdout past OUTPUT_MAX is an error; stderr keeps
- * its last OUTPUT_MAX bytes, where the reason for a failure is. */
-static int drain(struct run *run, int i)
-{
-	char scratch[4096];
-	ssize_t n;
-
-	for (;;) {
-		size_t room = OUTPUT_MAX - run->len[i];
-		char *dst = room ? run->buf[i] + run->len[i] : scratch;
-
-		n = read(run->fd[i], dst, room ? room : sizeof(scratch));
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			if (errno == EAGAIN)
-				return 0;
-			return -errno;
-		}
-		if (n == 0) {
-			close_fd(&run->fd[i]);
-			return 0;
-		}
-		if (room) {
-			run->len[i] += (size_t)n;
-		} else if (i == OUT) {
-			run->overflow = 1;
-			return 0;
-		} else {
-			memmove(run->buf[i], run->buf[i] + n,
-				OUTPUT_MAX - (size_t)n);
-			memcpy(run->buf[i] + OUTPUT_MAX - n, scratch,
-			       (size_t)n);
-		}
-	}
-}
-
-/* Has the script exited? Leaves it a zombie, so that its pid, and so its
- * process group id, cannot be reused before we kill the group. */
-static int check_exit(struct run *run)
-{
-	siginfo_t si;
-
-	si.si_pid = 0;
-	if (waitid(P_PID, (id_t)run->pid, &si,
-		   WEXITED | WNOHANG | WNOWAIT) < 0) {
-		if (errno == EINTR)
-			return 0;
-		return -errno;
-	}
-	if (si.si_pid != run->pid)
-		return 0;
-	run->exited = 1;
-	if (si.si_code == CLD_EXITED)
-		run->exit_code = si.si_status;
-	else
-		run->exit_signal = si.si_status;
-	return 0;
-}
-
-static int stop_requested(const struct extres_host *host)
-{
 	if (host->struct_size < offsetof(struct extres_host, stop_requested) +
 					sizeof(host->stop_requested) ||
 	    !host->stop_requested)
 		return 0;
 	return host->stop_requested(host) != 0;
-}
-
-/*
- * Read both pipes until both are at EOF and the script has exited, the
- * timeout passes, stdout overflows, the daemon is asked to stop, or the
- * script has exited and the grace period for its pipes is over. Returns 0
- * or a negative errno.
- */
-static int pump(const struct extres_host *host, struct run *run,
-		uint64_t timeout_ms)
-{
-	/* now_ms() truncates, so the start may be up to 1 ms past it: one ms
-	 * more keeps the script from ever getting less than its timeout. */
-	int64_t deadline = now_ms() + (int64_t)timeout_ms + 1, grace_end = 0;
-	int r;
-
-	for (;;) {
-		struct pollfd pfd[3];
-		int nfds = 0, i, n;
-		int64_t now, wait;
-
-		if (run->fd[OUT] < 0 && run->fd[ERR] < 0 && run->exited)
-			return 0;
-		if (stop_requested(host)) {
-			run->stopped = 1;
-			return 0;
-		}
-		now = now_ms();
-		if (!run->exited) {
-			if (now >= deadline) {
-				run->timed_out = 1;
-				return 0;
-			}
-			wait = deadline - now;
-		} else {
-			if (now >= grace_end) {
-				run->lingering = 1;
-				return 0;
-			}
-			wait = grace_end - now;
-		}
-		/* Without pidfd_open (Linux < 5.3) the exit is looked for
-		 * at each slice too. */
-		if (wait > STOP_SLICE_MS)
-			wait = STOP_SLICE_MS;
-
-		for (i = OUT; i <= ERR; i++) {
-			if (run->fd[i] >= 0)
-				pfd[nfds++] = (struct pollfd){ .fd = run->fd[i],
-							      .events = POLLIN };
-		}
-		if (run->status >= 0)
-			pfd[nfds++] = (struct pollfd){ .fd = run->status,
-						       .events = POLLIN };
-
-		n = poll(pfd, (nfds_t)nfds, (int)wait);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		for (i = OUT; i <= ERR; i++) {
-			if (run->fd[i] < 0)
-				continue;
-			r = drain(run, i);
-			if (r < 0)
-				return r;
-			if (run->overflow)
-				return 0;
-		}
-		if (!run->exited) {
-			r = check_exit(run);
-			if (r < 0)
-				return r;
-			if (run->exited)
-				grace_end = now_ms() + EXIT_GRACE_MS;
-		}
-	}
-}
-
-/*
- * Pull the keeper's lifeline: it kills what left the script's group (and
- * the group); kill the group too (there may be no keeper) and reap the
- * script and the keeper. No zombie, no fd, no process of the script's left.
- */
-static void finish_run(struct run *run)
-{
-	int64_t deadline = now_ms() + KEEPER_DEADLINE_MS;
-	int32_t n;
-	char one = 1;
-
-	close_fd(&run->pidfd);
-	run->escaped = -1;
-	if (run->keeper > 0) {
-		if (write(run->life, &one, 1) < 0) {
-			/* Gone already: its status pipe says so. */
-		}
-		if (read_i32(run->status, deadline, &n) == 0)
-			run->escaped = n;
-		else
-			/* Stuck (a process it cannot stop): never hold up a
-			 * stop for it. */
-			kill(run->keeper, SIGKILL);
-		while (waitpid(run->keeper, NULL, 0) < 0 && errno == EINTR)
-			;
-	}
-	close_fd(&run->life);
-	close_fd(&run->status);
-	/* The script is not reaped yet, so the group id is still ours. */
-	kill(-run->pid, SIGKILL);
-	while (waitpid(run->pid, NULL, 0) < 0 && errno == EINTR)
-		;
-	/* Whatever held the output is dead now, unless it escaped us: a
-	 * message must not say it was killed when it lives on. */
-	deadline = now_ms() + EXIT_GRACE_MS;
-	while (run->lingering && (run->fd[OUT] >= 0 || run->fd[ERR] >= 0)) {
-		struct pollfd p[2];
-		int64_t left = deadline - now_ms();
-		int i, nfds = 0;
-
-		for (i = OUT; i <= ERR; i++)
-			if (run->fd[i] >= 0)
-				p[nfds++] = (struct pollfd){ .fd = run->fd[i],
-							     .events = POLLIN };
-		if (left <= 0 || poll(p, (nfds_t)nfds, (int)left) <= 0)
-			break;
-		for (i = OUT; i <= ERR; i++) {
-			char scratch[4096];
-			ssize_t r;
-
-			if (run->fd[i] < 0)
-				continue;
-			do
-				r = read(run->fd[i], scratch, sizeof(scratch));
-			while (r > 0);
-			if (r == 0)
-				close_fd(&run->fd[i]);
-		}
-	}
-	run->holder_left = run->fd[OUT] >= 0 || run->fd[ERR] >= 0;
-	close_fd(&run->fd[OUT]);
-	close_fd(&run->fd[ERR]);
 }
 
 /* The end of stderr for a message: control characters blanked, at most
@@ -802,9 +402,9 @@ static void quote_stderr(char *dst, size_t dst_len, const char *buf,
 {
 	size_t start = 0, o = 0, i;
 
-	while (len > 0 && is_space(buf[len - 1]))
+	while (len > 0 && text_is_space(buf[len - 1]))
 		len--;
-	while (start < len && is_space(buf[start]))
+	while (start < len && text_is_space(buf[start]))
 		start++;
 	if (len - start > STDERR_QUOTE_MAX) {
 		start = len - STDERR_QUOTE_MAX;
@@ -841,7 +441,7 @@ static int report_sink(struct script *s, struct extres_sink *sink,
 
 /* Say what the script left behind and what became of it: a process that
  * left its group (setsid) is not killed with the group, but by the keeper. */
-static void report_leftovers(struct script *s, const struct run *run)
+static void report_leftovers(struct script *s, const struct process *run)
 {
 	const struct extres_host *host = s->host;
 	char killed[96] = "";
@@ -872,47 +472,44 @@ static int32_t script_discover(void *handle, struct extres_sink *sink)
 {
 	struct script *s = handle;
 	const struct extres_host *host = s->host;
-	struct run run = {
-		.pid = -1, .status = -1, .life = -1, .fd = { -1, -1 }
-	};
+	struct process run;
 	struct script_output out = { 0 };
 	char err[STDERR_QUOTE_MAX + 8], why[1024], tmo[32];
 	char shown[SCRIPT_OUTPUT_QUOTED_SIZE(STDOUT_QUOTE_MAX)];
 	const char *sep;
 	int r;
 
-	run.buf[OUT] = malloc(OUTPUT_MAX);
-	run.buf[ERR] = malloc(OUTPUT_MAX);
-	if (!run.buf[OUT] || !run.buf[ERR]) {
+	if (process_init(&run) < 0) {
 		host->error(host, "out of memory");
 		r = -ENOMEM;
 		goto out_free;
 	}
-	if (stop_requested(host)) {
+	if (stop_requested((void *)host)) {
 		host->error(host, "discovery script %s not run: asked to stop",
 			    s->path);
 		r = -EINTR;
 		goto out_free;
 	}
 
-	r = spawn(s, &run);
+	r = process_start(&run, s->argv);
 	if (r < 0) {
 		host->error(host, "cannot set up discovery script %s: %s",
 			    s->path, strerror(-r));
 		goto out_free;
 	}
 	if (run.exec_errno) {
-		finish_run(&run);
+		process_finish(&run);
 		host->error(host, "cannot run discovery script %s: %s", s->path,
 			    strerror(run.exec_errno));
 		r = -run.exec_errno;
 		goto out_free;
 	}
-	r = pump(host, &run, s->timeout_ms);
-	finish_run(&run);
+	r = process_pump(&run, s->timeout_ms, stop_requested, (void *)host);
+	process_finish(&run);
 	report_leftovers(s, &run);
 
-	quote_stderr(err, sizeof(err), run.buf[ERR], run.len[ERR]);
+	quote_stderr(err, sizeof(err), run.buf[PROCESS_ERR],
+		     run.len[PROCESS_ERR]);
 	sep = err[0] ? ": " : "";
 	if (r < 0) {
 		host->error(host, "discovery script %s: reading its output: %s",
@@ -942,7 +539,7 @@ static int32_t script_discover(void *handle, struct extres_sink *sink)
 	}
 	if (run.overflow) {
 		host->error(host, "discovery script %s: output exceeds %u KiB",
-			    s->path, OUTPUT_MAX / 1024);
+			    s->path, PROCESS_OUTPUT_MAX / 1024);
 		r = -EFBIG;
 		goto out_free;
 	}
@@ -969,13 +566,13 @@ static int32_t script_discover(void *handle, struct extres_sink *sink)
 			  "discovery script %s wrote to stderr: %s", s->path,
 			  err);
 
-	r = script_output_parse(run.buf[OUT], run.len[OUT], host->resource,
-				&out, why, sizeof(why));
+	r = script_output_parse(run.buf[PROCESS_OUT], run.len[PROCESS_OUT],
+				host->resource, &out, why, sizeof(why));
 	if (r < 0) {
 		/* The reason alone hides what the script meant to say (Spark's
 		 * prints nvidia-smi's complaint as an address, with exit 0). */
-		script_output_quote(shown, run.buf[OUT], run.len[OUT],
-				    STDOUT_QUOTE_MAX);
+		script_output_quote(shown, run.buf[PROCESS_OUT],
+				    run.len[PROCESS_OUT], STDOUT_QUOTE_MAX);
 		host->error(host, "discovery script %s: %s; its output: %s",
 			    s->path, why, shown);
 		goto out_free;
@@ -983,8 +580,7 @@ static int32_t script_discover(void *handle, struct extres_sink *sink)
 	r = report_sink(s, sink, &out);
 	script_output_clear(&out);
 out_free:
-	free(run.buf[OUT]);
-	free(run.buf[ERR]);
+	process_clear(&run);
 	return r;
 }
 

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <yaml.h>
+#include "lib/text.h"
 
 /* How much of an offending item or line an error message quotes. */
 #define QUOTE_MAX 64
@@ -52,12 +53,6 @@ static int fail(char *why, size_t why_len, int r, const char *fmt, ...)
 		va_end(ap);
 	}
 	return r;
-}
-
-/* Java's String.trim() and Character.isWhitespace agree on these for ASCII. */
-static int is_space(unsigned char c)
-{
-	return c == ' ' || (c >= '\t' && c <= '\r');
 }
 
 static int is_control(unsigned char c)
@@ -159,9 +154,9 @@ static int add_item(struct list *l, const char *s, size_t len, char *why,
 static int add_flink_item(struct list *l, const char *s, size_t len, char *why,
 			  size_t why_len)
 {
-	while (len > 0 && is_space((unsigned char)s[0]))
+	while (len > 0 && text_is_space(s[0]))
 		s++, len--;
-	while (len > 0 && is_space((unsigned char)s[len - 1]))
+	while (len > 0 && text_is_space(s[len - 1]))
 		len--;
 	return len == 0 ? 0 : add_item(l, s, len, why, why_len);
 }
@@ -186,11 +181,11 @@ static int check_one_line(const char *buf, size_t len, size_t end, char *why,
 		line++;
 		while (i < len && buf[i] != '\n' && buf[i] != '\r')
 			i++;
-		for (s = start; s < i && is_space((unsigned char)buf[s]); s++)
+		for (s = start; s < i && text_is_space(buf[s]); s++)
 			;
 		if (s == i)
 			continue;
-		for (e = i; is_space((unsigned char)buf[e - 1]); e--)
+		for (e = i; text_is_space(buf[e - 1]); e--)
 			;
 		script_output_quote(q, buf + s, e - s, QUOTE_MAX);
 		return fail(
@@ -510,7 +505,7 @@ int script_output_parse(const char *buf, size_t len, const char *resource,
 
 	if (!buf)
 		len = 0;
-	while (first < len && is_space((unsigned char)buf[first]))
+	while (first < len && text_is_space(buf[first]))
 		first++;
 
 	if (first < len && buf[first] == '{')

@@ -18,6 +18,8 @@
 #include <extres/driver.h>
 #include <extres/driver_util.h>
 
+#include "lib/text.h"
+
 struct static_driver {
 	/* The param tree outlives the handle (see extres_param), so devices
 	 * are served straight from it. NULL when indexes are given. */
@@ -25,17 +27,6 @@ struct static_driver {
 	size_t n_indexes;
 	char **indexes;
 };
-
-static int has_prefix(const char *s, const char *prefix)
-{
-	return strncmp(s, prefix, strlen(prefix)) == 0;
-}
-
-static int is_blank(char c)
-{
-	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' ||
-	       c == '\v';
-}
 
 static void static_free(struct static_driver *d)
 {
@@ -119,16 +110,16 @@ static int32_t add_index(const struct extres_host *host, struct static_driver *d
 	char *index;
 	size_t i;
 
-	while (len > 0 && is_blank(*s))
+	while (len > 0 && text_is_space(*s))
 		s++, len--;
-	while (len > 0 && is_blank(s[len - 1]))
+	while (len > 0 && text_is_space(s[len - 1]))
 		len--;
 	if (len == 0)
 		return 0;
 	/* An index names one device, in a file name and in the coordination
 	 * file's "INDEX PID" lines: it cannot hold a blank. */
 	for (i = 0; i < len; i++)
-		if (is_blank(s[i]))
+		if (text_is_space(s[i]))
 			return host->error(host, "%s:%u:%u: param.indexes: index '%.*s' contains whitespace",
 					   path, at->line, at->column, (int)len, s);
 	for (i = 0; i < d->n_indexes; i++)
@@ -206,10 +197,10 @@ static int32_t static_open(const struct extres_host *host,
 		else if (strcmp(p->key, "indexes") == 0)
 			indexes = p;
 		/* A mapping under either arrives flattened into dotted keys. */
-		else if (has_prefix(p->key, "devices."))
+		else if (text_starts_with(p->key, "devices."))
 			return host->error(host, "%s:%u:%u: param.devices must be a sequence, not a mapping (found param.%s)",
 					   path, p->line, p->column, p->key);
-		else if (has_prefix(p->key, "indexes."))
+		else if (text_starts_with(p->key, "indexes."))
 			return host->error(host, "%s:%u:%u: param.indexes must be a list, not a mapping (found param.%s)",
 					   path, p->line, p->column, p->key);
 		else

@@ -41,6 +41,7 @@
 #include <extres/driver_util.h>
 
 #include "sysfs_util.h"
+#include "lib/text.h"
 
 #define PARAM_GLOB "glob"
 #define PARAM_ATTRIBUTES "attributes"
@@ -68,16 +69,6 @@ struct match {
 /* The properties every info has; an attribute may not take their names. */
 static const char *const builtin[] = { "index", "name", "path" };
 
-static int has_prefix(const char *s, const char *prefix)
-{
-	return strncmp(s, prefix, strlen(prefix)) == 0;
-}
-
-static int is_blank(char c)
-{
-	return c == ' ' || (c >= '\t' && c <= '\r');
-}
-
 static void sysfs_free(struct sysfs_driver *d)
 {
 	size_t i;
@@ -102,7 +93,7 @@ static const char *bad_attribute(const char *file, size_t len)
 	if (file[0] == '/')
 		return "is an absolute path; attributes are relative to each match";
 	for (i = 0; i < len; i++)
-		if (is_blank(file[i]) || (unsigned char)file[i] < 0x20)
+		if (text_is_space(file[i]) || (unsigned char)file[i] < 0x20)
 			return "contains whitespace or a control character";
 	for (;; c = slash + 1) {
 		slash = memchr(c, '/', (size_t)(end - c));
@@ -217,9 +208,9 @@ static int32_t parse_attributes(struct sysfs_driver *d,
 			e = strchrnul(s, ',');
 			next = *e ? e + 1 : e;
 		}
-		while (s < e && is_blank(*s))
+		while (s < e && text_is_space(*s))
 			s++;
-		while (e > s && is_blank(e[-1]))
+		while (e > s && text_is_space(e[-1]))
 			e--;
 		if (e == s)
 			continue;
@@ -273,7 +264,7 @@ static int32_t sysfs_open(const struct extres_host *host,
 			glob_p = p;
 		else if (strcmp(p->key, PARAM_ATTRIBUTES) == 0)
 			attrs = p;
-		else if (has_prefix(p->key, PARAM_ATTRIBUTES "."))
+		else if (text_starts_with(p->key, PARAM_ATTRIBUTES "."))
 			return host->error(
 				host,
 				"%s:%u:%u: param.attributes must be a list, not a mapping (found param.%s)",

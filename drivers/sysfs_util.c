@@ -6,11 +6,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-static int is_blank(char c)
-{
-	return c == ' ' || (c >= '\t' && c <= '\r');
-}
+#include "lib/text.h"
 
 static int is_digit(char c)
 {
@@ -97,9 +93,9 @@ int sysfs_read_value(const char *path, struct sysfs_buf *buf,
 		return r;
 	start = buf->data;
 	end = buf->data + buf->len;
-	while (start < end && is_blank(*start))
+	while (start < end && text_is_space(*start))
 		start++;
-	while (end > start && is_blank(end[-1]))
+	while (end > start && text_is_space(end[-1]))
 		end--;
 	*end = '\0';
 	if (start == end) {

@@ -34,19 +34,26 @@ for f in */*.[ch]; do
 	[[ -d ${f%%/*} && -n ${allowed[${f%%/*}]:-} ]] ||
 		{ echo "fs/$f is in no layer"; bad=1; }
 	case $f in
-	daemon/main.c | daemon/fuse_ops.[ch]) ;;
+	daemon/main.c | daemon/fuse_ops.[ch] | daemon/fuse_log.[ch]) ;;
 	*)
 		if grep -q '^#include <fuse' "$f"; then
-			echo "fs/$f includes libfuse: only daemon/main.c and daemon/fuse_ops.* may"
+			echo "fs/$f includes libfuse: only daemon/main.c, daemon/fuse_ops.* and daemon/fuse_log.* may"
 			bad=1
 		fi
 		;;
 	esac
 done
-for f in */*.[ch] ../drivers/*.[ch]; do
+for f in */*.[ch] ../drivers/*.[ch] ../drivers/lib/*.[ch]; do
 	n=$(wc -l <"$f")
 	if ((n > 600)); then
 		echo "${f#../}: $n lines, past 600" | sed "s,^\([a-z]*/\),fs/\1,; s,^fs/drivers/,drivers/,"
+		bad=1
+	fi
+done
+# Drivers see the ABI header and drivers/lib/, never fs/.
+for f in ../drivers/*.[ch] ../drivers/lib/*.[ch]; do
+	if grep -qE '^#include "(base|os|config|core|tree|daemon|ctl)/' "$f"; then
+		echo "${f#../} includes a header of fs/: drivers may include only <extres/...> and lib/"
 		bad=1
 	fi
 done

@@ -23,3 +23,9 @@ const char *extres_name_problem(const char *name)
 	}
 	return NULL;
 }
+
+int extres_is_driver_name_char(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+	       (c >= '0' && c <= '9') || c == '_' || c == '-';
+}

@@ -17,4 +17,8 @@
  */
 const char *extres_name_problem(const char *name);
 
+/* 1 if `c` may be part of a driver name ([A-Za-z0-9_-]): the module
+ * <name>.so in the drivers directory. */
+int extres_is_driver_name_char(char c);
+
 #endif

@@ -8,13 +8,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/text.h"
+#include "core/alloc_internal.h"
 #include "core/coord.h"
-
-/* Whitespace as the C locale has it, without depending on the locale. */
-static int is_space(char c)
-{
-	return c == ' ' || (c >= '\t' && c <= '\r');
-}
 
 void extres_allocation_free(struct extres_allocation *a)
 {
@@ -78,7 +74,7 @@ static int check_keys(const struct extres_resource_config *res, const char *key,
 				"resource '%s': info %zu has no property '%s' (the coordination key)",
 				res->name, i, key);
 		for (j = 0; v[j]; j++)
-			if (is_space(v[j]))
+			if (extres_is_space(v[j]))
 				return extres_err_set(
 					err, EINVAL,
 					"resource '%s': info %zu has '%s' = '%s', which contains whitespace and cannot be recorded in the coordination file",
@@ -169,70 +165,9 @@ static ssize_t find_candidate(const struct extres_infos *candidates,
 	return -1;
 }
 
-/* Whether `c` has our line (key, pid and start time) for `key`. */
-static int recorded_for(const struct extres_coord *c, const char *key,
-			pid_t owner, uint64_t starttime)
-{
-	size_t i;
-
-	for (i = 0; i < c->n; i++) {
-		const struct extres_coord_entry *e = &c->entries[i];
-
-		if (e->parsed && e->pid == owner && e->has_starttime &&
-		    e->starttime == starttime && strcmp(e->key, key) == 0)
-			return 1;
-	}
-	return 0;
-}
-
-/* Whether `e` is a line recorded by `owner` (with `starttime`, when the line
- * has one: a script writes none). */
-static int line_of(const struct extres_coord_entry *e, pid_t owner,
-		   uint64_t starttime)
-{
-	return e->parsed && e->pid == owner &&
-	       (!e->has_starttime || e->starttime == starttime);
-}
-
-/* Whether `c` has a line for `key` by `owner`, with or without a start
- * time (a script's line has none). */
-static int has_line_of(const struct extres_coord *c, const char *key,
-		       pid_t owner)
-{
-	size_t i;
-
-	for (i = 0; i < c->n; i++)
-		if (c->entries[i].parsed && c->entries[i].pid == owner &&
-		    strcmp(c->entries[i].key, key) == 0)
-			return 1;
-	return 0;
-}
-
-/*
- * The live owner other than owner/starttime recording `key` in `c`, or 0.
- * Lines of owners that are gone were reclaimed already, except where the
- * caller did not reclaim (the guard): so judge each one.
- */
-static pid_t other_holder(const struct extres_coord *c, const char *key,
-			  pid_t owner, uint64_t starttime)
-{
-	size_t i;
-
-	for (i = 0; i < c->n; i++) {
-		const struct extres_coord_entry *e = &c->entries[i];
-
-		if (e->parsed && strcmp(e->key, key) == 0 &&
-		    !line_of(e, owner, starttime) &&
-		    extres_coord_owner_state(e) == EXTRES_OWNER_LIVE)
-			return e->pid;
-	}
-	return 0;
-}
-
-/* "resource 'R': device KEY=V is held by PID N (cmd) in coordination file
- * F" as the error, returning -EBUSY. */
-static int held_error(const char *resource, const char *key, const char *v,
-		      pid_t holder, const char *file, struct extres_err *err)
+int extres_alloc_held_error(const char *resource, const char *key,
+			    const char *v, pid_t holder, const char *file,
+			    struct extres_err *err)
 {
 	char who[320];
 
@@ -324,7 +259,7 @@ static int take_from_script(const struct extres_resource_config *res,
 		v = extres_info_get(&candidates->items[i], key);
 		if (picked_has(candidates, picked, n_picked, key, v))
 			continue;
-		holder = other_holder(c, v, self, starttime);
+		holder = extres_coord_other_holder(c, v, self, starttime);
 		if (holder) {
 			if (!first_holder) {
 				first_holder = holder;
@@ -332,7 +267,7 @@ static int take_from_script(const struct extres_resource_config *res,
 			}
 			continue;
 		}
-		if (!recorded_for(c, v, self, starttime) &&
+		if (!extres_coord_recorded_for(c, v, self, starttime) &&
 		    !extres_coord_has_key(c, v)) {
 			r = extres_coord_add(c, v, self, starttime);
 			if (r < 0) {
@@ -445,15 +380,18 @@ int extres_alloc_retake(const struct extres_resource_config *res,
 		k = v ? find_candidate(candidates, picked, n_picked, key, v) : -1;
 		if (k < 0)
 			continue;
-		if (coordinated && !recorded_for(c, v, owner, starttime)) {
-			pid_t holder = other_holder(c, v, owner, starttime);
+		if (coordinated &&
+		    !extres_coord_recorded_for(c, v, owner, starttime)) {
+			pid_t holder = extres_coord_other_holder(c, v, owner,
+								 starttime);
 
 			/* Ours, and somebody else's too: a reload must not
 			 * quietly hand the device over (the guard reports
 			 * it); the operator decides. */
 			if (holder) {
-				r = held_error(res->name, key, v, holder,
-					       res->coordination_file, err);
+				r = extres_alloc_held_error(
+					res->name, key, v, holder,
+					res->coordination_file, err);
 				goto out;
 			}
 			unrecorded[n_picked] = 1;
@@ -523,224 +461,4 @@ out:
 	free(unrecorded);
 	free(picked);
 	return r;
-}
-
-static int is_ours(const struct extres_allocation *a, const char *key)
-{
-	const char *v;
-	size_t i;
-
-	for (i = 0; i < a->n; i++) {
-		v = extres_info_get(&a->infos[i], a->coordination_key);
-		if (v && strcmp(v, key) == 0)
-			return 1;
-	}
-	return 0;
-}
-
-/*
- * Whether `e` is one of `a`'s lines: its key, and its owner by PID and start
- * time, so that a process that reused our PID later keeps its lines. A
- * script's two-field line (Flink's format) with our PID is ours as well: the
- * PID is alive (it is us), so it cannot be anybody else's.
- */
-static int is_our_line(const struct extres_allocation *a,
-		       const struct extres_coord_entry *e)
-{
-	if (!e->parsed || e->pid != a->owner || !is_ours(a, e->key))
-		return 0;
-	if (e->has_starttime)
-		return e->starttime == a->owner_starttime;
-	return a->recorded_by_script;
-}
-
-int extres_alloc_release(struct extres_allocation *a, struct extres_err *err)
-{
-	return extres_alloc_release_except(a, NULL, err);
-}
-
-/* Whether `keep` holds `key` through the same lines as `a`. */
-static int kept_by(const struct extres_allocation *a,
-		   const struct extres_allocation *keep, const char *key)
-{
-	return keep && keep->coordination_file && keep->owner == a->owner &&
-	       keep->owner_starttime == a->owner_starttime &&
-	       strcmp(keep->coordination_file, a->coordination_file) == 0 &&
-	       strcmp(keep->coordination_key, a->coordination_key) == 0 &&
-	       is_ours(keep, key);
-}
-
-int extres_alloc_release_except(struct extres_allocation *a,
-				const struct extres_allocation *keep,
-				struct extres_err *err)
-{
-	struct extres_coord *c = NULL;
-	const struct extres_coord_entry *e;
-	size_t i, removed = 0;
-	int r;
-
-	if (!a || a->released || !a->coordination_file) {
-		if (a)
-			a->released = 1;
-		return 0;
-	}
-	r = extres_coord_lock_existing(a->coordination_file, a->lock_timeout_ms,
-				       &c, err);
-	/* Nothing is recorded in a file that is not there. */
-	if (r == -ENOENT) {
-		a->released = 1;
-		return 0;
-	}
-	if (r < 0)
-		return extres_err_prefix(err, -r, "resource '%s'", a->resource);
-	/* Key, pid and start time must all match, so that a process that
-	 * reused our PID later keeps its lines. */
-	for (i = c->n; i-- > 0;) {
-		e = &c->entries[i];
-		if (!is_our_line(a, e) || kept_by(a, keep, e->key))
-			continue;
-		extres_coord_remove(c, i);
-		removed++;
-	}
-	if (removed) {
-		r = extres_coord_write(c, err);
-		if (r < 0)
-			extres_err_prefix(err, -r, "resource '%s'",
-					  a->resource);
-	}
-	if (r == 0)
-		a->released = 1;
-	extres_coord_close(c);
-	return r;
-}
-
-int extres_alloc_unrecord(struct extres_allocation *a, struct extres_err *err)
-{
-	int released = a->released, r;
-
-	a->released = 0;
-	r = extres_alloc_release_except(a, NULL, err);
-	a->released = released;
-	return r;
-}
-
-int extres_alloc_record(const struct extres_allocation *a,
-			struct extres_err *err)
-{
-	struct extres_coord *c = NULL;
-	size_t i;
-	int r;
-
-	if (!a->coordination_file)
-		return 0;
-	r = extres_coord_lock(a->coordination_file, a->lock_timeout_ms, &c,
-			      err);
-	if (r < 0)
-		return extres_err_prefix(err, -r, "resource '%s'", a->resource);
-	extres_coord_reclaim(c);
-	for (i = 0; i < a->n && r == 0; i++) {
-		const char *v = extres_info_get(&a->infos[i], a->coordination_key);
-
-		if (v && !extres_coord_has_key(c, v))
-			r = extres_coord_add(c, v, a->owner, a->owner_starttime);
-	}
-	if (r == 0)
-		r = extres_coord_write(c, err);
-	else
-		r = extres_err_set(err, -r, "out of memory");
-	extres_coord_close(c);
-	return r;
-}
-
-int extres_alloc_guard(struct extres_allocation *a, char **ret_conflicts,
-		       size_t *ret_restored, struct extres_err *err)
-{
-	struct extres_coord *c = NULL;
-	char *conflicts = NULL, *grown;
-	size_t restored = 0, len = 0, i;
-	struct extres_err one;
-	const char *v;
-	pid_t holder;
-	int r;
-
-	*ret_conflicts = NULL;
-	*ret_restored = 0;
-	if (a->released || !a->coordination_file)
-		return 0;
-	/* Created again if somebody removed it: our lines belong there. */
-	r = extres_coord_lock(a->coordination_file, a->lock_timeout_ms, &c,
-			      err);
-	if (r < 0)
-		return extres_err_prefix(err, -r, "resource '%s'", a->resource);
-	for (i = 0; i < a->n; i++) {
-		v = extres_info_get(&a->infos[i], a->coordination_key);
-		if (!v)
-			continue;
-		holder = other_holder(c, v, a->owner, a->owner_starttime);
-		if (holder) {
-			held_error(a->resource, a->coordination_key, v, holder,
-				   a->coordination_file, &one);
-			grown = realloc(conflicts, len + strlen(one.msg) + 2);
-			if (!grown) {
-				r = extres_err_set(err, ENOMEM,
-						   "out of memory");
-				goto out;
-			}
-			conflicts = grown;
-			len += (size_t)sprintf(conflicts + len, "%s\n",
-					       one.msg);
-			continue;
-		}
-		if (recorded_for(c, v, a->owner, a->owner_starttime) ||
-		    (a->recorded_by_script && has_line_of(c, v, a->owner)))
-			continue;
-		r = extres_coord_add(c, v, a->owner, a->owner_starttime);
-		if (r < 0) {
-			r = extres_err_set(err, -r, "out of memory");
-			goto out;
-		}
-		restored++;
-	}
-	if (restored) {
-		r = extres_coord_write(c, err);
-		if (r < 0) {
-			extres_err_prefix(err, -r, "resource '%s'",
-					  a->resource);
-			goto out;
-		}
-	}
-	*ret_conflicts = conflicts;
-	conflicts = NULL;
-	*ret_restored = restored;
-out:
-	free(conflicts);
-	extres_coord_close(c);
-	return r;
-}
-
-int extres_alloc_describe(const struct extres_resource_config *res,
-			  const struct extres_driver_info *driver, char **ret)
-{
-	const char *unused = NULL, *file = driver ? driver->coord_file : NULL;
-	int n;
-
-	if (file) {
-		if (res->coordination_file &&
-		    strcmp(res->coordination_file, file) != 0)
-			unused = res->coordination_file;
-		n = asprintf(
-			ret,
-			"the discovery script is asked to record its devices in %s (%s); extresd records any it did not%s%s%s",
-			file, driver->coord_how ? driver->coord_how : "",
-			unused ? "; coordination-file " : "",
-			unused ? unused : "", unused ? " is not used" : "");
-	} else if (res->coordination_file) {
-		n = asprintf(ret, "extresd records its devices in %s",
-			     res->coordination_file);
-	} else {
-		n = asprintf(
-			ret,
-			"none: no coordination-file, so other processes on this host may take the same devices");
-	}
-	return n < 0 ? -ENOMEM : 0;
 }

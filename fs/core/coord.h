@@ -29,6 +29,7 @@
 #include <sys/types.h>
 
 #include "base/err.h"
+#include "os/proc.h" /* extres_proc_starttime(), extres_proc_describe() */
 
 /* State of a recorded owner. */
 #define EXTRES_OWNER_LIVE 0
@@ -117,13 +118,22 @@ int extres_coord_has_key(const struct extres_coord *c, const char *key);
 /* 1 if `key` is held by a live owner in `c`, else 0. Exact match. */
 int extres_coord_is_taken(const struct extres_coord *c, const char *key);
 
-/* Field 22 of /proc/PID/stat. 0, -ESRCH (no such process), or -EIO. */
-int extres_proc_starttime(pid_t pid, uint64_t *ret);
+/* 1 if `c` has a line of owner/starttime (both recorded) for `key`. */
+int extres_coord_recorded_for(const struct extres_coord *c, const char *key,
+			      pid_t owner, uint64_t starttime);
 
-/* "PID 123 (its command line)" into buf, for messages that name another
- * process; control characters show as '?', the command line is cut at
- * 255 bytes, and a process whose command line cannot be read is "PID 123". */
-void extres_proc_describe(pid_t pid, char *buf, size_t size);
+/* 1 if `c` has a line for `key` by `owner`, with or without a start time
+ * (a script's line has none). */
+int extres_coord_has_line_of(const struct extres_coord *c, const char *key,
+			     pid_t owner);
+
+/*
+ * The live owner other than owner/starttime recording `key` in `c`, or 0.
+ * Lines of owners that are gone are judged one by one, for callers that did
+ * not reclaim them first.
+ */
+pid_t extres_coord_other_holder(const struct extres_coord *c, const char *key,
+				pid_t owner, uint64_t starttime);
 
 /* Parse one line into *e (line copied). 0 or -ENOMEM; unparsable lines
  * come back with parsed = 0: fewer than two fields, or a PID that is not a

@@ -15,7 +15,7 @@
 #include "core/infos.h"
 #include "core/json_view.h"
 #include "base/log.h"
-#include "core/startup.h"
+#include "core/transaction.h"
 
 static void usage_check(FILE *out)
 {

@@ -19,7 +19,7 @@
 #include "daemon/guard.h"
 #include "daemon/owner.h"
 #include "os/runlock.h"
-#include "core/startup.h"
+#include "core/transaction.h"
 
 /* Everything the daemon owns, in one place. */
 struct extresd {

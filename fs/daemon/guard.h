@@ -21,7 +21,7 @@
 #include <stddef.h>
 
 #include "base/err.h"
-#include "core/startup.h"
+#include "core/transaction.h"
 
 struct extres_guard_watch;
 

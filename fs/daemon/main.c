@@ -7,7 +7,6 @@
  */
 #include <errno.h>
 #include <limits.h>
-#include <linux/magic.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stddef.h>
@@ -15,7 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/vfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -23,13 +21,13 @@
 
 #include "daemon/extresd.h"
 #include "daemon/fuse_log.h"
+#include "daemon/ready.h"
 #include "base/log.h"
+#include "base/paths.h"
 #include "os/mountpoint.h"
 #include "os/sdnotify.h"
 #include "os/stop.h"
 
-#define DEFAULT_CONFIG "/etc/extres/extres.yaml"
-#define DEFAULT_MOUNTPOINT "/run/extres"
 /* The longest wait for a coordination file's lock on the way out. */
 #define EXIT_LOCK_TIMEOUT_MS 250u
 
@@ -48,9 +46,11 @@ static void usage(const char *prog)
 	       "Mount the external resources configured in CONFIG as files:\n"
 	       "MOUNTPOINT/<resource>/<n>/<property>.\n"
 	       "\n"
-	       "    -c, --config=FILE      configuration (default " DEFAULT_CONFIG ")\n"
+	       "    -c, --config=FILE      configuration (default " EXTRES_DEFAULT_CONFIG
+	       ")\n"
 	       "    MOUNTPOINT             default: extres.mountpoint from the\n"
-	       "                           configuration, else " DEFAULT_MOUNTPOINT "\n"
+	       "                           configuration, else " EXTRES_DEFAULT_MOUNTPOINT
+	       "\n"
 	       "    --owner-pid=PID        record PID as the devices' owner, and\n"
 	       "                           unmount and exit when PID exits\n"
 	       "    -f                     stay in the foreground\n"
@@ -104,8 +104,8 @@ static int resolve_mountpoint(struct extresd *d)
 	int detached = 0, r;
 
 	if (!path)
-		path = d->config->mountpoint ? d->config->mountpoint
-					     : DEFAULT_MOUNTPOINT;
+		path = d->config->mountpoint ? d->config->mountpoint :
+					       EXTRES_DEFAULT_MOUNTPOINT;
 	r = extres_mountpoint_resolve(path, arg == NULL, &d->mountpoint, &err);
 	if (r == 0)
 		r = extres_runlock_dir(geteuid(), getenv("XDG_RUNTIME_DIR"),
@@ -152,7 +152,7 @@ static int load_config(struct extresd *d)
 	if (d->n_positional == 2)
 		path = d->positional[0];
 	if (!path)
-		path = DEFAULT_CONFIG;
+		path = EXTRES_DEFAULT_CONFIG;
 	r = extres_config_load(path, &d->config, &err);
 	if (r < 0) {
 		extres_log(EXTRES_LOG_ERR, "%s", err.msg);
@@ -212,162 +212,25 @@ static int add_mount_options(struct fuse_args *args)
 	return 0;
 }
 
-/* How long the first request through a new mount may take to be answered
- * before the start counts as failed. */
-#define READY_TIMEOUT_MS 10000
-/* Readiness threads do next to nothing: a small stack, so that they start
- * under a tight address-space limit too. */
-#define READY_STACK_SIZE (256u * 1024u)
-
-/* "Ready" is proven, not assumed: a request through the mount, answered by
- * the session loop. One thread asks (statfs() always reaches the daemon,
- * and blocks until the loop answers or the mount goes away); another waits
- * for the answer with a deadline and then reports. */
-struct ready {
-	struct extresd *d;
-	pthread_mutex_t lock;
-	pthread_cond_t cond;
-	pthread_t waiter, prober;
-	int waiter_started;
-	int answered; /* the prober's statfs() returned */
-	int result; /* its outcome: 0 or a negative errno */
-	int loop_over; /* main(): the session loop has ended */
-	int timed_out; /* no answer within READY_TIMEOUT_MS */
-	int ready; /* reported: the start succeeded */
-};
-
-static void *ready_probe(void *arg)
+/* The control thread's SIGTERM/SIGINT: end the session loop. The loop's
+ * threads wait in read() or sem_wait(); a signal to the main thread (a
+ * no-op handler, so the wait fails with EINTR) makes it look again. */
+static void stop_session(void *ctx)
 {
-	struct ready *rd = arg;
-	struct statfs st;
-	int r = 0;
+	struct extresd *d = ctx;
 
-	if (statfs(rd->d->mountpoint, &st) < 0)
-		r = -errno;
-	else if (st.f_type != FUSE_SUPER_MAGIC)
-		r = -ENOTCONN; /* not our mount: it went away under us */
-	pthread_mutex_lock(&rd->lock);
-	rd->answered = 1;
-	rd->result = r;
-	pthread_cond_signal(&rd->cond);
-	pthread_mutex_unlock(&rd->lock);
-	return NULL;
-}
-
-static int start_thread(pthread_t *t, void *(*fn)(void *), void *arg)
-{
-	pthread_attr_t attr;
-	int r;
-
-	r = pthread_attr_init(&attr);
-	if (r != 0)
-		return -r;
-	r = pthread_attr_setstacksize(&attr, READY_STACK_SIZE);
-	if (r == 0)
-		r = pthread_create(t, &attr, fn, arg);
-	pthread_attr_destroy(&attr);
-	return -r;
-}
-
-/* Tell the caller (the command's parent, systemd) once the mount serves;
- * on no answer, end the session so that main() reports the failure. */
-static void *ready_wait(void *arg)
-{
-	struct ready *rd = arg;
-	struct extresd *d = rd->d;
-	struct timespec until;
-	int r, ok;
-
-	r = start_thread(&rd->prober, ready_probe, rd);
-	pthread_mutex_lock(&rd->lock);
-	if (r < 0) {
-		rd->answered = 1;
-		rd->result = r;
-	}
-	clock_gettime(CLOCK_REALTIME, &until);
-	until.tv_sec += READY_TIMEOUT_MS / 1000;
-	while (!rd->answered && !rd->loop_over) {
-		if (pthread_cond_timedwait(&rd->cond, &rd->lock, &until) ==
-		    ETIMEDOUT) {
-			rd->timed_out = !rd->answered && !rd->loop_over;
-			break;
-		}
-	}
-	ok = rd->answered && rd->result == 0 && !rd->loop_over;
-	rd->ready = ok;
-	pthread_mutex_unlock(&rd->lock);
-
-	if (ok) {
-		extres_log(EXTRES_LOG_INFO, "mounted %s from %s", d->mountpoint,
-			   d->config->path);
-		/* Once the caller's stderr is let go, syslog is all there
-		 * is; until then failures must reach the caller. */
-		if (d->daemon.fd >= 0)
-			extres_log_use_syslog();
-		extres_daemonize_finish(&d->daemon, 1);
-		/* A service manager (Type=notify) learns that the mount
-		 * serves. */
-		if (extres_sd_notify("READY=1") < 0)
-			extres_log(EXTRES_LOG_WARNING,
-				   "cannot notify $NOTIFY_SOCKET");
-	} else if (!rd->loop_over) {
-		/* The main thread reports why; here only end the loop. */
-		fuse_session_exit(d->se);
-		pthread_kill(d->main_thread, SIGUSR1);
-	}
-	/* The prober returns once the loop answered or the mount is gone:
-	 * main() unmounts before it joins us. */
-	if (r == 0)
-		pthread_join(rd->prober, NULL);
-	return NULL;
-}
-
-/* Why the start failed between the mount and readiness; 0 when it did not
- * (ready, or stopped on request: loop_result >= 0 and no failed probe). */
-static int ready_failure(struct extresd *d, struct ready *rd, int loop_result)
-{
-	if (rd->ready)
-		return 0;
-	if (loop_result < 0) {
-		/* libfuse returns -1 for a thread it could not start, and
-		 * has said why on stderr. */
-		extres_log(
-			EXTRES_LOG_ERR,
-			"cannot serve %s: the session loop failed before it answered a request%s%s",
-			d->mountpoint, loop_result == -1 ? "" : ": ",
-			loop_result == -1 ? "" : strerror(-loop_result));
-		return loop_result;
-	}
-	if (rd->timed_out) {
-		extres_log(
-			EXTRES_LOG_ERR,
-			"cannot serve %s: its first request was not answered within %d s",
-			d->mountpoint, READY_TIMEOUT_MS / 1000);
-		return -ETIMEDOUT;
-	}
-	/* A stop, or an unmount, that ended the loop before it answered
-	 * makes the probe fail too: that is no failed start. */
-	if (rd->answered && rd->result < 0 && !extres_stop_pending() &&
-	    rd->result != -ECONNABORTED && rd->result != -ENOTCONN) {
-		extres_log(EXTRES_LOG_ERR,
-			   "cannot serve %s: its first request failed: %s",
-			   d->mountpoint, strerror(-rd->result));
-		return rd->result;
-	}
-	/* Stopped (SIGTERM, fusermount3 -u) before the first answer. */
-	extres_log(EXTRES_LOG_NOTICE, "stopped during start-up");
-	return 0;
+	fuse_session_exit(d->se);
+	pthread_kill(d->main_thread, SIGUSR1);
 }
 
 static int run_session(struct extresd *d)
 {
 	struct fuse_loop_config *loop = NULL;
-	struct ready rd = { .d = d };
+	struct extresd_ready rd;
 	struct extres_err err;
 	int r = -EIO;
 
-	pthread_mutex_init(&rd.lock, NULL);
-	pthread_cond_init(&rd.cond, NULL);
+	extresd_ready_init(&rd, d, stop_session);
 	if (fuse_session_mount(d->se, d->mountpoint) != 0) {
 		extres_log(EXTRES_LOG_ERR, "cannot mount %s", d->mountpoint);
 		goto out;
@@ -386,13 +249,12 @@ static int run_session(struct extresd *d)
 		extres_log(EXTRES_LOG_ERR, "out of memory");
 		goto out_unmount;
 	}
-	r = start_thread(&rd.waiter, ready_wait, &rd);
+	r = extresd_ready_start(&rd);
 	if (r < 0) {
 		extres_log(EXTRES_LOG_ERR, "cannot start a thread: %s",
 			   strerror(-r));
 		goto out_unmount;
 	}
-	rd.waiter_started = 1;
 	fuse_loop_cfg_set_clone_fd(loop, d->cmd.clone_fd);
 	/* libfuse 3.14 parses "unset" as UINT_MAX and warns if handed it. */
 	if (d->cmd.max_threads != UINT_MAX)
@@ -404,10 +266,7 @@ static int run_session(struct extresd *d)
 	/* The loop returns the signal number when a signal ended it. */
 	r = r < 0 ? r : 0;
 out_unmount:
-	pthread_mutex_lock(&rd.lock);
-	rd.loop_over = 1;
-	pthread_cond_signal(&rd.cond);
-	pthread_mutex_unlock(&rd.lock);
+	extresd_ready_loop_over(&rd);
 	extres_sd_notify("STOPPING=1");
 	/* The loop ends on the control thread's word (idle by then) or
 	 * because the mount went away (fusermount3 -u): either way no reload
@@ -416,27 +275,9 @@ out_unmount:
 	extres_owner_close(&d->owner_watch);
 	/* Also what makes a probe still waiting on the loop return. */
 	fuse_session_unmount(d->se);
-	if (rd.waiter_started) {
-		pthread_join(rd.waiter, NULL);
-		if (!rd.ready)
-			r = ready_failure(d, &rd, r);
-	}
 	fuse_loop_cfg_destroy(loop);
 out:
-	pthread_cond_destroy(&rd.cond);
-	pthread_mutex_destroy(&rd.lock);
-	return r;
-}
-
-/* The control thread's SIGTERM/SIGINT: end the session loop. The loop's
- * threads wait in read() or sem_wait(); a signal to the main thread (a
- * no-op handler, so the wait fails with EINTR) makes it look again. */
-static void stop_session(void *ctx)
-{
-	struct extresd *d = ctx;
-
-	fuse_session_exit(d->se);
-	pthread_kill(d->main_thread, SIGUSR1);
+	return extresd_ready_end(&rd, r);
 }
 
 static void wake(int sig)

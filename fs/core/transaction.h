@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Start-up work shared by extresd and extresctl: run every resource's driver,
- * take its amount, and release it all again. No FUSE, no logging of errors
+ * The allocation transaction over all resources, shared by extresd (start-up
+ * and reload) and extresctl: run every resource's driver, take its amount,
+ * all or nothing, and release it all again. No FUSE, no logging of errors
  * (they come back in struct extres_err); driver warnings go to extres_log().
  */
-#ifndef EXTRES_STARTUP_H
-#define EXTRES_STARTUP_H
+#ifndef EXTRES_TRANSACTION_H
+#define EXTRES_TRANSACTION_H
 
 #include <stddef.h>
 #include <sys/types.h>

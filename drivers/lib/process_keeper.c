@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-#include "script_keeper.h"
+#include "process_keeper.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -77,8 +77,8 @@ static void close_others(int a, int b)
 	close_range_of(from, ~0u);
 }
 
-void script_keeper_exec(char *const argv[], pid_t parent, int out, int err,
-			int status)
+void process_keeper_exec(char *const argv[], pid_t parent, int out, int err,
+			 int status)
 {
 	struct sigaction dfl = { .sa_handler = SIG_DFL };
 	sigset_t none;
@@ -253,7 +253,7 @@ static int walk_all(struct track *t, pid_t script, int all)
 	return added;
 }
 
-void script_keeper_run(pid_t pid, const struct script_keeper_fds *fds)
+void process_keeper_run(pid_t pid, const struct process_keeper_fds *fds)
 {
 	struct track t = { .pgid = pid };
 	struct pollfd p;
@@ -271,7 +271,7 @@ void script_keeper_run(pid_t pid, const struct script_keeper_fds *fds)
 
 	for (;;) {
 		p = (struct pollfd){ .fd = fds->life, .events = POLLIN };
-		n = poll(&p, 1, SCRIPT_KEEPER_WALK_MS);
+		n = poll(&p, 1, PROCESS_KEEPER_WALK_MS);
 		if (n > 0)
 			break;
 		if (n < 0 && errno != EINTR)

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-#include "core/startup.h"
+#include "core/transaction.h"
 
 #include <errno.h>
 #include <stdlib.h>

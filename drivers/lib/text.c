@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: MIT */
+#include "lib/text.h"
+
+#include <string.h>
+
+int text_is_space(char c)
+{
+	return c == ' ' || (c >= '\t' && c <= '\r');
+}
+
+int text_starts_with(const char *s, const char *prefix)
+{
+	return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+int text_next_word(const char **p, const char *end, const char **ret_word,
+		   size_t *ret_len)
+{
+	const char *s = *p, *w;
+
+	while (s < end && text_is_space(*s))
+		s++;
+	if (s == end)
+		return 0;
+	w = s;
+	while (s < end && !text_is_space(*s))
+		s++;
+	*ret_word = w;
+	*ret_len = (size_t)(s - w);
+	*p = s;
+	return 1;
+}

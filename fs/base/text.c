@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: MIT */
+#include "base/text.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+int extres_is_space(char c)
+{
+	return c == ' ' || (c >= '\t' && c <= '\r');
+}
+
+int extres_is_blank(const char *s, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		if (!extres_is_space(s[i]))
+			return 0;
+	return 1;
+}
+
+int extres_starts_with(const char *s, const char *prefix)
+{
+	return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+int extres_next_word(const char **p, const char *end, const char **ret_word,
+		     size_t *ret_len)
+{
+	const char *s = *p, *w;
+
+	while (s < end && extres_is_space(*s))
+		s++;
+	if (s == end)
+		return 0;
+	w = s;
+	while (s < end && !extres_is_space(*s))
+		s++;
+	*ret_word = w;
+	*ret_len = (size_t)(s - w);
+	*p = s;
+	return 1;
+}
+
+int extres_parse_dec(const char *s, size_t len, uint64_t max, uint64_t *ret)
+{
+	char buf[32];
+	unsigned long long v;
+	char *end;
+	size_t i;
+
+	if (len == 0)
+		return -EINVAL;
+	for (i = 0; i < len; i++)
+		if (s[i] < '0' || s[i] > '9')
+			return -EINVAL;
+	/* Leading zeros add digits, not value: 40 digits may still be 1. */
+	while (len > 1 && s[0] == '0')
+		s++, len--;
+	if (len >= sizeof(buf))
+		return -ERANGE;
+	memcpy(buf, s, len);
+	buf[len] = '\0';
+	errno = 0;
+	v = strtoull(buf, &end, 10);
+	if (errno != 0 || *end != '\0' || v > max)
+		return -ERANGE;
+	*ret = v;
+	return 0;
+}
+
+int extres_parse_ms(const char *text, unsigned long long min_ms,
+		    unsigned long long max_ms, unsigned long long *ret_ms)
+{
+	unsigned long long whole = 0, ms;
+	const char *p = text;
+	int decimals = 0;
+
+	if (*p < '0' || *p > '9')
+		return -EINVAL;
+	for (; *p >= '0' && *p <= '9'; p++) {
+		whole = whole * 10 + (unsigned long long)(*p - '0');
+		if (whole > max_ms / 1000 + 1)
+			return -EINVAL;
+	}
+	ms = whole * 1000;
+	if (*p == '.') {
+		unsigned long long scale = 100;
+
+		for (p++; *p >= '0' && *p <= '9' && decimals < 3;
+		     p++, decimals++, scale /= 10)
+			ms += (unsigned long long)(*p - '0') * scale;
+		if (decimals == 0)
+			return -EINVAL;
+	}
+	if (*p != '\0' || ms < min_ms || ms > max_ms)
+		return -EINVAL;
+	*ret_ms = ms;
+	return 0;
+}

@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Text helpers without extres concepts: ASCII character classes that do not
+ * depend on the locale, whitespace word splitting, checked integers.
+ */
+#ifndef EXTRES_TEXT_H
+#define EXTRES_TEXT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* 1 for the C locale's whitespace (' ', '\t', '\n', '\v', '\f', '\r'). */
+int extres_is_space(char c);
+
+/* 1 if `len` bytes at `s` are all whitespace (or none). */
+int extres_is_blank(const char *s, size_t len);
+
+/* 1 if `s` begins with `prefix`. */
+int extres_starts_with(const char *s, const char *prefix);
+
+/*
+ * The next whitespace-separated word of [*p, end): 1 with *ret_word and
+ * *ret_len set and *p moved past the word, or 0 when none is left (nothing
+ * is set then). This is how Java's Runtime.exec() splits a command string.
+ */
+int extres_next_word(const char **p, const char *end, const char **ret_word,
+		     size_t *ret_len);
+
+/*
+ * The `len` bytes at `s` as a decimal number of at most `max`: digits only
+ * (no sign or blanks, which strtoull would take). 0, -EINVAL when not
+ * digits (or empty), -ERANGE when above `max`; *ret untouched on failure.
+ */
+int extres_parse_dec(const char *s, size_t len, uint64_t max, uint64_t *ret);
+
+/*
+ * Seconds with up to three decimals ("30", "0.5") into milliseconds: 0, or
+ * -EINVAL when the text is anything else or falls outside [min_ms, max_ms]
+ * (*ret_ms untouched then).
+ */
+int extres_parse_ms(const char *text, unsigned long long min_ms,
+		    unsigned long long max_ms, unsigned long long *ret_ms);
+
+#endif

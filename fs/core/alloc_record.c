@@ -1,0 +1,212 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * An allocation's lines in its coordination file: recording them, putting
+ * back those someone removed (the guard), and releasing them.
+ */
+#include "core/alloc_internal.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/coord.h"
+
+static int is_ours(const struct extres_allocation *a, const char *key)
+{
+	const char *v;
+	size_t i;
+
+	for (i = 0; i < a->n; i++) {
+		v = extres_info_get(&a->infos[i], a->coordination_key);
+		if (v && strcmp(v, key) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * Whether `e` is one of `a`'s lines: its key, and its owner by PID and start
+ * time, so that a process that reused our PID later keeps its lines. A
+ * script's two-field line (Flink's format) with our PID is ours as well: the
+ * PID is alive (it is us), so it cannot be anybody else's.
+ */
+static int is_our_line(const struct extres_allocation *a,
+		       const struct extres_coord_entry *e)
+{
+	if (!e->parsed || e->pid != a->owner || !is_ours(a, e->key))
+		return 0;
+	if (e->has_starttime)
+		return e->starttime == a->owner_starttime;
+	return a->recorded_by_script;
+}
+
+int extres_alloc_release(struct extres_allocation *a, struct extres_err *err)
+{
+	return extres_alloc_release_except(a, NULL, err);
+}
+
+/* Whether `keep` holds `key` through the same lines as `a`. */
+static int kept_by(const struct extres_allocation *a,
+		   const struct extres_allocation *keep, const char *key)
+{
+	return keep && keep->coordination_file && keep->owner == a->owner &&
+	       keep->owner_starttime == a->owner_starttime &&
+	       strcmp(keep->coordination_file, a->coordination_file) == 0 &&
+	       strcmp(keep->coordination_key, a->coordination_key) == 0 &&
+	       is_ours(keep, key);
+}
+
+int extres_alloc_release_except(struct extres_allocation *a,
+				const struct extres_allocation *keep,
+				struct extres_err *err)
+{
+	struct extres_coord *c = NULL;
+	const struct extres_coord_entry *e;
+	size_t i, removed = 0;
+	int r;
+
+	if (!a || a->released || !a->coordination_file) {
+		if (a)
+			a->released = 1;
+		return 0;
+	}
+	r = extres_coord_lock_existing(a->coordination_file, a->lock_timeout_ms,
+				       &c, err);
+	/* Nothing is recorded in a file that is not there. */
+	if (r == -ENOENT) {
+		a->released = 1;
+		return 0;
+	}
+	if (r < 0)
+		return extres_err_prefix(err, -r, "resource '%s'", a->resource);
+	/* Key, pid and start time must all match, so that a process that
+	 * reused our PID later keeps its lines. */
+	for (i = c->n; i-- > 0;) {
+		e = &c->entries[i];
+		if (!is_our_line(a, e) || kept_by(a, keep, e->key))
+			continue;
+		extres_coord_remove(c, i);
+		removed++;
+	}
+	if (removed) {
+		r = extres_coord_write(c, err);
+		if (r < 0)
+			extres_err_prefix(err, -r, "resource '%s'",
+					  a->resource);
+	}
+	if (r == 0)
+		a->released = 1;
+	extres_coord_close(c);
+	return r;
+}
+
+int extres_alloc_unrecord(struct extres_allocation *a, struct extres_err *err)
+{
+	int released = a->released, r;
+
+	a->released = 0;
+	r = extres_alloc_release_except(a, NULL, err);
+	a->released = released;
+	return r;
+}
+
+int extres_alloc_record(const struct extres_allocation *a,
+			struct extres_err *err)
+{
+	struct extres_coord *c = NULL;
+	size_t i;
+	int r;
+
+	if (!a->coordination_file)
+		return 0;
+	r = extres_coord_lock(a->coordination_file, a->lock_timeout_ms, &c,
+			      err);
+	if (r < 0)
+		return extres_err_prefix(err, -r, "resource '%s'", a->resource);
+	extres_coord_reclaim(c);
+	for (i = 0; i < a->n && r == 0; i++) {
+		const char *v =
+			extres_info_get(&a->infos[i], a->coordination_key);
+
+		if (v && !extres_coord_has_key(c, v))
+			r = extres_coord_add(c, v, a->owner,
+					     a->owner_starttime);
+	}
+	if (r == 0)
+		r = extres_coord_write(c, err);
+	else
+		r = extres_err_set(err, -r, "out of memory");
+	extres_coord_close(c);
+	return r;
+}
+
+int extres_alloc_guard(struct extres_allocation *a, char **ret_conflicts,
+		       size_t *ret_restored, struct extres_err *err)
+{
+	struct extres_coord *c = NULL;
+	char *conflicts = NULL, *grown;
+	size_t restored = 0, len = 0, i;
+	struct extres_err one;
+	const char *v;
+	pid_t holder;
+	int r;
+
+	*ret_conflicts = NULL;
+	*ret_restored = 0;
+	if (a->released || !a->coordination_file)
+		return 0;
+	/* Created again if somebody removed it: our lines belong there. */
+	r = extres_coord_lock(a->coordination_file, a->lock_timeout_ms, &c,
+			      err);
+	if (r < 0)
+		return extres_err_prefix(err, -r, "resource '%s'", a->resource);
+	for (i = 0; i < a->n; i++) {
+		v = extres_info_get(&a->infos[i], a->coordination_key);
+		if (!v)
+			continue;
+		holder = extres_coord_other_holder(c, v, a->owner,
+						   a->owner_starttime);
+		if (holder) {
+			extres_alloc_held_error(a->resource,
+						a->coordination_key, v, holder,
+						a->coordination_file, &one);
+			grown = realloc(conflicts, len + strlen(one.msg) + 2);
+			if (!grown) {
+				r = extres_err_set(err, ENOMEM,
+						   "out of memory");
+				goto out;
+			}
+			conflicts = grown;
+			len += (size_t)sprintf(conflicts + len, "%s\n",
+					       one.msg);
+			continue;
+		}
+		if (extres_coord_recorded_for(c, v, a->owner,
+					      a->owner_starttime) ||
+		    (a->recorded_by_script &&
+		     extres_coord_has_line_of(c, v, a->owner)))
+			continue;
+		r = extres_coord_add(c, v, a->owner, a->owner_starttime);
+		if (r < 0) {
+			r = extres_err_set(err, -r, "out of memory");
+			goto out;
+		}
+		restored++;
+	}
+	if (restored) {
+		r = extres_coord_write(c, err);
+		if (r < 0) {
+			extres_err_prefix(err, -r, "resource '%s'",
+					  a->resource);
+			goto out;
+		}
+	}
+	*ret_conflicts = conflicts;
+	conflicts = NULL;
+	*ret_restored = restored;
+out:
+	free(conflicts);
+	extres_coord_close(c);
+	return r;
+}
