@@ -22,7 +22,7 @@ static void usage_check(FILE *out)
 	fprintf(out,
 		"usage: extresctl [-c CONFIG] check\n"
 		"\n"
-		"Load and validate CONFIG (default " CTL_DEFAULT_CONFIG
+		"Load and validate CONFIG (default " EXTRES_DEFAULT_CONFIG
 		") and print\n"
 		"each resource: amount, driver, coordination file, Kubernetes and\n"
 		"YARN resource names ('-' when unset). Then load each resource's\n"
@@ -45,7 +45,7 @@ static void usage_discover(FILE *out)
 		"usage: extresctl [-c CONFIG] discover [NAME]\n"
 		"       extresctl [-c CONFIG] discover --json [NAME]\n"
 		"\n"
-		"Run the driver of every resource in CONFIG (default\n" CTL_DEFAULT_CONFIG
+		"Run the driver of every resource in CONFIG (default\n" EXTRES_DEFAULT_CONFIG
 		"), or of resource NAME only, and print\n"
 		"every candidate info with its properties. Nothing is allocated,\n"
 		"recorded in a coordination file or mounted. Exit 1 when a driver\n"

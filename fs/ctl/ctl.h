@@ -10,10 +10,9 @@
 
 #include <getopt.h>
 
-#include "base/json.h"
+#include "extres_build.h"
 
-#define CTL_DEFAULT_CONFIG "/etc/extres/extres.yaml"
-#define CTL_DEFAULT_MOUNTPOINT "/run/extres"
+#include "base/json.h"
 
 #define CTL_EXIT_USAGE 2
 

@@ -65,7 +65,7 @@ static void usage(FILE *out)
 		"\n"
 		"options:\n"
 		"    -c, --config=FILE  configuration for check, discover and request\n"
-		"                       (default " CTL_DEFAULT_CONFIG ")\n"
+		"                       (default " EXTRES_DEFAULT_CONFIG ")\n"
 		"    -h, --help         this help; 'extresctl COMMAND --help' for one\n"
 		"    -V, --version      print the version\n"
 		"\n"
@@ -84,7 +84,7 @@ int main(int argc, char *argv[])
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *config_path = CTL_DEFAULT_CONFIG, *cmd;
+	const char *config_path = EXTRES_DEFAULT_CONFIG, *cmd;
 	int c, status;
 
 	extres_log_init("extresctl");

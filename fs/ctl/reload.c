@@ -33,7 +33,7 @@ static void usage_reload(FILE *out)
 	fprintf(out,
 		"usage: extresctl reload [--timeout SECONDS] [MOUNTPOINT]\n"
 		"\n"
-		"Make the extresd serving MOUNTPOINT (default " CTL_DEFAULT_MOUNTPOINT ")\n"
+		"Make the extresd serving MOUNTPOINT (default " EXTRES_DEFAULT_MOUNTPOINT ")\n"
 		"re-read its configuration, as SIGHUP does, and wait for the outcome.\n"
 		"A reload is all or nothing: if the new configuration or a driver fails,\n"
 		"the daemon keeps serving what it served and keeps its devices.\n"
@@ -179,7 +179,7 @@ int extres_ctl_reload(int argc, char *argv[])
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *path = CTL_DEFAULT_MOUNTPOINT;
+	const char *path = EXTRES_DEFAULT_MOUNTPOINT;
 	long timeout = DEFAULT_TIMEOUT_S;
 	int c;
 

@@ -48,7 +48,7 @@ static void usage_status(FILE *out)
 	fprintf(out,
 		"usage: extresctl status [--json] [--timeout SECONDS] [MOUNTPOINT]\n"
 		"\n"
-		"Show what the extresd serving MOUNTPOINT (default " CTL_DEFAULT_MOUNTPOINT
+		"Show what the extresd serving MOUNTPOINT (default " EXTRES_DEFAULT_MOUNTPOINT
 		") serves,\n"
 		"read through the mount: each resource, its infos and their\n"
 		"properties, in the daemon's order. Hidden names (starting with\n"
@@ -382,7 +382,7 @@ int extres_ctl_status(int argc, char *argv[])
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *path = CTL_DEFAULT_MOUNTPOINT;
+	const char *path = EXTRES_DEFAULT_MOUNTPOINT;
 	struct status_opts o = { 0 };
 	long timeout = CTL_MOUNT_TIMEOUT_S;
 	int c;

@@ -23,7 +23,6 @@
 #include "daemon/fuse_log.h"
 #include "daemon/ready.h"
 #include "base/log.h"
-#include "base/paths.h"
 #include "os/mountpoint.h"
 #include "os/sdnotify.h"
 #include "os/stop.h"

@@ -18,7 +18,9 @@
 # shellcheck source=lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-UNIT=$SRCDIR/conf/systemd/extresd.service
+# The unit as the build makes it from conf/systemd/extresd.service (sbindir,
+# default config and mount point filled in).
+UNIT=$BUILDDIR/conf/extresd.service
 
 # The options the mount must have however it was made: extresd's tree holds
 # values, never programs or devices, and takes no writes.
@@ -227,11 +229,13 @@ case_systemd_verify() {
 # The unit's promises, line by line.
 case_unit_contents() {
 	it_setup_nofuse
-	local key bad
+	local key bad SBINDIR
+	SBINDIR=$(sed -n 's|^ExecStart=\(/.*\)/extresd .*|\1|p' "$UNIT")
+	[[ -n $SBINDIR ]] || fail "$UNIT: no ExecStart= with an absolute path"
 	# One line each, so that a later line cannot undo it.
 	for key in Type=notify NotifyAccess=main Restart=on-failure \
-		'ExecStart=@sbindir@/extresd -f -c /etc/extres/extres.yaml /run/extres' \
-		'ExecReload=@sbindir@/extresctl reload /run/extres' \
+		"ExecStart=$SBINDIR/extresd -f -c /etc/extres/extres.yaml /run/extres" \
+		"ExecReload=$SBINDIR/extresctl reload /run/extres" \
 		WantedBy=multi-user.target; do
 		grep -qxF -- "$key" "$UNIT" || fail "$UNIT has no line '$key'"
 		assert_eq 1 "$(grep -c "^${key%%=*}=" "$UNIT")" "number of ${key%%=*}= lines in $UNIT"
