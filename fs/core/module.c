@@ -35,16 +35,24 @@ struct extres_module {
 
 struct extres_driver {
 	struct extres_module *module;
-	/* Handed to the driver; must live as long as the instance. Its
-	 * strings point into the config, which outlives the instance anyway
-	 * (the driver holds on to the config's param tree). */
+	/* Holders: each calls extres_driver_close() once. */
+	unsigned refs;
+	/* What the instance was opened with, copied: a reload that keeps it
+	 * frees the config it came from, and the driver holds on to its
+	 * params and the host's strings. Of `settings`, only what
+	 * extres_resource_config_same() compares is set; its params are
+	 * `params`. */
+	struct extres_resource_config settings;
+	struct extres_param params;
+	char *config_path, *config_dir;
+	/* The config's untrusted: why nothing it names may run, or NULL. */
+	char *config_untrusted;
+	/* Handed to the driver; must live as long as the instance. */
 	struct extres_host host;
 	void *handle;
 	/* The driver's host->error() message for the call in progress. */
 	int has_error;
 	char error[EXTRES_ERR_MAX];
-	/* The config's untrusted: why nothing it names may run, or NULL. */
-	const char *config_untrusted;
 };
 
 /* What the sink callbacks work on during one discover() call. */
@@ -330,12 +338,82 @@ static int driver_failed(struct extres_driver *drv, const char *op,
 			      resource, name, strerror(-r));
 }
 
+/* A deep copy of `src` into *dst, which extres_param_clear() frees. */
+static int param_copy(const struct extres_param *src, struct extres_param *dst)
+{
+	struct extres_param *items;
+	uint32_t i;
+
+	*dst = (struct extres_param){ .kind = src->kind,
+				      .line = src->line,
+				      .column = src->column };
+	if ((src->key && !(dst->key = strdup(src->key))) ||
+	    (src->value && !(dst->value = strdup(src->value))))
+		goto fail;
+	if (src->count) {
+		items = calloc(src->count, sizeof(*items));
+		if (!items)
+			goto fail;
+		dst->items = items;
+		/* Counted as copied, so that a failure frees exactly those. */
+		for (i = 0; i < src->count; i++, dst->count++)
+			if (param_copy(&src->items[i], &items[i]) < 0)
+				goto fail;
+	}
+	return 0;
+fail:
+	extres_param_clear(dst);
+	return -ENOMEM;
+}
+
+static int copy_text(const char *src, char **ret)
+{
+	*ret = NULL;
+	if (src && !(*ret = strdup(src)))
+		return -ENOMEM;
+	return 0;
+}
+
+/* Frees what an instance owns besides the module and the handle. */
+static void driver_free(struct extres_driver *drv)
+{
+	free(drv->settings.name);
+	free(drv->settings.driver);
+	free(drv->settings.coordination_file);
+	free(drv->settings.coordination_key);
+	extres_param_clear(&drv->params);
+	free(drv->config_path);
+	free(drv->config_dir);
+	free(drv->config_untrusted);
+	free(drv);
+}
+
+static int copy_settings(struct extres_driver *drv,
+			 const struct extres_config *config,
+			 const struct extres_resource_config *res)
+{
+	struct extres_resource_config *s = &drv->settings;
+
+	if (copy_text(res->name, &s->name) < 0 ||
+	    copy_text(res->driver, &s->driver) < 0 ||
+	    copy_text(res->coordination_file, &s->coordination_file) < 0 ||
+	    copy_text(res->coordination_key, &s->coordination_key) < 0 ||
+	    copy_text(config->path, &drv->config_path) < 0 ||
+	    copy_text(config->dir, &drv->config_dir) < 0 ||
+	    copy_text(config->untrusted, &drv->config_untrusted) < 0 ||
+	    param_copy(res->params ? res->params : &no_params, &drv->params) <
+		    0)
+		return -ENOMEM;
+	s->amount = res->amount;
+	s->params = &drv->params;
+	return 0;
+}
+
 int extres_driver_open(const struct extres_config *config,
 		       const struct extres_resource_config *res,
 		       struct extres_driver **ret, struct extres_err *err)
 {
 	struct extres_driver *drv;
-	const struct extres_param *params;
 	void *handle = NULL;
 	char *path = NULL;
 	int r;
@@ -345,7 +423,7 @@ int extres_driver_open(const struct extres_config *config,
 		return extres_err_prefix(err, -r, "resource '%s'", res->name);
 
 	drv = calloc(1, sizeof(*drv));
-	if (!drv) {
+	if (!drv || copy_settings(drv, config, res) < 0) {
 		r = extres_err_set(err, ENOMEM, "resource '%s': out of memory",
 				   res->name);
 		goto fail;
@@ -363,14 +441,13 @@ int extres_driver_open(const struct extres_config *config,
 		extres_err_prefix(err, -r, "resource '%s'", res->name);
 		goto fail;
 	}
-	drv->config_untrusted = config->untrusted;
 
 	drv->host = (struct extres_host){
 		.abi_version = EXTRES_DRIVER_ABI_VERSION,
 		.struct_size = sizeof(struct extres_host),
-		.resource = res->name,
-		.config_path = config->path ? config->path : "",
-		.config_dir = config->dir ? config->dir : "",
+		.resource = drv->settings.name,
+		.config_path = drv->config_path ? drv->config_path : "",
+		.config_dir = drv->config_dir ? drv->config_dir : "",
 		.amount = res->amount,
 		.log = host_log,
 		.error = host_error,
@@ -378,10 +455,9 @@ int extres_driver_open(const struct extres_config *config,
 		.check_trusted_path = host_check_trusted,
 		.stop_requested = host_stop_requested,
 	};
-	params = res->params ? res->params : &no_params;
 
 	drv->has_error = 0;
-	r = drv->module->ops.open(&drv->host, params, &handle);
+	r = drv->module->ops.open(&drv->host, &drv->params, &handle);
 	if (r != 0) {
 		/* A positive result is no success either: the driver broke
 		 * the contract and may not have made a handle to close. */
@@ -389,15 +465,44 @@ int extres_driver_open(const struct extres_config *config,
 		goto fail;
 	}
 	drv->handle = handle;
+	drv->refs = 1;
 	free(path);
 	*ret = drv;
 	return 0;
 fail:
-	if (drv)
+	if (drv) {
 		extres_module_unload(drv->module);
-	free(drv);
+		driver_free(drv);
+	}
 	free(path);
 	return r;
+}
+
+static int same_text(const char *a, const char *b)
+{
+	return (!a && !b) || (a && b && strcmp(a, b) == 0);
+}
+
+int extres_driver_serves(const struct extres_driver *drv,
+			 const struct extres_config *config,
+			 const struct extres_resource_config *res)
+{
+	struct extres_resource_config want = *res;
+
+	if (!want.params)
+		want.params = (struct extres_param *)&no_params;
+	/* The host's strings and what the driver may run (the config's
+	 * trust) are part of what open() was given. */
+	return extres_resource_config_same(&drv->settings, &want) &&
+	       same_text(drv->config_path, config->path) &&
+	       same_text(drv->config_dir, config->dir) &&
+	       same_text(drv->config_untrusted, config->untrusted);
+}
+
+struct extres_driver *extres_driver_ref(struct extres_driver *drv)
+{
+	drv->refs++;
+	return drv;
 }
 
 static int32_t sink_begin_info(struct extres_sink *sink)
@@ -472,11 +577,11 @@ int extres_driver_discover(struct extres_driver *drv,
 
 void extres_driver_close(struct extres_driver *drv)
 {
-	if (!drv)
+	if (!drv || --drv->refs > 0)
 		return;
 	drv->module->ops.close(drv->handle);
 	extres_module_unload(drv->module);
-	free(drv);
+	driver_free(drv);
 }
 
 const char *extres_driver_name(const struct extres_driver *drv)
