@@ -723,6 +723,37 @@ static void test_instance_ref(void **state)
 	extres_driver_close(drv);
 }
 
+/* A file open() had the host vet is vetted again before each discover():
+ * one that turned writable by others is refused, as a new open() would. */
+static void test_instance_vets_again(void **state)
+{
+	char dir[PATH_MAX], prog[PATH_MAX + 8];
+	struct extres_param items[] = { SCALAR("run", prog) };
+	struct extres_driver *drv = NULL;
+	struct extres_infos *infos = NULL;
+	struct extres_err err = { "" };
+	struct fixture f;
+
+	make_tmpdir(dir, sizeof(dir));
+	snprintf(prog, sizeof(prog), "%s/prog", dir);
+	write_file(prog, "#!/bin/sh\n", 10);
+	assert_int_equal(chmod(prog, 0755), 0);
+	fixture_init(&f, MOCK("mock_good"), items, 1);
+	assert_int_equal(extres_driver_open(&f.config, &f.res, &drv, &err), 0);
+	assert_int_equal(extres_driver_discover(drv, &infos, &err), 0);
+	extres_infos_free(infos);
+	infos = NULL;
+	assert_int_equal(chmod(prog, 0757), 0);
+	assert_int_equal(extres_driver_discover(drv, &infos, &err), -EPERM);
+	assert_null(infos);
+	assert_non_null(strstr(
+		err.msg, "resource 'gpu': driver 'mock_good': test program "));
+	assert_non_null(strstr(err.msg, "could be modified by another user"));
+	extres_driver_close(drv);
+	unlink(prog);
+	rmdir(dir);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -745,6 +776,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_instance_outlives_config),
 		cmocka_unit_test(test_instance_serves),
 		cmocka_unit_test(test_instance_ref),
+		cmocka_unit_test(test_instance_vets_again),
 	};
 
 	/* The helper mode of test_find_beside_program. */
