@@ -30,6 +30,14 @@ struct extres_driver;
  * failure returns a negative errno with a message in `err` naming the
  * resource, the module path and dlerror() or the driver's own message; nothing
  * stays loaded or open.
+ *
+ * The instance keeps its own copy of what open() was given (the resource's
+ * settings and params, the config's path and trust), so that it may outlive
+ * `config`: a daemon keeps it open across refreshes and across reloads that
+ * leave the resource as it was (extres_driver_serves()), and calls discover()
+ * on it each time. An instance is not thread-safe: the caller uses it from
+ * one thread at a time, and hands it to another thread only through
+ * something that orders memory (starting or joining that thread, a lock).
  */
 int extres_driver_open(const struct extres_config *config,
 		       const struct extres_resource_config *res,
@@ -47,7 +55,21 @@ int extres_driver_discover(struct extres_driver *drv,
 			   struct extres_infos **ret_infos,
 			   struct extres_err *err);
 
-/* Close the instance and unload the module. Accepts NULL. */
+/*
+ * 1 if `drv` was opened for what `res` of `config` says now, so that it can
+ * serve `res` in its stead: the same settings (extres_resource_config_same())
+ * and the same config path and trust. Else 0: open a new instance.
+ */
+int extres_driver_serves(const struct extres_driver *drv,
+			 const struct extres_config *config,
+			 const struct extres_resource_config *res);
+
+/* Another holder of `drv`, which closes it once more: the instance is
+ * closed by the last extres_driver_close(). Returns `drv`. */
+struct extres_driver *extres_driver_ref(struct extres_driver *drv);
+
+/* Drop one holder; the last one closes the instance and unloads the module.
+ * Accepts NULL. */
 void extres_driver_close(struct extres_driver *drv);
 
 /* The module's display name, ops->name, for messages. */

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
 
 #include "core/module.h"
 
@@ -29,22 +30,34 @@ void extres_allocations_free(struct extres_allocations *a)
 
 	if (!a)
 		return;
-	for (i = 0; i < a->n; i++)
+	for (i = 0; i < a->n; i++) {
 		extres_allocation_free(a->items[i]);
+		extres_driver_close(a->drivers[i]);
+	}
 	free(a->items);
+	free(a->drivers);
 	free(a);
+}
+
+/* The index of the allocation `old` holds for resource `name`, or -1. */
+static ssize_t find_index(const struct extres_allocations *old,
+			  const char *name)
+{
+	size_t i;
+
+	for (i = 0; old && i < old->n; i++)
+		if (strcmp(old->items[i]->resource, name) == 0)
+			return (ssize_t)i;
+	return -1;
 }
 
 /* The allocation `old` holds for resource `name`, or NULL. */
 static struct extres_allocation *
 find_allocation(const struct extres_allocations *old, const char *name)
 {
-	size_t i;
+	ssize_t k = find_index(old, name);
 
-	for (i = 0; old && i < old->n; i++)
-		if (strcmp(old->items[i]->resource, name) == 0)
-			return old->items[i];
-	return NULL;
+	return k < 0 ? NULL : old->items[k];
 }
 
 int extres_allocate_all(const struct extres_config *config, pid_t owner,
@@ -65,34 +78,56 @@ find_resource(const struct extres_config *config, const char *name)
 	return NULL;
 }
 
-/* One resource of a (re)allocation; see extres_reallocate_all(). Sets
+/* One resource of a (re)allocation; see extres_reallocate_all(). `prev`
+ * and `prev_drv` are what `old` has for it (NULL: nothing). Sets
  * *unrecorded when prev's lines were taken out of the script's file. */
 static int allocate_one(const struct extres_config *config,
 			const struct extres_resource_config *res,
 			const struct extres_config *old_config,
-			struct extres_allocation *prev, pid_t owner,
-			struct extres_allocation **ret, int *unrecorded,
+			struct extres_allocation *prev,
+			struct extres_driver *prev_drv, pid_t owner,
+			struct extres_allocation **ret,
+			struct extres_driver **ret_drv, int *unrecorded,
 			struct extres_err *err)
 {
 	const struct extres_resource_config *was =
 		find_resource(old_config, res->name);
 	struct extres_infos *infos = NULL;
+	struct extres_driver *drv = NULL;
 	int r;
 
-	if (prev && prev->recorded_by_script) {
-		if (was && extres_resource_config_same(was, res)) {
-			*ret = extres_allocation_dup(prev);
-			return *ret ? 0 : extres_err_set(err, ENOMEM, "out of memory");
-		}
-		r = extres_alloc_unrecord(prev, err);
+	if (prev && prev->recorded_by_script && was &&
+	    extres_resource_config_same(was, res)) {
+		/* Its script is not run again: the instance is only kept,
+		 * whatever became of the config's trust meanwhile. */
+		*ret = extres_allocation_dup(prev);
+		if (!*ret)
+			return extres_err_set(err, ENOMEM, "out of memory");
+		*ret_drv = extres_driver_ref(prev_drv);
+		return 0;
+	}
+	if (prev_drv && extres_driver_serves(prev_drv, config, res))
+		drv = extres_driver_ref(prev_drv);
+	else {
+		r = extres_driver_open(config, res, &drv, err);
 		if (r < 0)
 			return r;
+	}
+	if (prev && prev->recorded_by_script) {
+		r = extres_alloc_unrecord(prev, err);
+		if (r < 0)
+			goto out;
 		*unrecorded = 1;
 	}
-	r = extres_discover_resource(config, res, &infos, err);
+	r = extres_driver_discover(drv, &infos, err);
 	if (r == 0)
 		r = extres_alloc_retake(res, infos, prev, owner, ret, err);
 	extres_infos_free(infos);
+out:
+	if (r < 0)
+		extres_driver_close(drv);
+	else
+		*ret_drv = drv;
 	return r;
 }
 
@@ -131,25 +166,24 @@ int extres_reallocate_all(const struct extres_config *config,
 		return extres_err_set(err, ENOMEM, "out of memory");
 	a->items = calloc(config->n_resources ? config->n_resources : 1,
 			  sizeof(*a->items));
+	a->drivers = calloc(config->n_resources ? config->n_resources : 1,
+			    sizeof(*a->drivers));
 	unrecorded = calloc(old && old->n ? old->n : 1, 1);
-	if (!a->items || !unrecorded) {
+	if (!a->items || !a->drivers || !unrecorded) {
 		r = extres_err_set(err, ENOMEM, "out of memory");
 		goto fail;
 	}
 	for (i = 0; i < config->n_resources; i++) {
 		const struct extres_resource_config *res = &config->resources[i];
-		struct extres_allocation *prev = find_allocation(old, res->name);
+		ssize_t k = find_index(old, res->name);
 		int un = 0;
 
-		r = allocate_one(config, res, old_config, prev, owner,
-				 &a->items[a->n], &un, err);
-		if (un) {
-			size_t k;
-
-			for (k = 0; k < old->n; k++)
-				if (old->items[k] == prev)
-					unrecorded[k] = 1;
-		}
+		r = allocate_one(config, res, old_config,
+				 k < 0 ? NULL : old->items[k],
+				 k < 0 ? NULL : old->drivers[k], owner,
+				 &a->items[a->n], &a->drivers[a->n], &un, err);
+		if (un)
+			unrecorded[k] = 1;
 		if (r < 0)
 			goto fail;
 		a->n++;

@@ -16,9 +16,15 @@
 #include "base/err.h"
 #include "core/infos.h"
 
+struct extres_driver;
+
 struct extres_allocations {
 	size_t n;
 	struct extres_allocation **items; /* one per resource, config order */
+	/* items[i]'s driver instance, kept open to discover again (a
+	 * refresh); shared with the allocations a reload makes from these
+	 * when the resource stays as it was. */
+	struct extres_driver **drivers;
 };
 
 /* Open the resource's driver, discover, close it. On success *ret_infos is
@@ -46,6 +52,11 @@ int extres_allocate_all(const struct extres_config *config, pid_t owner,
  * on success either: extres_release_dropped() does that once the new
  * allocations are in use.
  *
+ * A resource whose driver instance in `old` serves it as it is now
+ * (extres_driver_serves()) is discovered again with that instance, which the
+ * result shares; any other gets a new one. Freeing `old` then closes only
+ * the instances of resources that went or changed.
+ *
  * A resource whose script coordinates by itself is not run again when its
  * configuration (`old_config`) is the same: it would take more devices, its
  * own being held. When it changed, its devices are unrecorded first so that
@@ -70,7 +81,8 @@ int extres_release_dropped(struct extres_allocations *old,
  */
 int extres_release_all(struct extres_allocations *a, struct extres_err *err);
 
-/* Accepts NULL. Does not release. */
+/* Accepts NULL. Does not release; closes the driver instances no other
+ * allocations share. */
 void extres_allocations_free(struct extres_allocations *a);
 
 #endif

@@ -17,6 +17,7 @@
 
 #include "daemon/extresd.h"
 #include "base/log.h"
+#include "core/module.h"
 #include "os/sdnotify.h"
 #include "tree/snapshot.h"
 #include "core/views.h"
@@ -314,7 +315,9 @@ static int refresh_resource(struct extresd *d, size_t i, int *changed)
 	int stale = 0, r;
 	size_t j, k;
 
-	r = extres_discover_resource(d->config, rc, &infos, &err);
+	/* The instance the allocation came from, still open: a refresh is
+	 * one discover() call. */
+	r = extres_driver_discover(d->allocs->drivers[i], &infos, &err);
 	if (r < 0) {
 		extres_log(EXTRES_LOG_WARNING,
 			   "refresh of '%s' failed, keeping its values: %s",

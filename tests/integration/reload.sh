@@ -760,6 +760,83 @@ case_refresh_shift() {
 	daemon_stop
 }
 
+# counter_resource NAME TAG [INTERVAL]: a resource served by the counting
+# mock driver, which logs its open() and close() calls to $WORK/opens.log.
+counter_resource() {
+	printf '%s\n' \
+		"external-resource.$1.amount: 1" \
+		"external-resource.$1.driver: $BUILDDIR/tests/mock/mock_counter.so" \
+		"external-resource.$1.param.log: $WORK/opens.log" \
+		"external-resource.$1.param.tag: $2"
+	[[ -z ${3:-} ]] || echo "external-resource.$1.refresh-interval: $3"
+}
+
+# wait_discoveries FILE N: poll (10 s at most) until the counter in FILE
+# reaches N.
+wait_discoveries() {
+	local v _
+	for _ in $(seq 200); do
+		v=$(cat -- "$1") || fail "cannot read $1"
+		((v >= $2)) && return 0
+		sleep 0.05
+	done
+	fail "$1 still says $v 10 s on, wanted at least $2"
+}
+
+# A driver instance lives as long as its resource's settings: refreshes
+# call discover() on the handle opened at start-up (its count goes on), a
+# reload opens only the resource whose params changed and closes the
+# instance it replaces, one that changes only the refresh interval or
+# nothing reopens nothing, a resource that goes is closed, and the rest
+# at exit.
+case_refresh_keeps_driver() {
+	it_setup
+	local log=$WORK/opens.log n
+	[[ -f $BUILDDIR/tests/mock/mock_counter.so ]] || fail "mock_counter.so is missing (build tests/mock first)"
+	{
+		echo 'external-resources: a;b'
+		counter_resource a a1 0.1
+		counter_resource b b1
+	} | install_config
+	daemon_start -c "$WORK/extres.yaml" "$MNT"
+	wait_discoveries "$MNT/a/0/discoveries" 10
+	assert_file "$MNT/b/0/discoveries" $'1\n'
+	assert_eq $'open a a1\nopen b b1' "$(cat "$log")" "open/close calls after 10 refreshes"
+
+	# b's params change: only b is opened again, the old b closed.
+	n=$(cat "$MNT/a/0/discoveries")
+	{
+		echo 'external-resources: a;b'
+		counter_resource a a1 0.1
+		counter_resource b b2
+	} | install_config
+	reload_ok
+	assert_eq $'open a a1\nopen b b1\nopen b b2\nclose b b1' "$(cat "$log")" "open/close calls after a reload that changed b"
+	assert_file "$MNT/b/0/tag" $'b2\n'
+	assert_file "$MNT/b/0/discoveries" $'1\n'
+	wait_discoveries "$MNT/a/0/discoveries" $((n + 3))
+
+	# Only a's refresh interval changes, then nothing: nothing reopens.
+	{
+		echo 'external-resources: a;b'
+		counter_resource a a1 0.2
+		counter_resource b b2
+	} | install_config
+	reload_ok
+	reload_ok
+	assert_file "$MNT/b/0/discoveries" $'3\n'
+
+	# b goes: its instance is closed.
+	{
+		echo 'external-resources: a'
+		counter_resource a a1 0.2
+	} | install_config
+	reload_ok
+	assert_eq $'open a a1\nopen b b1\nopen b b2\nclose b b1\nclose b b2' "$(cat "$log")" "open/close calls after b went"
+	daemon_stop
+	assert_eq $'open a a1\nopen b b1\nopen b b2\nclose b b1\nclose b b2\nclose a a1' "$(cat "$log")" "open/close calls after exit"
+}
+
 # Readers hammer a file while 20 reloads alternate its value between two
 # strings of different lengths: every read is exactly one of them.
 case_concurrent_readers() {

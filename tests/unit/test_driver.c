@@ -615,6 +615,145 @@ static void test_null(void **state)
 	extres_module_unload(NULL);
 }
 
+/* --- instances kept across reloads --------------------------------------- */
+
+/* An instance owns copies of what open() was given: the config it came from
+ * may be freed (a reload that keeps the instance does so), and the driver
+ * still sees its params and the host's strings. */
+static void test_instance_outlives_config(void **state)
+{
+	char *name = strdup("gpu"), *path = strdup("/etc/extres/extres.yaml");
+	char *dir = strdup("/etc/extres"), *key = strdup("echo-host");
+	char *value = strdup("yes");
+	struct extres_param *items = calloc(1, sizeof(*items));
+	struct extres_driver *drv = NULL;
+	struct extres_infos *infos = NULL;
+	struct extres_err err = { "" };
+	struct fixture f;
+
+	assert_non_null(items);
+	*items = (struct extres_param)SCALAR(key, value);
+	fixture_init(&f, MOCK("mock_good"), items, 1);
+	f.res.name = name;
+	f.config.path = path;
+	f.config.dir = dir;
+	assert_int_equal(extres_driver_open(&f.config, &f.res, &drv, &err), 0);
+	/* Scribbled over first, so that a dangling pointer shows without
+	 * the sanitizers too. */
+	memset(name, 'x', strlen(name));
+	memset(path, 'x', strlen(path));
+	memset(dir, 'x', strlen(dir));
+	memset(value, 'x', strlen(value));
+	free(name);
+	free(path);
+	free(dir);
+	free(key);
+	free(value);
+	free(items);
+
+	assert_int_equal(extres_driver_discover(drv, &infos, &err), 0);
+	assert_string_equal(extres_info_get(&infos->items[0], "resource"),
+			    "gpu");
+	assert_string_equal(extres_info_get(&infos->items[0], "config-path"),
+			    "/etc/extres/extres.yaml");
+	assert_string_equal(extres_info_get(&infos->items[0], "config-dir"),
+			    "/etc/extres");
+	extres_infos_free(infos);
+	extres_driver_close(drv);
+}
+
+/* An instance serves a resource whose settings are as it was opened with,
+ * whatever else changed; the config's path and trust count too. */
+static void test_instance_serves(void **state)
+{
+	static const struct extres_param items[] = { SCALAR("echo-host",
+							    "yes") };
+	static const struct extres_param other[] = { SCALAR("echo-host",
+							    "no") };
+	struct extres_driver *drv = NULL;
+	struct extres_err err = { "" };
+	struct fixture f, g;
+
+	fixture_init(&f, MOCK("mock_good"), items, 1);
+	f.res.coordination_key = "index";
+	assert_int_equal(extres_driver_open(&f.config, &f.res, &drv, &err), 0);
+
+	fixture_init(&g, MOCK("mock_good"), items, 1);
+	g.res.coordination_key = "index";
+	g.res.refresh_ms = 100;
+	g.res.env_var = "GPUS";
+	assert_int_equal(extres_driver_serves(drv, &g.config, &g.res), 1);
+	g.res.amount = 3;
+	assert_int_equal(extres_driver_serves(drv, &g.config, &g.res), 0);
+	g.res.amount = f.res.amount;
+	g.params.items = other;
+	assert_int_equal(extres_driver_serves(drv, &g.config, &g.res), 0);
+	g.params.items = items;
+	g.res.coordination_file = "/var/tmp/gpu.coord";
+	assert_int_equal(extres_driver_serves(drv, &g.config, &g.res), 0);
+	g.res.coordination_file = NULL;
+	g.config.untrusted = "config file could be modified by another user";
+	assert_int_equal(extres_driver_serves(drv, &g.config, &g.res), 0);
+	g.config.untrusted = NULL;
+	g.config.path = "/etc/extres/other.yaml";
+	assert_int_equal(extres_driver_serves(drv, &g.config, &g.res), 0);
+	g.config.path = f.config.path;
+	g.res.params = NULL; /* an empty mapping */
+	assert_int_equal(extres_driver_serves(drv, &g.config, &g.res), 0);
+	g.res.params = &g.params;
+	assert_int_equal(extres_driver_serves(drv, &g.config, &g.res), 1);
+	extres_driver_close(drv);
+}
+
+/* Shared instances are closed by their last holder. */
+static void test_instance_ref(void **state)
+{
+	struct extres_driver *drv = NULL;
+	struct extres_infos *infos = NULL;
+	struct extres_err err = { "" };
+	struct fixture f;
+
+	fixture_init(&f, MOCK("mock_good"), NULL, 0);
+	assert_int_equal(extres_driver_open(&f.config, &f.res, &drv, &err), 0);
+	assert_ptr_equal(extres_driver_ref(drv), drv);
+	extres_driver_close(drv);
+	assert_int_equal(extres_driver_discover(drv, &infos, &err), 0);
+	assert_int_equal(infos->n, 2);
+	extres_infos_free(infos);
+	extres_driver_close(drv);
+}
+
+/* A file open() had the host vet is vetted again before each discover():
+ * one that turned writable by others is refused, as a new open() would. */
+static void test_instance_vets_again(void **state)
+{
+	char dir[PATH_MAX], prog[PATH_MAX + 8];
+	struct extres_param items[] = { SCALAR("run", prog) };
+	struct extres_driver *drv = NULL;
+	struct extres_infos *infos = NULL;
+	struct extres_err err = { "" };
+	struct fixture f;
+
+	make_tmpdir(dir, sizeof(dir));
+	snprintf(prog, sizeof(prog), "%s/prog", dir);
+	write_file(prog, "#!/bin/sh\n", 10);
+	assert_int_equal(chmod(prog, 0755), 0);
+	fixture_init(&f, MOCK("mock_good"), items, 1);
+	assert_int_equal(extres_driver_open(&f.config, &f.res, &drv, &err), 0);
+	assert_int_equal(extres_driver_discover(drv, &infos, &err), 0);
+	extres_infos_free(infos);
+	infos = NULL;
+	assert_int_equal(chmod(prog, 0757), 0);
+	assert_int_equal(extres_driver_discover(drv, &infos, &err), -EPERM);
+	assert_null(infos);
+	assert_non_null(strstr(
+		err.msg, "resource 'gpu': driver 'mock_good': test program "));
+	assert_non_null(strstr(err.msg, "could be modified by another user"));
+	extres_driver_close(drv);
+	unlink(prog);
+	rmdir(dir);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -634,6 +773,10 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_find),
 		cmocka_unit_test(test_find_beside_program),
 		cmocka_unit_test(test_null),
+		cmocka_unit_test(test_instance_outlives_config),
+		cmocka_unit_test(test_instance_serves),
+		cmocka_unit_test(test_instance_ref),
+		cmocka_unit_test(test_instance_vets_again),
 	};
 
 	/* The helper mode of test_find_beside_program. */
