@@ -52,10 +52,13 @@
 #include <extres/driver_util.h>
 
 #include "sysfs_util.h"
+#include "lib/identity.h"
 
 #define PARAM_ROOT "sysfs-root"
 #define DEFAULT_ROOT "/sys"
 #define KFD_NODES "/class/kfd/kfd/topology/nodes"
+
+static const char *const known_params[] = { PARAM_ROOT, NULL };
 
 /* The kernel's MINORBITS: a larger "minor" is no device number. */
 #define MINOR_LIMIT (1u << 20)
@@ -132,31 +135,21 @@ static int parse_u64(const char *s, size_t len, uint64_t *ret)
 static int32_t amdgpu_open(const struct extres_host *host,
 			   const struct extres_param *params, void **ret_handle)
 {
-	const char *path = host->config_path, *root = DEFAULT_ROOT, *why = NULL;
-	const struct extres_param *root_p = NULL;
+	const char *root = DEFAULT_ROOT, *why = NULL;
+	const struct extres_param *root_p;
 	struct amdgpu *a = NULL;
 	struct stat st;
 	size_t n;
-	uint32_t i;
 	int32_t r;
 
-	for (i = 0; i < params->count; i++) {
-		const struct extres_param *p = &params->items[i];
-
-		if (strcmp(p->key, PARAM_ROOT) == 0)
-			root_p = p;
-		else
-			host->log(host, EXTRES_LOG_WARNING,
-				  "%s:%u:%u: unknown key param.%s ignored",
-				  path, p->line, p->column, p->key);
-	}
+	extres_params_warn_unknown(host, params, known_params);
+	root_p = extres_param_get(params, PARAM_ROOT);
 	if (root_p) {
 		if (root_p->kind != EXTRES_PARAM_SCALAR ||
 		    root_p->value[0] == '\0')
-			return host->error(
-				host,
-				"%s:%u:%u: param.sysfs-root must be a directory such as /sys",
-				path, root_p->line, root_p->column);
+			return extres_param_error(
+				host, root_p,
+				"param.sysfs-root must be a directory such as /sys");
 		root = root_p->value;
 	}
 
@@ -183,9 +176,9 @@ static int32_t amdgpu_open(const struct extres_host *host,
 	else if (root_p && !S_ISDIR(st.st_mode))
 		why = "not a directory";
 	if (why) {
-		r = host->error(host, "%s:%u:%u: param.sysfs-root '%s': %s",
-				path, root_p->line, root_p->column, a->root,
-				why);
+		r = extres_param_error(host, root_p,
+				       "param.sysfs-root '%s': %s", a->root,
+				       why);
 		goto fail;
 	}
 	*ret_handle = a;
@@ -558,16 +551,10 @@ static void amdgpu_close(void *handle)
 	amdgpu_free(handle);
 }
 
-/* The properties that name a device itself, not its place in a list: the
- * ones extresd has always compared on a refresh. */
-static const char *const identity_keys[] = {
-	"uuid", "path", "pci.bus_id", "serial", "unique_id", NULL,
-};
-
 EXTRES_DRIVER_REGISTER(
 		.name = "amdgpu", .open = amdgpu_open,
 		.discover = amdgpu_discover, .close = amdgpu_close,
 		/* ROCm names a GPU "GPU-<unique_id as 16 hex digits>". */
 		.env_var = "ROCR_VISIBLE_DEVICES", .env_property = "unique_id",
 		.env_form = EXTRES_ENV_FORM_ROCM_UUID,
-		.identity_keys = identity_keys)
+		.identity_keys = identity_keys_usual)

@@ -35,8 +35,12 @@
 #include <extres/driver.h>
 #include <extres/driver_util.h>
 
+#include "lib/identity.h"
+
 #define PARAM_LIBRARY "library"
 #define DEFAULT_LIBRARY "libnvidia-ml.so.1"
+
+static const char *const known_params[] = { PARAM_LIBRARY, NULL };
 
 /* From nvml.h. */
 typedef int nvml_return; /* nvmlReturn_t */
@@ -490,28 +494,20 @@ static int32_t library_path(const struct extres_host *host, const char *library,
 static int32_t nvml_open(const struct extres_host *host,
 			 const struct extres_param *params, void **ret_handle)
 {
-	const char *config = host->config_path, *library = DEFAULT_LIBRARY;
+	const char *library = DEFAULT_LIBRARY;
 	const struct extres_param *p;
 	struct nvml *n = NULL;
 	const char *why;
-	uint32_t i;
 	int32_t r;
 
-	for (i = 0; i < params->count; i++) {
-		p = &params->items[i];
-		if (strcmp(p->key, PARAM_LIBRARY) != 0)
-			host->log(host, EXTRES_LOG_WARNING,
-				  "%s:%u:%u: unknown key param.%s ignored",
-				  config, p->line, p->column, p->key);
-	}
+	extres_params_warn_unknown(host, params, known_params);
 	p = extres_param_get(params, PARAM_LIBRARY);
 	if (p) {
 		if (p->kind != EXTRES_PARAM_SCALAR || p->value[0] == '\0')
-			return host->error(
-				host,
-				"%s:%u:%u: param." PARAM_LIBRARY
-				" must be a file name or path of the NVML library, like " DEFAULT_LIBRARY,
-				config, p->line, p->column);
+			return extres_param_error(
+				host, p,
+				"param." PARAM_LIBRARY
+				" must be a file name or path of the NVML library, like " DEFAULT_LIBRARY);
 		library = p->value;
 	}
 
@@ -564,15 +560,9 @@ static void nvml_close(void *handle)
 	nvml_free(handle);
 }
 
-/* The properties that name a device itself, not its place in a list: the
- * ones extresd has always compared on a refresh. */
-static const char *const identity_keys[] = {
-	"uuid", "path", "pci.bus_id", "serial", "unique_id", NULL,
-};
-
 EXTRES_DRIVER_REGISTER(
 		.name = "nvml", .open = nvml_open, .discover = nvml_discover,
 		.close = nvml_close,
 		/* CUDA takes "GPU-..." UUIDs, which survive renumbering. */
 		.env_var = "CUDA_VISIBLE_DEVICES", .env_property = "uuid",
-		.identity_keys = identity_keys)
+		.identity_keys = identity_keys_usual)

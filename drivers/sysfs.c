@@ -41,10 +41,16 @@
 #include <extres/driver_util.h>
 
 #include "sysfs_util.h"
+#include "lib/identity.h"
+#include "lib/param_list.h"
 #include "lib/text.h"
 
 #define PARAM_GLOB "glob"
 #define PARAM_ATTRIBUTES "attributes"
+
+static const char *const known_params[] = { PARAM_GLOB, PARAM_ATTRIBUTES,
+					    NULL };
+static const char *const list_params[] = { PARAM_ATTRIBUTES, NULL };
 
 /* A property name is a file name in the mount, and the core's limit. */
 #define PROPERTY_MAX 255
@@ -127,10 +133,9 @@ static int32_t add_attribute(struct sysfs_driver *d,
 
 	why = bad_attribute(file, len);
 	if (why)
-		return host->error(
-			host, "%s:%u:%u: param.attributes: attribute '%.*s' %s",
-			host->config_path, at->line, at->column, (int)len, file,
-			why);
+		return extres_param_error(
+			host, at, "param.attributes: attribute '%.*s' %s",
+			(int)len, file, why);
 	a = &d->attrs[d->n_attrs];
 	a->file = strndup(file, len);
 	a->property = strndup(file, len);
@@ -145,76 +150,43 @@ static int32_t add_attribute(struct sysfs_driver *d,
 			*p = '.';
 	for (i = 0; i < sizeof(builtin) / sizeof(builtin[0]); i++)
 		if (strcmp(a->property, builtin[i]) == 0)
-			return host->error(
-				host,
-				"%s:%u:%u: param.attributes: attribute '%s' would replace the built-in property '%s' (index, name and path are given for every device)",
-				host->config_path, at->line, at->column,
+			return extres_param_error(
+				host, at,
+				"param.attributes: attribute '%s' would replace the built-in property '%s' (index, name and path are given for every device)",
 				a->file, a->property);
 	for (i = 0; i + 1 < d->n_attrs; i++)
 		if (strcmp(d->attrs[i].property, a->property) == 0)
-			return host->error(
-				host,
-				"%s:%u:%u: param.attributes: attributes '%s' and '%s' both make the property '%s'",
-				host->config_path, at->line, at->column,
+			return extres_param_error(
+				host, at,
+				"param.attributes: attributes '%s' and '%s' both make the property '%s'",
 				d->attrs[i].file, a->file, a->property);
 	return 0;
 }
 
-/* Items are trimmed and empty ones dropped, as Flink reads its lists. */
+static const struct param_list_words attributes_words = {
+	.name = PARAM_ATTRIBUTES,
+	.example = "node_guid,fw_ver",
+	.items = "names",
+	.item = "an attribute name",
+};
+
 static int32_t parse_attributes(struct sysfs_driver *d,
 				const struct extres_param *attrs)
 {
-	const struct extres_host *host = d->host;
-	const char *s, *e, *next = attrs->value;
-	size_t bound = 0;
-	uint32_t i;
+	struct param_list_cursor cursor = PARAM_LIST_START;
+	const struct extres_param *at;
+	const char *s;
+	size_t bound, len;
 	int32_t r;
 
-	if (attrs->kind == EXTRES_PARAM_SCALAR) {
-		bound = 1;
-		for (s = attrs->value; *s; s++)
-			bound += *s == ',';
-	} else if (attrs->kind == EXTRES_PARAM_SEQUENCE) {
-		bound = attrs->count;
-	} else {
-		return host->error(
-			host,
-			"%s:%u:%u: param.attributes must be a list like 'node_guid,fw_ver' or a sequence of names",
-			host->config_path, attrs->line, attrs->column);
-	}
-	d->attrs = calloc(bound ? bound : 1, sizeof(*d->attrs));
+	r = param_list_check(d->host, &attributes_words, attrs, &bound);
+	if (r < 0)
+		return r;
+	d->attrs = calloc(bound, sizeof(*d->attrs));
 	if (!d->attrs)
 		return -ENOMEM;
-
-	for (i = 0; attrs->kind == EXTRES_PARAM_SEQUENCE && i < attrs->count;
-	     i++) {
-		const struct extres_param *item = &attrs->items[i];
-
-		if (item->kind != EXTRES_PARAM_SCALAR)
-			return host->error(
-				host,
-				"%s:%u:%u: param.attributes[%u] must be an attribute name",
-				host->config_path, item->line, item->column, i);
-	}
-	for (i = 0; i < bound; i++) {
-		const struct extres_param *at = attrs;
-
-		if (attrs->kind == EXTRES_PARAM_SEQUENCE) {
-			at = &attrs->items[i];
-			s = at->value;
-			e = s + strlen(s);
-		} else {
-			s = next;
-			e = strchrnul(s, ',');
-			next = *e ? e + 1 : e;
-		}
-		while (s < e && text_is_space(*s))
-			s++;
-		while (e > s && text_is_space(e[-1]))
-			e--;
-		if (e == s)
-			continue;
-		r = add_attribute(d, at, s, (size_t)(e - s));
+	while (param_list_next(attrs, &cursor, &at, &s, &len)) {
+		r = add_attribute(d, at, s, len);
 		if (r < 0)
 			return r;
 	}
@@ -250,40 +222,28 @@ static int32_t make_pattern(struct sysfs_driver *d, const char *glob_text)
 static int32_t sysfs_open(const struct extres_host *host,
 			  const struct extres_param *params, void **ret_handle)
 {
-	const char *path = host->config_path;
-	const struct extres_param *glob_p = NULL, *attrs = NULL;
+	const struct extres_param *glob_p, *attrs, *p;
 	struct sysfs_driver *d = NULL;
-	uint32_t i;
 	int32_t r;
 
-	for (i = 0; i < params->count; i++) {
-		const struct extres_param *p = &params->items[i];
-
-		/* A later repeat wins, as everywhere in the config. */
-		if (strcmp(p->key, PARAM_GLOB) == 0)
-			glob_p = p;
-		else if (strcmp(p->key, PARAM_ATTRIBUTES) == 0)
-			attrs = p;
-		else if (text_starts_with(p->key, PARAM_ATTRIBUTES "."))
-			return host->error(
-				host,
-				"%s:%u:%u: param.attributes must be a list, not a mapping (found param.%s)",
-				path, p->line, p->column, p->key);
-		else
-			host->log(host, EXTRES_LOG_WARNING,
-				  "%s:%u:%u: unknown key param.%s ignored",
-				  path, p->line, p->column, p->key);
-	}
+	p = param_list_flattened(params, list_params);
+	if (p)
+		return extres_param_error(
+			host, p,
+			"param.attributes must be a list, not a mapping (found param.%s)",
+			p->key);
+	extres_params_warn_unknown(host, params, known_params);
+	glob_p = extres_param_get(params, PARAM_GLOB);
+	attrs = extres_param_get(params, PARAM_ATTRIBUTES);
 	if (!glob_p)
 		return host->error(
 			host,
 			"%s: param.glob is not set; it finds the devices, e.g. /sys/class/infiniband/*",
-			path);
+			host->config_path);
 	if (glob_p->kind != EXTRES_PARAM_SCALAR || glob_p->value[0] == '\0')
-		return host->error(
-			host,
-			"%s:%u:%u: param.glob must be a non-empty pattern such as /sys/class/infiniband/*",
-			path, glob_p->line, glob_p->column);
+		return extres_param_error(
+			host, glob_p,
+			"param.glob must be a non-empty pattern such as /sys/class/infiniband/*");
 
 	d = calloc(1, sizeof(*d));
 	if (!d)
@@ -475,12 +435,6 @@ static void sysfs_close(void *handle)
 	sysfs_free(handle);
 }
 
-/* The properties that name a device itself, not its place in a list: the
- * ones extresd has always compared on a refresh. */
-static const char *const identity_keys[] = {
-	"uuid", "path", "pci.bus_id", "serial", "unique_id", NULL,
-};
-
 EXTRES_DRIVER_REGISTER(.name = "sysfs", .open = sysfs_open,
 		       .discover = sysfs_discover, .close = sysfs_close,
-		       .identity_keys = identity_keys)
+		       .identity_keys = identity_keys_usual)
