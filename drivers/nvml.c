@@ -524,8 +524,9 @@ static int32_t nvml_open(const struct extres_host *host,
 	 * to the loader's system paths, which are root's; a missing file is
 	 * left to dlopen(), whose message names the library. */
 	if (strchr(n->library, '/') &&
-	    host->struct_size >= offsetof(struct extres_host, check_trusted_path) +
-					 sizeof(host->check_trusted_path) &&
+	    host->struct_size >=
+		    offsetof(struct extres_host, check_trusted_path) +
+			    sizeof(host->check_trusted_path) &&
 	    host->check_trusted_path) {
 		r = host->check_trusted_path(host, n->library, "NVML library");
 		if (r < 0 && r != -ENOENT)

@@ -115,7 +115,8 @@ static int parse_args(struct script *s, const struct extres_param *p)
 
 			if (item->kind != EXTRES_PARAM_SCALAR || !item->value) {
 				host->error(host,
-					    "param " PARAM_ARGS ": item %" PRIu32
+					    "param " PARAM_ARGS
+					    ": item %" PRIu32
 					    " is not a string",
 					    i + 1);
 				return -EINVAL;
@@ -128,7 +129,7 @@ static int parse_args(struct script *s, const struct extres_param *p)
 	}
 	if (p->kind != EXTRES_PARAM_SCALAR || !p->value) {
 		host->error(host, "param " PARAM_ARGS
-			    " must be a string or a sequence of strings");
+				  " must be a string or a sequence of strings");
 		return -EINVAL;
 	}
 	/* Flink splits on whitespace with no quoting; so do we. */
@@ -238,7 +239,8 @@ static int check_script(const struct extres_host *host, const char *path)
 
 	if (stat(path, &st) < 0) {
 		r = -errno;
-		host->error(host, "discovery script %s: %s", path, strerror(-r));
+		host->error(host, "discovery script %s: %s", path,
+			    strerror(-r));
 		return r;
 	}
 	if (!S_ISREG(st.st_mode)) {
@@ -328,7 +330,7 @@ static int32_t script_open(const struct extres_host *host,
 	path = extres_param_scalar(params, PARAM_PATH);
 	if (!path || !*path) {
 		r = host->error(host, "param " PARAM_PATH
-				" must be a non-empty string");
+				      " must be a non-empty string");
 		goto fail;
 	}
 
@@ -336,10 +338,11 @@ static int32_t script_open(const struct extres_host *host,
 	if (p) {
 		timeout = extres_param_scalar(params, PARAM_TIMEOUT);
 		if (!timeout || parse_timeout(timeout, &s->timeout_ms) < 0) {
-			r = host->error(host,
-					"param " PARAM_TIMEOUT
-					": invalid value \"%s\" (expected a duration from 1 ms to 86400 s: 10, 0.5, 10s or 500ms)",
-					timeout ? timeout : "(not a string)");
+			r = host->error(
+				host,
+				"param " PARAM_TIMEOUT
+				": invalid value \"%s\" (expected a duration from 1 ms to 86400 s: 10, 0.5, 10s or 500ms)",
+				timeout ? timeout : "(not a string)");
 			goto fail;
 		}
 	}
@@ -397,8 +400,7 @@ static int stop_requested(void *arg)
 
 /* The end of stderr for a message: control characters blanked, at most
  * STDERR_QUOTE_MAX bytes, cut on a UTF-8 character boundary. */
-static void quote_stderr(char *dst, size_t dst_len, const char *buf,
-			 size_t len)
+static void quote_stderr(char *dst, size_t dst_len, const char *buf, size_t len)
 {
 	size_t start = 0, o = 0, i;
 
@@ -408,7 +410,8 @@ static void quote_stderr(char *dst, size_t dst_len, const char *buf,
 		start++;
 	if (len - start > STDERR_QUOTE_MAX) {
 		start = len - STDERR_QUOTE_MAX;
-		while (start < len && ((unsigned char)buf[start] & 0xc0) == 0x80)
+		while (start < len &&
+		       ((unsigned char)buf[start] & 0xc0) == 0x80)
 			start++;
 		o = (size_t)snprintf(dst, dst_len, "...");
 	}
@@ -549,13 +552,15 @@ static int32_t script_discover(void *handle, struct extres_sink *sink)
 
 		if (name)
 			snprintf(sig, sizeof(sig), " (SIG%s)", name);
-		host->error(host, "discovery script %s killed by signal %d%s%s%s",
+		host->error(host,
+			    "discovery script %s killed by signal %d%s%s%s",
 			    s->path, run.exit_signal, sig, sep, err);
 		r = -EIO;
 		goto out_free;
 	}
 	if (run.exit_code != 0) {
-		host->error(host, "discovery script %s exited with status %d%s%s",
+		host->error(host,
+			    "discovery script %s exited with status %d%s%s",
 			    s->path, run.exit_code, sep, err);
 		r = -EIO;
 		goto out_free;

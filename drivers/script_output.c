@@ -364,18 +364,20 @@ static int collect_addresses(yaml_document_t *doc, const char *resource,
 		size_t vlen;
 
 		if (!n || n->type != YAML_SCALAR_NODE)
-			return fail(why, why_len, -EINVAL,
-				    "\"addresses\" item %zu is not a string or number",
-				    pos);
+			return fail(
+				why, why_len, -EINVAL,
+				"\"addresses\" item %zu is not a string or number",
+				pos);
 		v = (const char *)n->data.scalar.value;
 		vlen = n->data.scalar.length;
 		/* Unquoted, only a number is JSON: not null, true, or
 		 * YAML's bare words. */
 		if (n->data.scalar.style == YAML_PLAIN_SCALAR_STYLE &&
 		    !is_json_number(v, vlen))
-			return fail(why, why_len, -EINVAL,
-				    "\"addresses\" item %zu is not a string or number",
-				    pos);
+			return fail(
+				why, why_len, -EINVAL,
+				"\"addresses\" item %zu is not a string or number",
+				pos);
 		/* Unlike Flink's list, Spark's has no empty items to skip:
 		 * one is a script that failed to fill it in. */
 		if (vlen == 0)
@@ -437,8 +439,8 @@ static int parse_json(const char *buf, size_t len, size_t start,
 		return fail(why, why_len, -ENOMEM, "out of memory");
 	/* From the '{' on, because YAML forbids the tabs JSON allows before
 	 * it at the start of a line. */
-	yaml_parser_set_input_string(&parser, (const unsigned char *)buf + start,
-				     len - start);
+	yaml_parser_set_input_string(
+		&parser, (const unsigned char *)buf + start, len - start);
 
 	if (!yaml_parser_load(&parser, &doc)) {
 		r = yaml_fail(&parser, buf, len, start, why, why_len);

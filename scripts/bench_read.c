@@ -82,7 +82,8 @@ static int parse_u64(const char *opt, const char *s, uint64_t min, uint64_t max,
 
 	errno = 0;
 	if (*s < '0' || *s > '9') {
-		fprintf(stderr, PROG ": option -%s: '%s' is not a number\n", opt, s);
+		fprintf(stderr, PROG ": option -%s: '%s' is not a number\n",
+			opt, s);
 		return -EINVAL;
 	}
 	v = strtoull(s, &end, 10);
@@ -128,8 +129,10 @@ static void print_result(int index, double *values, uint64_t n)
 	double median;
 
 	qsort(values, n, sizeof(*values), cmp_double);
-	median = n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
-	printf("result %d %.1f %.1f %.1f\n", index, median, values[0], values[n - 1]);
+	median =
+		n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+	printf("result %d %.1f %.1f %.1f\n", index, median, values[0],
+	       values[n - 1]);
 }
 
 /* One open+read+close; returns the bytes read or -errno. */
@@ -227,15 +230,17 @@ static int list_checked(const char *path, uint64_t expected)
 		return r;
 	}
 	if (count != expected) {
-		fprintf(stderr, PROG ": %s: %" PRIu64 " entries, expected %" PRIu64 "\n",
+		fprintf(stderr,
+			PROG ": %s: %" PRIu64 " entries, expected %" PRIu64
+			     "\n",
 			path, count, expected);
 		return -EPROTO;
 	}
 	return 0;
 }
 
-static int time_listings(const char *path, uint64_t iterations, uint64_t expected,
-			 double *ret_ns)
+static int time_listings(const char *path, uint64_t iterations,
+			 uint64_t expected, double *ret_ns)
 {
 	uint64_t i, t0;
 	int r;
@@ -291,7 +296,8 @@ static int run_interleaved(enum mode mode, const struct opts *o)
 			if (mode == MODE_READ)
 				r = time_reads(o->paths[i], o->iterations, v);
 			else
-				r = time_listings(o->paths[i], o->iterations, o->entries, v);
+				r = time_listings(o->paths[i], o->iterations,
+						  o->entries, v);
 			if (r < 0)
 				goto cleanup;
 			printf("run %d %" PRIu64 " %.1f\n", i, run, *v);
@@ -314,7 +320,8 @@ static int is_mounted(const char *path)
 	char parent[PATH_MAX];
 	struct stat st, pst;
 
-	if (snprintf(parent, sizeof(parent), "%s/..", path) >= (int)sizeof(parent))
+	if (snprintf(parent, sizeof(parent), "%s/..", path) >=
+	    (int)sizeof(parent))
 		return 1;
 	if (stat(path, &st) < 0 || stat(parent, &pst) < 0)
 		return 1;
@@ -340,12 +347,14 @@ static int stop_daemon(pid_t pid, const char *mountpoint, int judge)
 		if (w == pid)
 			break;
 		if (w < 0 && errno != EINTR) {
-			fprintf(stderr, PROG ": waitpid: %s\n", strerror(errno));
+			fprintf(stderr, PROG ": waitpid: %s\n",
+				strerror(errno));
 			return -errno;
 		}
 		if (now_ns() > deadline) {
 			fprintf(stderr,
-				PROG ": daemon (pid %d) still running %llu s after SIGTERM; killing it\n",
+				PROG
+				": daemon (pid %d) still running %llu s after SIGTERM; killing it\n",
 				(int)pid, STOP_TIMEOUT_NS / 1000000000ull);
 			kill(pid, SIGKILL);
 			waitpid(pid, &status, 0);
@@ -357,20 +366,25 @@ static int stop_daemon(pid_t pid, const char *mountpoint, int judge)
 	if (!judge) {
 		/* Detach below without complaint. */
 	} else if (r == 0 && WIFEXITED(status) && WEXITSTATUS(status) != 0) {
-		fprintf(stderr, PROG ": daemon exited with status %d after SIGTERM\n",
+		fprintf(stderr,
+			PROG ": daemon exited with status %d after SIGTERM\n",
 			WEXITSTATUS(status));
 		r = -EPROTO;
 	} else if (r == 0 && WIFSIGNALED(status)) {
-		fprintf(stderr, PROG ": daemon killed by signal %d (%s) after SIGTERM\n",
+		fprintf(stderr,
+			PROG
+			": daemon killed by signal %d (%s) after SIGTERM\n",
 			WTERMSIG(status), strsignal(WTERMSIG(status)));
 		r = -EPROTO;
 	}
 	if (is_mounted(mountpoint)) {
 		if (judge)
-			fprintf(stderr, PROG ": daemon left %s mounted; detaching it\n",
+			fprintf(stderr,
+				PROG ": daemon left %s mounted; detaching it\n",
 				mountpoint);
 		if (umount2(mountpoint, MNT_DETACH) < 0)
-			fprintf(stderr, PROG ": umount %s: %s\n", mountpoint, strerror(errno));
+			fprintf(stderr, PROG ": umount %s: %s\n", mountpoint,
+				strerror(errno));
 		if (r == 0 && judge)
 			r = -EBUSY;
 	}
@@ -380,10 +394,12 @@ static int stop_daemon(pid_t pid, const char *mountpoint, int judge)
 static void describe_exit(int status)
 {
 	if (WIFEXITED(status))
-		fprintf(stderr, PROG ": daemon exited with status %d before %s\n",
+		fprintf(stderr,
+			PROG ": daemon exited with status %d before %s\n",
 			WEXITSTATUS(status), "its file could be read");
 	else if (WIFSIGNALED(status))
-		fprintf(stderr, PROG ": daemon killed by signal %d (%s) before %s\n",
+		fprintf(stderr,
+			PROG ": daemon killed by signal %d (%s) before %s\n",
 			WTERMSIG(status), strsignal(WTERMSIG(status)),
 			"its file could be read");
 }
@@ -407,7 +423,8 @@ static int time_start(const struct opts *o, int log_fd, const sigset_t *stop,
 	pid_t pid;
 
 	if (is_mounted(o->mountpoint)) {
-		fprintf(stderr, PROG ": %s is already a mount point; not starting\n",
+		fprintf(stderr,
+			PROG ": %s is already a mount point; not starting\n",
 			o->mountpoint);
 		return -EBUSY;
 	}
@@ -418,13 +435,15 @@ static int time_start(const struct opts *o, int log_fd, const sigset_t *stop,
 	posix_spawn_file_actions_adddup2(&fa, log_fd, STDERR_FILENO);
 	posix_spawnattr_setsigmask(&attr, &empty);
 	posix_spawnattr_setsigdefault(&attr, stop);
-	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK |
+						POSIX_SPAWN_SETSIGDEF);
 
 	t0 = now_ns();
 	deadline = t0 + o->timeout_ms * 1000000ull;
 	r = -posix_spawn(&pid, o->paths[0], &fa, &attr, o->paths, environ);
 	if (r < 0) {
-		fprintf(stderr, PROG ": cannot start %s: %s\n", o->paths[0], strerror(-r));
+		fprintf(stderr, PROG ": cannot start %s: %s\n", o->paths[0],
+			strerror(-r));
 		goto cleanup;
 	}
 	spawned = 1;
@@ -448,7 +467,8 @@ static int time_start(const struct opts *o, int log_fd, const sigset_t *stop,
 			goto cleanup;
 		}
 		if (sigpending(&pending) == 0 &&
-		    (sigismember(&pending, SIGINT) || sigismember(&pending, SIGTERM) ||
+		    (sigismember(&pending, SIGINT) ||
+		     sigismember(&pending, SIGTERM) ||
 		     sigismember(&pending, SIGHUP))) {
 			r = -EINTR;
 			goto cleanup;
@@ -456,8 +476,10 @@ static int time_start(const struct opts *o, int log_fd, const sigset_t *stop,
 		if (now_ns() > deadline) {
 			fprintf(stderr, PROG ": %s did not read \"", o->file);
 			put_escaped(stderr, o->expected, len);
-			fprintf(stderr, "\" within %" PRIu64 " ms (last try: %s)\n",
-				o->timeout_ms, n < 0 ? strerror((int)-n) : "other bytes");
+			fprintf(stderr,
+				"\" within %" PRIu64 " ms (last try: %s)\n",
+				o->timeout_ms,
+				n < 0 ? strerror((int)-n) : "other bytes");
 			r = -ETIMEDOUT;
 			goto cleanup;
 		}
@@ -519,9 +541,11 @@ cleanup:
 
 static void usage(FILE *f)
 {
-	fputs("usage: " PROG " read  -n ITERATIONS -r RUNS [-x EXPECTED] FILE...\n"
+	fputs("usage: " PROG
+	      " read  -n ITERATIONS -r RUNS [-x EXPECTED] FILE...\n"
 	      "       " PROG " list  -n ITERATIONS -r RUNS -e ENTRIES DIR...\n"
-	      "       " PROG " start -r RUNS -t TIMEOUT_MS -f FILE -x EXPECTED\n"
+	      "       " PROG
+	      " start -r RUNS -t TIMEOUT_MS -f FILE -x EXPECTED\n"
 	      "                               -m MOUNTPOINT -l LOG -- DAEMON [ARG...]\n",
 	      f);
 }
@@ -536,7 +560,8 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 
 		switch (c) {
 		case 'n':
-			r = parse_u64(name, optarg, 1, UINT64_MAX / 2, &o->iterations);
+			r = parse_u64(name, optarg, 1, UINT64_MAX / 2,
+				      &o->iterations);
 			break;
 		case 'r':
 			r = parse_u64(name, optarg, 1, MAX_RUNS, &o->runs);
@@ -590,16 +615,19 @@ int main(int argc, char **argv)
 		return 2;
 	}
 
-	if (strcmp(mode, "read") == 0 && o.iterations && o.runs && o.npaths > 0) {
+	if (strcmp(mode, "read") == 0 && o.iterations && o.runs &&
+	    o.npaths > 0) {
 		r = run_interleaved(MODE_READ, &o);
 	} else if (strcmp(mode, "list") == 0 && o.iterations && o.runs &&
 		   o.have_entries && o.npaths > 0) {
 		r = run_interleaved(MODE_LIST, &o);
-	} else if (strcmp(mode, "start") == 0 && o.runs && o.timeout_ms && o.file &&
-		   o.expected && o.mountpoint && o.log && o.npaths > 0) {
+	} else if (strcmp(mode, "start") == 0 && o.runs && o.timeout_ms &&
+		   o.file && o.expected && o.mountpoint && o.log &&
+		   o.npaths > 0) {
 		r = run_start(&o);
 	} else {
-		fprintf(stderr, PROG ": unknown mode '%s' or missing options\n", mode);
+		fprintf(stderr, PROG ": unknown mode '%s' or missing options\n",
+			mode);
 		usage(stderr);
 		return 2;
 	}

@@ -102,7 +102,8 @@ static int interpret(struct loader *l, yaml_node_t *root)
 	size_t i;
 	int r;
 
-	if (!root || (root->type == YAML_SCALAR_NODE && extres_yaml_is_null(root)))
+	if (!root ||
+	    (root->type == YAML_SCALAR_NODE && extres_yaml_is_null(root)))
 		return extres_err_set(l->err, EINVAL,
 				      "%s: no resources listed (set %s)",
 				      l->file, LIST_KEY);
@@ -336,7 +337,8 @@ static int same_text(const char *a, const char *b)
 	return (!a && !b) || (a && b && strcmp(a, b) == 0);
 }
 
-static int same_param(const struct extres_param *a, const struct extres_param *b)
+static int same_param(const struct extres_param *a,
+		      const struct extres_param *b)
 {
 	uint32_t i;
 

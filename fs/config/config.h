@@ -67,7 +67,7 @@
 #define EXTRES_MAX_LOCK_TIMEOUT_MS 3600000ULL
 
 struct extres_resource_config {
-	char *name;    /* safe directory name */
+	char *name; /* safe directory name */
 	uint64_t amount; /* >= 1 */
 	char *driver; /* a driver module's name, or an absolute module path */
 	/* MAPPING of param.* (prefix removed); never NULL (may be empty). */
@@ -77,9 +77,9 @@ struct extres_resource_config {
 	 * discovery-script.path has one: Flink's default script. */
 	char *param_default;
 	char *coordination_file; /* NULL: no coordination */
-	char *coordination_key;  /* never NULL; "index" by default */
-	char *kubernetes_key;    /* NULL when unset */
-	char *yarn_key;          /* NULL when unset */
+	char *coordination_key; /* never NULL; "index" by default */
+	char *kubernetes_key; /* NULL when unset */
+	char *yarn_key; /* NULL when unset */
 	/* env-var as configured: NULL when absent (the driver's default), ""
 	 * when set empty (no variable), else a shell identifier. */
 	char *env_var;
@@ -89,12 +89,12 @@ struct extres_resource_config {
 	uint64_t refresh_ms;
 	/* extres.lock-timeout in ms (the same for every resource). */
 	unsigned lock_timeout_ms;
-	uint32_t line, column;   /* where the name was listed */
+	uint32_t line, column; /* where the name was listed */
 };
 
 struct extres_config {
 	char *path; /* absolute path of the file read */
-	char *dir;  /* its directory */
+	char *dir; /* its directory */
 	/*
 	 * Why another user could modify the file (extres_check_trusted()'s
 	 * message), or NULL. Root must not run or load anything such a file

@@ -6,14 +6,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-
 static int node_error(const struct extres_yaml *y, struct extres_err *err,
 		      int errnum, const yaml_node_t *node, const char *what)
 {
-	return extres_yaml_error(err, errnum, y->file,
-				 extres_yaml_pos(node->start_mark.line),
-				 extres_yaml_pos(node->start_mark.column), "%s",
-				 what);
+	return extres_yaml_error(
+		err, errnum, y->file, extres_yaml_pos(node->start_mark.line),
+		extres_yaml_pos(node->start_mark.column), "%s", what);
 }
 
 const char *extres_yaml_kind(const yaml_node_t *node)
@@ -82,11 +80,12 @@ static int key_text(const struct extres_yaml *y, const yaml_node_t *key,
 		    struct extres_err *err)
 {
 	if (key->type != YAML_SCALAR_NODE)
-		return extres_yaml_error(err, EINVAL, y->file,
-					 extres_yaml_pos(key->start_mark.line),
-					 extres_yaml_pos(key->start_mark.column),
-					 "a key must be a scalar, not a %s",
-					 extres_yaml_kind(key));
+		return extres_yaml_error(
+			err, EINVAL, y->file,
+			extres_yaml_pos(key->start_mark.line),
+			extres_yaml_pos(key->start_mark.column),
+			"a key must be a scalar, not a %s",
+			extres_yaml_kind(key));
 	if (memchr(key->data.scalar.value, '\0', key->data.scalar.length))
 		return node_error(y, err, EINVAL, key,
 				  "a key holds a NUL character");

@@ -36,7 +36,7 @@ struct extres_yaml {
 
 /* One entry of the flattened document: a leaf, or a section. */
 struct extres_flat {
-	char *key;             /* dotted, e.g. "external-resource.gpu.amount" */
+	char *key; /* dotted, e.g. "external-resource.gpu.amount" */
 	/* A scalar or a sequence; in a section, the mapping whose members
 	 * follow as entries of their own. */
 	yaml_node_t *value;
@@ -44,7 +44,7 @@ struct extres_flat {
 	/* A key whose value is a mapping: no value of its own, but where a
 	 * key expects one, the caller can say what it found. */
 	int section;
-	int superseded;        /* a later entry has the same key */
+	int superseded; /* a later entry has the same key */
 };
 
 struct extres_flat_list {

@@ -28,7 +28,8 @@ void extres_allocation_free(struct extres_allocation *a)
 	free(a);
 }
 
-struct extres_allocation *extres_allocation_dup(const struct extres_allocation *a)
+struct extres_allocation *
+extres_allocation_dup(const struct extres_allocation *a)
 {
 	struct extres_allocation *d = calloc(1, sizeof(*d));
 	size_t i;
@@ -184,7 +185,8 @@ static int can_keep(const struct extres_resource_config *res, int coordinated,
 		    const char *key, pid_t owner,
 		    const struct extres_allocation *prev)
 {
-	if (!prev || prev->owner != owner || strcmp(prev->coordination_key, key))
+	if (!prev || prev->owner != owner ||
+	    strcmp(prev->coordination_key, key))
 		return 0;
 	if (!coordinated)
 		return prev->coordination_file == NULL;
@@ -377,7 +379,8 @@ int extres_alloc_retake(const struct extres_resource_config *res,
 	 * recorded again. */
 	for (i = 0; prev && i < prev->n && n_picked < res->amount; i++) {
 		v = extres_info_get(&prev->infos[i], key);
-		k = v ? find_candidate(candidates, picked, n_picked, key, v) : -1;
+		k = v ? find_candidate(candidates, picked, n_picked, key, v) :
+			-1;
 		if (k < 0)
 			continue;
 		if (coordinated &&

@@ -78,8 +78,7 @@ int extres_alloc_take(const struct extres_resource_config *res,
 int extres_alloc_retake(const struct extres_resource_config *res,
 			const struct extres_infos *candidates,
 			const struct extres_allocation *prev, pid_t owner,
-			struct extres_allocation **ret,
-			struct extres_err *err);
+			struct extres_allocation **ret, struct extres_err *err);
 
 /*
  * Like extres_alloc_release(), but keep the lines of devices that `keep`
@@ -101,7 +100,8 @@ int extres_alloc_release(struct extres_allocation *a, struct extres_err *err);
 void extres_allocation_free(struct extres_allocation *a);
 
 /* A deep copy (same devices, same record), or NULL without memory. */
-struct extres_allocation *extres_allocation_dup(const struct extres_allocation *a);
+struct extres_allocation *
+extres_allocation_dup(const struct extres_allocation *a);
 
 /*
  * Remove this allocation's lines from its coordination file without

@@ -33,16 +33,16 @@
 
 /* State of a recorded owner. */
 #define EXTRES_OWNER_LIVE 0
-#define EXTRES_OWNER_DEAD 1   /* no such process */
+#define EXTRES_OWNER_DEAD 1 /* no such process */
 #define EXTRES_OWNER_REUSED 2 /* PID exists with another start time */
 #define EXTRES_OWNER_ZOMBIE 3
 #define EXTRES_OWNER_UNPARSABLE 4
 
 struct extres_coord_entry {
-	char *line;   /* the line as read, without '\n' */
+	char *line; /* the line as read, without '\n' */
 	size_t line_len; /* bytes in `line` (a garbage line may hold NULs) */
-	int parsed;   /* 0 for lines kept verbatim */
-	char *key;    /* parsed: the device key */
+	int parsed; /* 0 for lines kept verbatim */
+	char *key; /* parsed: the device key */
 	pid_t pid;
 	int has_starttime;
 	uint64_t starttime;

@@ -71,9 +71,10 @@ static int check_key(const char *key, struct extres_err *err)
 	if (!*key)
 		return extres_err_set(err, EINVAL, "empty property name");
 	if (strlen(key) > EXTRES_MAX_KEY_LEN)
-		return extres_err_set(err, EINVAL,
-				      "property name '%.40s...' is longer than %d bytes",
-				      key, EXTRES_MAX_KEY_LEN);
+		return extres_err_set(
+			err, EINVAL,
+			"property name '%.40s...' is longer than %d bytes", key,
+			EXTRES_MAX_KEY_LEN);
 	problem = extres_name_problem(key);
 	if (problem)
 		return extres_err_set(err, EINVAL, "property name '%s' %s", key,
@@ -88,13 +89,15 @@ static int check_value(const char *key, const char *value, size_t len,
 		return extres_err_set(err, EINVAL,
 				      "property '%s' has an empty value", key);
 	if (len > EXTRES_MAX_VALUE_LEN)
-		return extres_err_set(err, EINVAL,
-				      "property '%s' has a value of %zu bytes (limit %d)",
-				      key, len, EXTRES_MAX_VALUE_LEN);
+		return extres_err_set(
+			err, EINVAL,
+			"property '%s' has a value of %zu bytes (limit %d)",
+			key, len, EXTRES_MAX_VALUE_LEN);
 	/* One value per file: a newline would make `cat` print two lines. */
 	if (memchr(value, '\n', len))
-		return extres_err_set(err, EINVAL,
-				      "property '%s' has a value with a newline", key);
+		return extres_err_set(
+			err, EINVAL, "property '%s' has a value with a newline",
+			key);
 	return 0;
 }
 
@@ -108,7 +111,8 @@ int extres_infos_add(struct extres_infos *infos, const char *key,
 
 	if (infos->n == 0)
 		return extres_err_set(err, EINVAL,
-				      "property '%s' given before any info", key);
+				      "property '%s' given before any info",
+				      key);
 	info = &infos->items[infos->n - 1];
 	r = check_key(key, err);
 	if (r < 0)
@@ -119,8 +123,8 @@ int extres_infos_add(struct extres_infos *infos, const char *key,
 		return r;
 	if (extres_info_get(info, key))
 		return extres_err_set(err, EINVAL,
-				      "property '%s' given twice in info %zu", key,
-				      infos->n - 1);
+				      "property '%s' given twice in info %zu",
+				      key, infos->n - 1);
 	if (info->n_props >= EXTRES_MAX_PROPERTIES)
 		return extres_err_set(err, E2BIG,
 				      "info %zu has more than %d properties",

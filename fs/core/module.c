@@ -62,10 +62,11 @@ int extres_driver_find(const char *driver, char **ret_path,
 		return 0;
 	}
 	if (!valid_name(driver))
-		return extres_err_set(err, EINVAL,
-				      "invalid driver name '%s': neither a name of "
-				      "letters, digits, '_' and '-' nor an absolute path",
-				      driver);
+		return extres_err_set(
+			err, EINVAL,
+			"invalid driver name '%s': neither a name of "
+			"letters, digits, '_' and '-' nor an absolute path",
+			driver);
 
 	r = extres_exe_sibling("drivers", &exe_dir);
 	if (r < 0)
@@ -92,9 +93,9 @@ int extres_driver_find(const char *driver, char **ret_path,
 		free(path);
 		path = NULL;
 	}
-	r = extres_err_set(err, ENOENT, "driver '%s' not found (looked in %s%s%s)",
-			   driver, dirs[0], n_dirs > 1 ? ", " : "",
-			   n_dirs > 1 ? dirs[1] : "");
+	r = extres_err_set(
+		err, ENOENT, "driver '%s' not found (looked in %s%s%s)", driver,
+		dirs[0], n_dirs > 1 ? ", " : "", n_dirs > 1 ? dirs[1] : "");
 out:
 	free(exe_dir);
 	return r;
@@ -132,7 +133,8 @@ int extres_module_load(const char *path, struct extres_module **ret,
 		const char *why = dlerror();
 
 		/* dlopen() sets no errno; tell a missing file from a bad one. */
-		r = extres_err_set(err, access(path, F_OK) == 0 ? ELIBBAD : ENOENT,
+		r = extres_err_set(err,
+				   access(path, F_OK) == 0 ? ELIBBAD : ENOENT,
 				   "cannot load driver module '%s': %s", path,
 				   why ? why : "unknown error");
 		goto fail;
@@ -143,36 +145,39 @@ int extres_module_load(const char *path, struct extres_module **ret,
 	if (!sym) {
 		const char *why = dlerror();
 
-		r = extres_err_set(err, ELIBBAD,
-				   "%s: not a driver module: no symbol '%s' (%s)",
-				   path, EXTRES_DRIVER_ENTRY_SYMBOL,
-				   why ? why : "its value is NULL");
+		r = extres_err_set(
+			err, ELIBBAD,
+			"%s: not a driver module: no symbol '%s' (%s)", path,
+			EXTRES_DRIVER_ENTRY_SYMBOL,
+			why ? why : "its value is NULL");
 		goto fail;
 	}
 	entry = (extres_driver_entry_fn)sym;
 
 	ops = entry();
 	if (!ops) {
-		r = extres_err_set(err, ELIBBAD, "%s: %s() returned no ops table",
-				   path, EXTRES_DRIVER_ENTRY_SYMBOL);
+		r = extres_err_set(err, ELIBBAD,
+				   "%s: %s() returned no ops table", path,
+				   EXTRES_DRIVER_ENTRY_SYMBOL);
 		goto fail;
 	}
 	/* The first two members are the same in every version. */
 	if (ops->abi_version != EXTRES_DRIVER_ABI_VERSION) {
-		r = extres_err_set(err, EPROTO,
-				   "%s: driver ABI version %u, this extres speaks %u",
-				   path, ops->abi_version,
-				   EXTRES_DRIVER_ABI_VERSION);
+		r = extres_err_set(
+			err, EPROTO,
+			"%s: driver ABI version %u, this extres speaks %u",
+			path, ops->abi_version, EXTRES_DRIVER_ABI_VERSION);
 		goto fail;
 	}
 	if (ops->struct_size < OPS_MIN_SIZE) {
-		r = extres_err_set(err, ELIBBAD,
-				   "%s: driver ops table is %u bytes, this extres needs at least %zu",
-				   path, ops->struct_size, OPS_MIN_SIZE);
+		r = extres_err_set(
+			err, ELIBBAD,
+			"%s: driver ops table is %u bytes, this extres needs at least %zu",
+			path, ops->struct_size, OPS_MIN_SIZE);
 		goto fail;
 	}
-	size = ops->struct_size < sizeof(m->ops) ? ops->struct_size
-						  : sizeof(m->ops);
+	size = ops->struct_size < sizeof(m->ops) ? ops->struct_size :
+						   sizeof(m->ops);
 	memcpy(&m->ops, ops, size);
 
 	if (!m->ops.open)
@@ -182,13 +187,15 @@ int extres_module_load(const char *path, struct extres_module **ret,
 	else if (!m->ops.close)
 		missing = "close";
 	if (missing) {
-		r = extres_err_set(err, ELIBBAD,
-				   "%s: driver does not set the required op '%s'",
-				   path, missing);
+		r = extres_err_set(
+			err, ELIBBAD,
+			"%s: driver does not set the required op '%s'", path,
+			missing);
 		goto fail;
 	}
 	if (!m->ops.name) {
-		r = extres_err_set(err, ELIBBAD, "%s: driver has no name", path);
+		r = extres_err_set(err, ELIBBAD, "%s: driver has no name",
+				   path);
 		goto fail;
 	}
 	/* .meta/env writes the name unquoted: it must be an identifier. */

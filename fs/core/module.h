@@ -94,7 +94,8 @@ int extres_driver_find(const char *driver, char **ret_path,
 struct extres_module;
 int extres_module_load(const char *path, struct extres_module **ret,
 		       struct extres_err *err);
-const struct extres_driver_ops *extres_module_ops(const struct extres_module *m);
+const struct extres_driver_ops *
+extres_module_ops(const struct extres_module *m);
 void extres_module_unload(struct extres_module *m);
 
 #endif

@@ -61,8 +61,7 @@ find_allocation(const struct extres_allocations *old, const char *name)
 }
 
 int extres_allocate_all(const struct extres_config *config, pid_t owner,
-			struct extres_allocations **ret,
-			struct extres_err *err)
+			struct extres_allocations **ret, struct extres_err *err)
 {
 	return extres_reallocate_all(config, NULL, NULL, owner, ret, err);
 }
@@ -174,7 +173,8 @@ int extres_reallocate_all(const struct extres_config *config,
 		goto fail;
 	}
 	for (i = 0; i < config->n_resources; i++) {
-		const struct extres_resource_config *res = &config->resources[i];
+		const struct extres_resource_config *res =
+			&config->resources[i];
 		ssize_t k = find_index(old, res->name);
 		int un = 0;
 
@@ -212,10 +212,11 @@ fail:
 	for (i = 0; unrecorded && old && i < old->n; i++) {
 		struct extres_err rb;
 
-		if (unrecorded[i] && extres_alloc_record(old->items[i], &rb) < 0)
-			extres_err_append(err,
-					  "; recording '%s' again failed too: %s",
-					  old->items[i]->resource, rb.msg);
+		if (unrecorded[i] &&
+		    extres_alloc_record(old->items[i], &rb) < 0)
+			extres_err_append(
+				err, "; recording '%s' again failed too: %s",
+				old->items[i]->resource, rb.msg);
 	}
 	free(unrecorded);
 	extres_allocations_free(a);
@@ -233,8 +234,8 @@ int extres_release_dropped(struct extres_allocations *old,
 	/* Newest first, the reverse of taking. */
 	for (i = old->n; i-- > 0;) {
 		int r = extres_alloc_release_except(
-			old->items[i], find_allocation(now, old->items[i]->resource),
-			&one);
+			old->items[i],
+			find_allocation(now, old->items[i]->resource), &one);
 
 		if (r < 0 && first == 0) {
 			first = r;

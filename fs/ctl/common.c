@@ -89,7 +89,8 @@ int extres_ctl_flush_stdout(int status)
 {
 	errno = EIO;
 	if (fflush(stdout) == EOF || ferror(stdout)) {
-		extres_log(EXTRES_LOG_ERR, "cannot write to standard output: %s",
+		extres_log(EXTRES_LOG_ERR,
+			   "cannot write to standard output: %s",
 			   strerror(errno));
 		if (status == 0)
 			status = 1;

@@ -33,7 +33,8 @@ static void usage_reload(FILE *out)
 	fprintf(out,
 		"usage: extresctl reload [--timeout SECONDS] [MOUNTPOINT]\n"
 		"\n"
-		"Make the extresd serving MOUNTPOINT (default " EXTRES_DEFAULT_MOUNTPOINT ")\n"
+		"Make the extresd serving MOUNTPOINT (default " EXTRES_DEFAULT_MOUNTPOINT
+		")\n"
 		"re-read its configuration, as SIGHUP does, and wait for the outcome.\n"
 		"A reload is all or nothing: if the new configuration or a driver fails,\n"
 		"the daemon keeps serving what it served and keeps its devices.\n"
@@ -204,7 +205,8 @@ int extres_ctl_reload(int argc, char *argv[])
 		path = argv[optind++];
 	if (optind < argc)
 		return extres_ctl_usage_error(
-			"reload", "reload: unexpected argument '%s'", argv[optind]);
+			"reload", "reload: unexpected argument '%s'",
+			argv[optind]);
 	/* Each access has the usual deadline, or less when the whole wait
 	 * is shorter; the child's own wait ends first when the daemon
 	 * answers but the reload takes too long. */

@@ -42,7 +42,8 @@ static void usage_request(FILE *out)
 		"       extresctl [-c CONFIG] request --yarn\n"
 		"\n"
 		"Print the resource requests that give a container or node the\n"
-		"devices of CONFIG (default " EXTRES_DEFAULT_CONFIG "): for each\n"
+		"devices of CONFIG (default " EXTRES_DEFAULT_CONFIG
+		"): for each\n"
 		"resource with a Kubernetes or YARN resource name, that name and\n"
 		"the resource's amount. Resources without one are skipped with a\n"
 		"note on stderr; resources that share a name add their amounts.\n"

@@ -26,7 +26,6 @@
 #include "base/log.h"
 #include "os/mountpoint.h"
 
-
 /* A property file holds at most its value and a newline. */
 #define MAX_PROPERTY_FILE (EXTRES_MAX_VALUE_LEN + 1)
 

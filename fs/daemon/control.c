@@ -98,7 +98,8 @@ int extres_control_start(struct extres_control *c, struct extres_err *err)
 	int r = pthread_create(&c->thread, NULL, run, c);
 
 	if (r != 0)
-		return extres_err_set(err, r, "cannot start the control thread: %s",
+		return extres_err_set(err, r,
+				      "cannot start the control thread: %s",
 				      strerror(r));
 	c->started = 1;
 	return 0;

@@ -24,7 +24,7 @@
 #include "base/err.h"
 
 struct extres_control {
-	int sigfd;  /* SIGHUP, SIGTERM, SIGINT */
+	int sigfd; /* SIGHUP, SIGTERM, SIGINT */
 	int stopfd; /* eventfd: end the thread */
 	pthread_t thread;
 	int started;

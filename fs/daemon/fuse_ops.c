@@ -45,7 +45,8 @@ static const struct extres_node *node_of(const struct extres_fs *fs,
 	size_t i, k;
 
 	for (i = 1; !n && i <= EXTRES_FS_RETIRED; i++) {
-		k = (fs->next_retired + EXTRES_FS_RETIRED - i) % EXTRES_FS_RETIRED;
+		k = (fs->next_retired + EXTRES_FS_RETIRED - i) %
+		    EXTRES_FS_RETIRED;
 		if (fs->retired[k])
 			n = extres_tree_get(fs->retired[k], ino);
 	}

@@ -95,8 +95,8 @@ static int opt_proc(void *data, const char *arg, int key,
  * -EINTR: asked to stop while waiting for the lock. */
 static int resolve_mountpoint(struct extresd *d)
 {
-	const char *arg = d->n_positional ? d->positional[d->n_positional - 1]
-					  : NULL;
+	const char *arg =
+		d->n_positional ? d->positional[d->n_positional - 1] : NULL;
 	const char *path = arg;
 	struct extres_err err;
 	char *dir = NULL;
@@ -199,9 +199,10 @@ static int add_mount_options(struct fuse_args *args)
 	/* default_permissions: the kernel checks our 0444/0555 modes.
 	 * allow_other: every user reads, which needs root (or
 	 * user_allow_other). */
-	const char *defaults = getuid() == 0 ?
-		"-odefault_permissions,allow_other,fsname=extres,subtype=extresd" :
-		"-odefault_permissions,fsname=extres,subtype=extresd";
+	const char *defaults =
+		getuid() == 0 ?
+			"-odefault_permissions,allow_other,fsname=extres,subtype=extresd" :
+			"-odefault_permissions,fsname=extres,subtype=extresd";
 
 	/* ro: writes fail with EROFS in the kernel. nosuid,nodev,noexec: the
 	 * tree holds values, never programs or devices. */
@@ -260,8 +261,8 @@ static int run_session(struct extresd *d)
 		fuse_loop_cfg_set_max_threads(loop, d->cmd.max_threads);
 	if (d->cmd.max_idle_threads != UINT_MAX)
 		fuse_loop_cfg_set_idle_threads(loop, d->cmd.max_idle_threads);
-	r = d->cmd.singlethread ? fuse_session_loop(d->se)
-				: fuse_session_loop_mt(d->se, loop);
+	r = d->cmd.singlethread ? fuse_session_loop(d->se) :
+				  fuse_session_loop_mt(d->se, loop);
 	/* The loop returns the signal number when a signal ended it. */
 	r = r < 0 ? r : 0;
 out_unmount:
@@ -355,7 +356,8 @@ int main(int argc, char *argv[])
 	if (r == 0)
 		r = setup_signals();
 	if (r < 0) {
-		extres_log(EXTRES_LOG_ERR, "cannot initialise: %s", strerror(-r));
+		extres_log(EXTRES_LOG_ERR, "cannot initialise: %s",
+			   strerror(-r));
 		return 1;
 	}
 	if (fuse_opt_parse(&args, &d, extresd_opts, opt_proc) != 0 ||
@@ -411,7 +413,8 @@ int main(int argc, char *argv[])
 	if (!d.cmd.foreground) {
 		r = extres_daemonize_start(&d.daemon);
 		if (r < 0) {
-			extres_log(EXTRES_LOG_ERR, "cannot fork: %s", strerror(-r));
+			extres_log(EXTRES_LOG_ERR, "cannot fork: %s",
+				   strerror(-r));
 			goto out;
 		}
 	}

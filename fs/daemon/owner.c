@@ -25,7 +25,8 @@ int extres_owner_parse(const char *arg, pid_t *ret, struct extres_err *err)
 	if (arg[0] < '0' || arg[0] > '9' || *end != '\0' || errno != 0 ||
 	    v == 0 || v > INT_MAX)
 		return extres_err_set(err, EINVAL,
-				      "--owner-pid: '%s' is not a process ID", arg);
+				      "--owner-pid: '%s' is not a process ID",
+				      arg);
 	/* A zombie or a dying process is an owner that every allocator
 	 * counts as gone: recorded, its devices would go to the next comer
 	 * while we serve them. So the same rule decides, through the same
@@ -45,8 +46,8 @@ int extres_owner_open(struct extres_owner_watch *w, pid_t pid,
 
 	if (fd < 0)
 		return extres_err_set(err, errno,
-				      "--owner-pid %d: pidfd_open: %s", (int)pid,
-				      strerror(errno));
+				      "--owner-pid %d: pidfd_open: %s",
+				      (int)pid, strerror(errno));
 	w->stopfd = eventfd(0, EFD_CLOEXEC);
 	if (w->stopfd < 0) {
 		int r = errno;
@@ -93,7 +94,8 @@ int extres_owner_start(struct extres_owner_watch *w, struct extres_err *err)
 	r = pthread_create(&w->thread, NULL, watch, w);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (r != 0)
-		return extres_err_set(err, r, "cannot start the owner watch: %s",
+		return extres_err_set(err, r,
+				      "cannot start the owner watch: %s",
 				      strerror(r));
 	w->started = 1;
 	return 0;

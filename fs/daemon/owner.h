@@ -17,8 +17,8 @@
 #include "base/err.h"
 
 struct extres_owner_watch {
-	int pidfd;   /* -1 when not watching */
-	int stopfd;  /* eventfd to end the thread early */
+	int pidfd; /* -1 when not watching */
+	int stopfd; /* eventfd to end the thread early */
 	pthread_t thread;
 	int started;
 };

@@ -87,7 +87,8 @@ static int meta_files(const struct extresd *d,
 	if (!views)
 		return -ENOMEM;
 	for (i = 0; i < d->allocs->n; i++) {
-		const struct extres_resource_config *rc = &d->config->resources[i];
+		const struct extres_resource_config *rc =
+			&d->config->resources[i];
 
 		views[i].name = d->allocs->items[i]->resource;
 		views[i].driver = rc->driver;
@@ -135,7 +136,8 @@ int extresd_publish(struct extresd *d)
 	res = calloc(d->allocs->n ? d->allocs->n : 1, sizeof(*res));
 	r = res ? meta_files(d, files, text) : -ENOMEM;
 	if (r < 0) {
-		extres_log(EXTRES_LOG_ERR, "cannot build .meta: %s", strerror(-r));
+		extres_log(EXTRES_LOG_ERR, "cannot build .meta: %s",
+			   strerror(-r));
 		goto out;
 	}
 	for (i = 0; i < d->allocs->n; i++) {
@@ -204,8 +206,9 @@ static int try_reload(struct extresd *d)
 	if ((config->mountpoint == NULL) != (d->config->mountpoint == NULL) ||
 	    (config->mountpoint &&
 	     strcmp(config->mountpoint, d->config->mountpoint) != 0))
-		extres_log(EXTRES_LOG_NOTICE,
-			   "extres.mountpoint changed; it takes effect at the next start");
+		extres_log(
+			EXTRES_LOG_NOTICE,
+			"extres.mountpoint changed; it takes effect at the next start");
 	r = extres_reallocate_all(config, d->config, d->allocs, d->owner,
 				  &allocs, &err);
 	if (r < 0)
@@ -254,7 +257,8 @@ fail:
 		d->last_error[0] = '\0';
 		return r;
 	}
-	extres_log(EXTRES_LOG_ERR, "reload failed, still serving generation %lu: %s",
+	extres_log(EXTRES_LOG_ERR,
+		   "reload failed, still serving generation %lu: %s",
 		   d->generation, err.msg);
 	set_last_reload(d, err.msg);
 	return r;
@@ -325,7 +329,8 @@ static int refresh_resource(struct extresd *d, size_t i, int *changed)
 		return r;
 	}
 	for (j = 0; j < a->n; j++) {
-		const char *key = extres_info_get(&a->infos[j], a->coordination_key);
+		const char *key =
+			extres_info_get(&a->infos[j], a->coordination_key);
 		struct extres_info fresh;
 
 		for (k = 0; key && k < infos->n; k++) {
@@ -379,9 +384,10 @@ long long extresd_refresh(void *ctx)
 				continue;
 			/* Running such a script again takes more devices. */
 			if (d->allocs->items[i]->recorded_by_script) {
-				extres_log(EXTRES_LOG_WARNING,
-					   "refresh-interval of '%s' ignored: its discovery script coordinates by itself",
-					   rc->name);
+				extres_log(
+					EXTRES_LOG_WARNING,
+					"refresh-interval of '%s' ignored: its discovery script coordinates by itself",
+					rc->name);
 				continue;
 			}
 			d->refresh_due[i] = now + (long long)rc->refresh_ms;
@@ -397,22 +403,27 @@ long long extresd_refresh(void *ctx)
 
 			/* Say it when it starts and when it ends, not at
 			 * every interval. */
-			if (stale >= 0 && (size_t)stale != d->refresh_stale[i]) {
+			if (stale >= 0 &&
+			    (size_t)stale != d->refresh_stale[i]) {
 				if (stale)
-					extres_log(EXTRES_LOG_WARNING,
-						   "refresh of '%s': %d of its devices are no longer reported as they were; keeping their last values",
-						   d->config->resources[i].name, stale);
+					extres_log(
+						EXTRES_LOG_WARNING,
+						"refresh of '%s': %d of its devices are no longer reported as they were; keeping their last values",
+						d->config->resources[i].name,
+						stale);
 				else
-					extres_log(EXTRES_LOG_NOTICE,
-						   "refresh of '%s': every device is reported again",
-						   d->config->resources[i].name);
+					extres_log(
+						EXTRES_LOG_NOTICE,
+						"refresh of '%s': every device is reported again",
+						d->config->resources[i].name);
 				d->refresh_stale[i] = (size_t)stale;
 			}
 			now = now_ms();
 			/* From now, not from `due`: a slow driver must not
 			 * make refreshes pile up. */
 			due = d->refresh_due[i] =
-				now + (long long)d->config->resources[i].refresh_ms;
+				now +
+				(long long)d->config->resources[i].refresh_ms;
 		}
 		if (next < 0 || due - now < next)
 			next = due - now;

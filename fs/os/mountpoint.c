@@ -153,8 +153,8 @@ int extres_mountpoint_absolute(const char *path, char **ret,
 				   strerror(errno));
 		goto done;
 	}
-	if (asprintf(&out, "%s/%s", strcmp(real, "/") == 0 ? "" : real,
-		     base) < 0)
+	if (asprintf(&out, "%s/%s", strcmp(real, "/") == 0 ? "" : real, base) <
+	    0)
 		out = NULL;
 done:
 	free(dcopy);
@@ -175,9 +175,9 @@ int extres_mountpoint_resolve(const char *path, int create, char **ret,
 	if (create) {
 		r = mkdir_p(path);
 		if (r < 0)
-			return extres_err_set(err, -r,
-					      "cannot create mount point %s: %s",
-					      path, strerror(-r));
+			return extres_err_set(
+				err, -r, "cannot create mount point %s: %s",
+				path, strerror(-r));
 	}
 	return extres_mountpoint_absolute(path, ret, err);
 }
@@ -368,7 +368,8 @@ int extres_mountpoint_check_live(const char *mnt, struct extres_err *err)
 	if (statfs(mnt, &sfs) == 0)
 		return 0;
 	if (errno != ENOTCONN)
-		return extres_err_set(err, errno, "%s: %s", mnt, strerror(errno));
+		return extres_err_set(err, errno, "%s: %s", mnt,
+				      strerror(errno));
 	return extres_err_set(
 		err, ENOTCONN,
 		"%s: the extresd mount is dead (Transport endpoint is not connected): its daemon is gone; the next extresd started on it detaches it, or run 'fusermount3 -u %s'",

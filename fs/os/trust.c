@@ -122,7 +122,8 @@ static void go_up(char *cur)
 static int walk(const struct rules *ru, const char *path, const char *what,
 		struct extres_err *err)
 {
-	char cur[PATH_MAX], pending[PATH_MAX], entry[PATH_MAX], target[PATH_MAX];
+	char cur[PATH_MAX], pending[PATH_MAX], entry[PATH_MAX],
+		target[PATH_MAX];
 	const char *p = pending;
 	unsigned links = 0;
 	struct stat st;

@@ -41,9 +41,9 @@ static int add_resource(struct extres_tree_builder *b,
 		for (k = 0; k < res->infos[i].n_props; k++) {
 			r = add_property(b, idir, &res->infos[i].props[k], err);
 			if (r < 0)
-				return extres_err_prefix(err, -r,
-							 "resource '%s' info %zu",
-							 res->name, i);
+				return extres_err_prefix(
+					err, -r, "resource '%s' info %zu",
+					res->name, i);
 		}
 	}
 	return 0;

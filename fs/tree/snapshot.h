@@ -47,6 +47,7 @@ int extres_snapshot_build_meta(const struct extres_snapshot_resource *res,
 			       const struct extres_snapshot_file *meta,
 			       size_t n_meta, struct timespec mtime,
 			       const struct extres_tree *prev,
-			       struct extres_tree **ret, struct extres_err *err);
+			       struct extres_tree **ret,
+			       struct extres_err *err);
 
 #endif

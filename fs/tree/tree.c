@@ -34,7 +34,8 @@ struct extres_tree {
 	const struct extres_node **by_ino;
 	const struct extres_node **by_name;
 	size_t mask;
-	uint64_t serial; /* 0 for a first tree, one more than its predecessor's */
+	uint64_t
+		serial; /* 0 for a first tree, one more than its predecessor's */
 };
 
 static uint64_t fnv_bytes(uint64_t h, const void *p, size_t len)
@@ -275,8 +276,8 @@ int extres_tree_seal(struct extres_tree_builder *b, struct timespec now,
 	for (i = 0; i < b->n; i++)
 		n_children += b->nodes[i].n_children;
 	t->nodes = calloc(b->n, sizeof(*t->nodes));
-	t->child_ptrs = calloc(n_children ? n_children : 1,
-			       sizeof(*t->child_ptrs));
+	t->child_ptrs =
+		calloc(n_children ? n_children : 1, sizeof(*t->child_ptrs));
 	t->strings = calloc(2 * b->n, sizeof(*t->strings));
 	t->by_ino = calloc(cap, sizeof(*t->by_ino));
 	t->by_name = calloc(cap, sizeof(*t->by_name));
@@ -298,8 +299,8 @@ int extres_tree_seal(struct extres_tree_builder *b, struct timespec now,
 			n->parent = EXTRES_ROOT_INO;
 			n->name = "";
 			path_hash[0] = FNV_OFFSET;
-			was[0] = prev ? extres_tree_get(prev, EXTRES_ROOT_INO)
-				      : NULL;
+			was[0] = prev ? extres_tree_get(prev, EXTRES_ROOT_INO) :
+					NULL;
 		} else {
 			const struct extres_node *p = was[bn->parent];
 			uint64_t ino;
@@ -307,9 +308,10 @@ int extres_tree_seal(struct extres_tree_builder *b, struct timespec now,
 			path_hash[i] = fnv_bytes(
 				fnv_bytes(path_hash[bn->parent], "/", 1),
 				bn->name, strlen(bn->name));
-			was[i] = p && S_ISDIR(p->mode)
-					 ? extres_tree_lookup(prev, p->ino, bn->name)
-					 : NULL;
+			was[i] = p && S_ISDIR(p->mode) ?
+					 extres_tree_lookup(prev, p->ino,
+							    bn->name) :
+					 NULL;
 			/*
 			 * What is unchanged keeps its number; a directory
 			 * that stays keeps it too. A changed file gets a new
@@ -319,13 +321,15 @@ int extres_tree_seal(struct extres_tree_builder *b, struct timespec now,
 			 * from the path and the tree's serial, and never
 			 * repeat one the previous tree used.
 			 */
-			if (was[i] && (bn->is_dir ? S_ISDIR(was[i]->mode)
-						  : same_file(bn, was[i]))) {
+			if (was[i] && (bn->is_dir ? S_ISDIR(was[i]->mode) :
+						    same_file(bn, was[i]))) {
 				ino = was[i]->ino;
 			} else {
 				for (ino = mix(path_hash[i] +
-					       t->serial * 0x9e3779b97f4a7c15ULL);
-				     !ino_free(t, prev, ino); ino = mix(ino + 1))
+					       t->serial *
+						       0x9e3779b97f4a7c15ULL);
+				     !ino_free(t, prev, ino);
+				     ino = mix(ino + 1))
 					;
 			}
 			n->ino = ino;
@@ -348,8 +352,9 @@ int extres_tree_seal(struct extres_tree_builder *b, struct timespec now,
 			n->mode = S_IFREG | bn->perm;
 			n->data = bn->data;
 			n->size = bn->size;
-			n->mtime = was[i] && was[i]->ino == n->ino ? was[i]->mtime
-								   : now;
+			n->mtime = was[i] && was[i]->ino == n->ino ?
+					   was[i]->mtime :
+					   now;
 			t->strings[t->n_strings++] = bn->data;
 			bn->data = NULL;
 		}
@@ -435,7 +440,8 @@ uint64_t extres_tree_serial(const struct extres_tree *t)
 }
 
 static int diff_node(const struct extres_tree *new, const struct extres_node *o,
-		     int (*fn)(void *ctx, int what, const struct extres_node *node),
+		     int (*fn)(void *ctx, int what,
+			       const struct extres_node *node),
 		     void *ctx)
 {
 	const struct extres_node *n = extres_tree_get(new, o->ino);

@@ -89,7 +89,8 @@ int extres_tree_seal(struct extres_tree_builder *b, struct timespec now,
 
 /* What changed from `old` to `new`, for telling the kernel. */
 #define EXTRES_TREE_CHANGED 1 /* a directory whose children changed */
-#define EXTRES_TREE_REMOVED 2 /* the name no longer leads to this inode
+#define EXTRES_TREE_REMOVED \
+	2 /* the name no longer leads to this inode
 			       * (gone, or a changed file): drop it */
 
 /*

@@ -153,12 +153,12 @@ extern "C" {
  * precise: "<host->config_path>:<line>:<column>: ...".
  */
 struct extres_param {
-	uint32_t kind;   /* EXTRES_PARAM_* */
-	uint32_t count;  /* number of items (SEQUENCE, MAPPING); 0 for SCALAR */
+	uint32_t kind; /* EXTRES_PARAM_* */
+	uint32_t count; /* number of items (SEQUENCE, MAPPING); 0 for SCALAR */
 	const char *key; /* member name inside a MAPPING; NULL otherwise */
 	const char *value; /* SCALAR text; NULL otherwise */
 	const struct extres_param *items; /* `count` children */
-	uint32_t line;   /* 1-based position in the config file, for messages */
+	uint32_t line; /* 1-based position in the config file, for messages */
 	uint32_t column;
 };
 
@@ -183,8 +183,8 @@ extres_param_get(const struct extres_param *map, const char *key)
 }
 
 /* The scalar text of member `key`, or NULL if absent or not a scalar. */
-static inline const char *
-extres_param_scalar(const struct extres_param *map, const char *key)
+static inline const char *extres_param_scalar(const struct extres_param *map,
+					      const char *key)
 {
 	const struct extres_param *p = extres_param_get(map, key);
 
@@ -199,10 +199,10 @@ extres_param_scalar(const struct extres_param *map, const char *key)
 struct extres_host {
 	uint32_t abi_version; /* EXTRES_DRIVER_ABI_VERSION of the core */
 	uint32_t struct_size; /* sizeof(struct extres_host) in the core */
-	const char *resource;    /* resource name, e.g. "gpu" */
+	const char *resource; /* resource name, e.g. "gpu" */
 	const char *config_path; /* absolute path of the config file */
-	const char *config_dir;  /* its directory, for relative paths */
-	uint64_t amount;         /* external-resource.<name>.amount, >= 1 */
+	const char *config_dir; /* its directory, for relative paths */
+	uint64_t amount; /* external-resource.<name>.amount, >= 1 */
 
 	/*
 	 * Log a message at an EXTRES_LOG_* level (ERR is the highest a driver

@@ -39,8 +39,7 @@ static int report(int rc)
 	return 0;
 }
 
-static int parse_ll(const char *s, long long min, long long max,
-		    long long *ret)
+static int parse_ll(const char *s, long long min, long long max, long long *ret)
 {
 	char *end;
 	long long v;

@@ -72,10 +72,10 @@
 	X(struct extres_driver_ops, reserved, 68, 4)          \
 	S(struct extres_driver_ops, 72)
 
-#define PIN(type, member, off, size)                                          \
-	static_assert(offsetof(type, member) == (off),                        \
-		      #type "." #member " moved");                            \
-	static_assert(MEMBER_SIZE(type, member) == (size),                    \
+#define PIN(type, member, off, size)                       \
+	static_assert(offsetof(type, member) == (off),     \
+		      #type "." #member " moved");         \
+	static_assert(MEMBER_SIZE(type, member) == (size), \
 		      #type "." #member " changed size");
 #define PIN_SIZE(type, size) \
 	static_assert(sizeof(type) == (size), #type " size");
@@ -85,9 +85,9 @@ LAYOUT(PIN, PIN_SIZE)
 #endif
 
 /* Types, callbacks' signatures included, are the other half of the ABI. */
-#define TYPE(type, member, t)                                                 \
-	static_assert(__builtin_types_compatible_p(                           \
-			      __typeof__(((type *)0)->member), t),            \
+#define TYPE(type, member, t)                                      \
+	static_assert(__builtin_types_compatible_p(                \
+			      __typeof__(((type *)0)->member), t), \
 		      #type "." #member " changed type")
 
 TYPE(struct extres_param, kind, uint32_t);
@@ -136,10 +136,10 @@ TYPE(struct extres_driver_ops, env_property, const char *);
 TYPE(struct extres_driver_ops, identity_keys, const char *const *);
 TYPE(struct extres_driver_ops, env_form, uint32_t);
 TYPE(struct extres_driver_ops, reserved, uint32_t);
-static_assert(__builtin_types_compatible_p(
-		      extres_driver_entry_fn,
-		      const struct extres_driver_ops *(*)(void)),
-	      "entry point type");
+static_assert(
+	__builtin_types_compatible_p(extres_driver_entry_fn,
+				     const struct extres_driver_ops *(*)(void)),
+	"entry point type");
 
 static_assert(EXTRES_DRIVER_ABI_VERSION == 1, "ABI version");
 static_assert(EXTRES_PARAM_SCALAR == 1 && EXTRES_PARAM_SEQUENCE == 2 &&
@@ -155,8 +155,8 @@ static_assert(EXTRES_LOG_ERR == 3 && EXTRES_LOG_WARNING == 4 &&
 static void test_layout(void **state)
 {
 #if UINTPTR_MAX == UINT64_MAX
-#define CHECK(type, member, off, size)                          \
-	assert_int_equal(offsetof(type, member), (off));        \
+#define CHECK(type, member, off, size)                   \
+	assert_int_equal(offsetof(type, member), (off)); \
 	assert_int_equal(MEMBER_SIZE(type, member), (size));
 #define CHECK_SIZE(type, size) assert_int_equal(sizeof(type), (size));
 	LAYOUT(CHECK, CHECK_SIZE)
@@ -181,9 +181,11 @@ static void test_param_get(void **state)
 		{ .kind = EXTRES_PARAM_SCALAR, .key = "pat", .value = "c" },
 	};
 	const struct extres_param map = { .kind = EXTRES_PARAM_MAPPING,
-					  .count = 4, .items = items };
+					  .count = 4,
+					  .items = items };
 	const struct extres_param seq = { .kind = EXTRES_PARAM_SEQUENCE,
-					  .count = 4, .items = items };
+					  .count = 4,
+					  .items = items };
 
 	/* The last of a repeated key wins. */
 	assert_ptr_equal(extres_param_get(&map, "path"), &items[2]);

@@ -197,8 +197,9 @@ static void test_coordination_take(void **state)
 	f->res.amount = 2;
 	f->res.coordination_file = f->path;
 	/* 0: live extres holder; 1: dead holder; 2: Flink line, live. */
-	tf_write_file(f->path, fmt("0 %d %" PRIu64 "\n1 %d 5\nnot a line\n2 %d\n",
-				(int)holder, hst, (int)dead, (int)holder));
+	tf_write_file(f->path,
+		      fmt("0 %d %" PRIu64 "\n1 %d 5\nnot a line\n2 %d\n",
+			  (int)holder, hst, (int)dead, (int)holder));
 	assert_int_equal(stat(f->path, &before), 0);
 
 	assert_int_equal(extres_alloc_take(&f->res, f->cands, me, &a, &err), 0);
@@ -344,7 +345,7 @@ static void test_coordination_key_uuid(void **state)
 	f->res.coordination_key = "uuid";
 	/* "0" as an index must not block anything when uuids are compared. */
 	tf_write_file(f->path, fmt("GPU-0 %d %" PRIu64 "\n0 %d\n", (int)holder,
-				hst, (int)holder));
+				   hst, (int)holder));
 	assert_int_equal(extres_alloc_take(&f->res, f->cands, me, &a, &err), 0);
 	assert_int_equal(a->n, 1);
 	assert_index(a, 0, "1");

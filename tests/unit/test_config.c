@@ -27,9 +27,9 @@
 #define FLINK_SCRIPT "plugins/external-resource-gpu/nvidia-gpu-discovery.sh"
 
 /* A minimal valid resource, for tests about something else. */
-#define GPU_OK                                                                 \
-	"external-resources: gpu\n"                                            \
-	"external-resource.gpu.amount: 1\n"                                    \
+#define GPU_OK                              \
+	"external-resources: gpu\n"         \
+	"external-resource.gpu.amount: 1\n" \
 	"external-resource.gpu.driver: script\n"
 
 static struct extres_config *load_ok(const char *yaml)
@@ -159,9 +159,9 @@ static void test_flink_conf_flat(void **state)
 		      15, 52);
 	expect_scalar(&gpu->params->items[1], "discovery-script.args",
 		      "--enable-coordination", 16, 52);
-	assert_string_equal(extres_param_scalar(gpu->params,
-						"discovery-script.args"),
-			    "--enable-coordination");
+	assert_string_equal(
+		extres_param_scalar(gpu->params, "discovery-script.args"),
+		"--enable-coordination");
 	/* taskmanager.*, jobmanager.*, rest.port: Flink's, ignored silently */
 	expect_warnings(c, NULL);
 	free(path);
@@ -270,30 +270,32 @@ static void test_legacy_names(void **state)
 
 static void test_both_lists_warn(void **state)
 {
-	struct extres_config *c = load_ok(
-		"external-resource.list: fpga\n"
-		"external-resources: gpu\n"
-		"external-resource.gpu.amount: 1\n"
-		"external-resource.gpu.driver: script\n");
+	struct extres_config *c =
+		load_ok("external-resource.list: fpga\n"
+			"external-resources: gpu\n"
+			"external-resource.gpu.amount: 1\n"
+			"external-resource.gpu.driver: script\n");
 
 	assert_int_equal(c->n_resources, 1);
 	assert_string_equal(c->resources[0].name, "gpu");
-	expect_warnings(c,
-			BUF_PATH ":1:1: external-resource.list is ignored because external-resources is set",
-			NULL);
+	expect_warnings(
+		c,
+		BUF_PATH
+		":1:1: external-resource.list is ignored because external-resources is set",
+		NULL);
 	extres_config_free(c);
 }
 
 static void test_list_items_trimmed(void **state)
 {
-	struct extres_config *c = load_ok(
-		"external-resources: gpu; ;fpga ;;nic\n"
-		"external-resource.gpu.amount: 1\n"
-		"external-resource.gpu.driver: script\n"
-		"external-resource.fpga.amount: 1\n"
-		"external-resource.fpga.driver: static\n"
-		"external-resource.nic.amount: 1\n"
-		"external-resource.nic.driver: sysfs\n");
+	struct extres_config *c =
+		load_ok("external-resources: gpu; ;fpga ;;nic\n"
+			"external-resource.gpu.amount: 1\n"
+			"external-resource.gpu.driver: script\n"
+			"external-resource.fpga.amount: 1\n"
+			"external-resource.fpga.driver: static\n"
+			"external-resource.nic.amount: 1\n"
+			"external-resource.nic.driver: sysfs\n");
 
 	assert_int_equal(c->n_resources, 3);
 	assert_string_equal(c->resources[0].name, "gpu");
@@ -309,12 +311,12 @@ static void test_list_items_trimmed(void **state)
 
 static void test_list_quoted_and_sequence(void **state)
 {
-	struct extres_config *c = load_ok(
-		"external-resources: \"gpu;fpga\"\n"
-		"external-resource.gpu.amount: 1\n"
-		"external-resource.gpu.driver: script\n"
-		"external-resource.fpga.amount: 1\n"
-		"external-resource.fpga.driver: static\n");
+	struct extres_config *c =
+		load_ok("external-resources: \"gpu;fpga\"\n"
+			"external-resource.gpu.amount: 1\n"
+			"external-resource.gpu.driver: script\n"
+			"external-resource.fpga.amount: 1\n"
+			"external-resource.fpga.driver: static\n");
 
 	/* A quoted scalar may hold escapes: names point at its start. */
 	assert_int_equal(c->resources[1].column, 21);
@@ -338,14 +340,20 @@ static void test_list_quoted_and_sequence(void **state)
 
 static void test_list_errors(void **state)
 {
-	expect_error("external-resources: gpu;fpga;gpu\n", EINVAL,
-		     BUF_PATH ":1:30: resource 'gpu' is listed twice in external-resources (first at line 1, column 21)");
-	expect_error("external-resource.list: [gpu, gpu]\n", EINVAL,
-		     BUF_PATH ":1:31: resource 'gpu' is listed twice in external-resource.list (first at line 1, column 26)");
+	expect_error(
+		"external-resources: gpu;fpga;gpu\n", EINVAL,
+		BUF_PATH
+		":1:30: resource 'gpu' is listed twice in external-resources (first at line 1, column 21)");
+	expect_error(
+		"external-resource.list: [gpu, gpu]\n", EINVAL,
+		BUF_PATH
+		":1:31: resource 'gpu' is listed twice in external-resource.list (first at line 1, column 26)");
 	expect_error("external-resources: ' ; ;'\n", EINVAL,
 		     BUF_PATH ":1:21: external-resources lists no resources");
-	expect_error("external-resources:\n  - gpu\n  - {a: b}\n", EINVAL,
-		     BUF_PATH ":3:5: external-resources: an item must be a resource name, not a mapping");
+	expect_error(
+		"external-resources:\n  - gpu\n  - {a: b}\n", EINVAL,
+		BUF_PATH
+		":3:5: external-resources: an item must be a resource name, not a mapping");
 	expect_error("taskmanager.numberOfTaskSlots: 2\n", EINVAL,
 		     BUF_PATH ": no resources listed (set external-resources)");
 	/* Null: everything under it commented out. */
@@ -358,18 +366,18 @@ static void test_bad_resource_names(void **state)
 	static const struct {
 		const char *yaml, *msg;
 	} cases[] = {
-		{ "external-resources: ['']\n",
-		  BUF_PATH ":1:22: resource name '' in external-resources is empty" },
-		{ "external-resources: gpu;.\n",
-		  BUF_PATH ":1:25: resource name '.' in external-resources starts with '.'" },
-		{ "external-resources: ..\n",
-		  BUF_PATH ":1:21: resource name '..' in external-resources starts with '.'" },
-		{ "external-resources: .hidden\n",
-		  BUF_PATH ":1:21: resource name '.hidden' in external-resources starts with '.'" },
-		{ "external-resource.list: gpu,a/b\n",
-		  BUF_PATH ":1:29: resource name 'a/b' in external-resource.list contains '/'" },
-		{ "external-resources: [\"a\\tb\"]\n",
-		  BUF_PATH ":1:22: resource name 'a\\x09b' in external-resources contains a control character" },
+		{ "external-resources: ['']\n", BUF_PATH
+		  ":1:22: resource name '' in external-resources is empty" },
+		{ "external-resources: gpu;.\n", BUF_PATH
+		  ":1:25: resource name '.' in external-resources starts with '.'" },
+		{ "external-resources: ..\n", BUF_PATH
+		  ":1:21: resource name '..' in external-resources starts with '.'" },
+		{ "external-resources: .hidden\n", BUF_PATH
+		  ":1:21: resource name '.hidden' in external-resources starts with '.'" },
+		{ "external-resource.list: gpu,a/b\n", BUF_PATH
+		  ":1:29: resource name 'a/b' in external-resource.list contains '/'" },
+		{ "external-resources: [\"a\\tb\"]\n", BUF_PATH
+		  ":1:22: resource name 'a\\x09b' in external-resources contains a control character" },
 	};
 	size_t i;
 
@@ -388,10 +396,12 @@ static void test_too_many_resources(void **state)
 	for (i = 0; i <= EXTRES_MAX_RESOURCES; i++) {
 		if (i == EXTRES_MAX_RESOURCES)
 			column = len + 1;
-		len += (size_t)snprintf(yaml + len, sizeof(yaml) - len, "r%d;", i);
+		len += (size_t)snprintf(yaml + len, sizeof(yaml) - len, "r%d;",
+					i);
 	}
 	snprintf(msg, sizeof(msg),
-		 BUF_PATH ":1:%zu: external-resources lists more than 256 resources",
+		 BUF_PATH
+		 ":1:%zu: external-resources lists more than 256 resources",
 		 column);
 	expect_error(yaml, E2BIG, msg);
 }
@@ -421,12 +431,14 @@ static void test_check_name(void **state)
 
 static void test_amount_missing(void **state)
 {
-	expect_error("external-resources: fpga;gpu\n"
-		     "external-resource.fpga.amount: 1\n"
-		     "external-resource.fpga.driver: static\n"
-		     "external-resource.gpu.driver: script\n",
-		     EINVAL,
-		     BUF_PATH ":1:26: resource 'gpu': external-resource.gpu.amount is not set");
+	expect_error(
+		"external-resources: fpga;gpu\n"
+		"external-resource.fpga.amount: 1\n"
+		"external-resource.fpga.driver: static\n"
+		"external-resource.gpu.driver: script\n",
+		EINVAL,
+		BUF_PATH
+		":1:26: resource 'gpu': external-resource.gpu.amount is not set");
 }
 
 static void test_amount_bad_values(void **state)
@@ -490,30 +502,36 @@ static void test_amount_good_values(void **state)
 
 static void test_driver_missing(void **state)
 {
-	expect_error("external-resources: gpu\n"
-		     "external-resource.gpu.amount: 1\n",
-		     EINVAL,
-		     BUF_PATH ":1:21: resource 'gpu' has no driver; set external-resource.gpu.driver (or external-resource.gpu.driver-factory.class)");
+	expect_error(
+		"external-resources: gpu\n"
+		"external-resource.gpu.amount: 1\n",
+		EINVAL,
+		BUF_PATH
+		":1:21: resource 'gpu' has no driver; set external-resource.gpu.driver (or external-resource.gpu.driver-factory.class)");
 }
 
 static void test_driver_unsupported_class(void **state)
 {
-	expect_error("external-resources: gpu;fpga\n"
-		     "external-resource.gpu.amount: 1\n"
-		     "external-resource.gpu.driver: script\n"
-		     "external-resource.fpga.amount: 1\n"
-		     "external-resource.fpga.driver-factory.class: org.apache.flink.externalresource.fpga.FPGADriverFactory\n",
-		     EINVAL,
-		     BUF_PATH ":5:46: unsupported driver factory class 'org.apache.flink.externalresource.fpga.FPGADriverFactory' for resource 'fpga'; set external-resource.fpga.driver to an extres driver");
+	expect_error(
+		"external-resources: gpu;fpga\n"
+		"external-resource.gpu.amount: 1\n"
+		"external-resource.gpu.driver: script\n"
+		"external-resource.fpga.amount: 1\n"
+		"external-resource.fpga.driver-factory.class: org.apache.flink.externalresource.fpga.FPGADriverFactory\n",
+		EINVAL,
+		BUF_PATH
+		":5:46: unsupported driver factory class 'org.apache.flink.externalresource.fpga.FPGADriverFactory' for resource 'fpga'; set external-resource.fpga.driver to an extres driver");
 }
 
 static void test_driver_bad_name(void **state)
 {
-	expect_error("external-resources: gpu\n"
-		     "external-resource.gpu.amount: 1\n"
-		     "external-resource.gpu.driver: ../evil\n",
-		     EINVAL,
-		     BUF_PATH ":3:31: external-resource.gpu.driver is '../evil'; expected a driver name ([A-Za-z0-9_-]+) or an absolute path");
+	expect_error(
+		"external-resources: gpu\n"
+		"external-resource.gpu.amount: 1\n"
+		"external-resource.gpu.driver: ../evil\n",
+		EINVAL,
+		BUF_PATH
+		":3:31: external-resource.gpu.driver is '../evil'; expected a driver name ([A-Za-z0-9_-]+) or an absolute path");
 	expect_error(
 		"external-resources: gpu\n"
 		"external-resource.gpu.amount: 1\n"
@@ -533,9 +551,11 @@ static void test_driver_wins_over_class(void **state)
 
 	assert_string_equal(c->resources[0].driver,
 			    "/opt/extres/drivers/my_nvml.so");
-	expect_warnings(c,
-			BUF_PATH ":3:1: external-resource.gpu.driver-factory.class is ignored because external-resource.gpu.driver is set",
-			NULL);
+	expect_warnings(
+		c,
+		BUF_PATH
+		":3:1: external-resource.gpu.driver-factory.class is ignored because external-resource.gpu.driver is set",
+		NULL);
 	extres_config_free(c);
 }
 
@@ -634,9 +654,11 @@ static void test_driver_class_gpu_driver(void **state)
 		"external-resource.gpu.driver-factory.class: org.apache.flink.externalresource.gpu.GPUDriverFactory\n");
 
 	assert_string_equal(c->resources[0].driver, "script");
-	expect_warnings(c,
-			BUF_PATH ":3:1: external-resource.gpu.driver.class is ignored because external-resource.gpu.driver-factory.class is set",
-			NULL);
+	expect_warnings(
+		c,
+		BUF_PATH
+		":3:1: external-resource.gpu.driver.class is ignored because external-resource.gpu.driver-factory.class is set",
+		NULL);
 	extres_config_free(c);
 }
 
@@ -653,9 +675,11 @@ static void test_kubernetes_yarn_keys(void **state)
 	assert_string_equal(c->resources[0].kubernetes_key, "nvidia.com/gpu");
 	/* Empty is not set. */
 	assert_null(c->resources[0].yarn_key);
-	expect_warnings(c,
-			BUF_PATH ":4:1: external-resource.gpu.kubernetes.key is ignored because external-resource.gpu.kubernetes.config-key is set",
-			NULL);
+	expect_warnings(
+		c,
+		BUF_PATH
+		":4:1: external-resource.gpu.kubernetes.key is ignored because external-resource.gpu.kubernetes.config-key is set",
+		NULL);
 	extres_config_free(c);
 }
 
@@ -718,9 +742,11 @@ static void test_coordination_key(void **state)
 	c = load_ok(GPU_OK "external-resource.gpu.coordination-key: uuid\n");
 	assert_string_equal(c->resources[0].coordination_key, "uuid");
 	extres_config_free(c);
-	expect_error(GPU_OK "external-resource.gpu.coordination-key: pci/bus\n",
-		     EINVAL,
-		     BUF_PATH ":4:41: external-resource.gpu.coordination-key 'pci/bus' contains '/'");
+	expect_error(
+		GPU_OK "external-resource.gpu.coordination-key: pci/bus\n",
+		EINVAL,
+		BUF_PATH
+		":4:41: external-resource.gpu.coordination-key 'pci/bus' contains '/'");
 }
 
 /* ---- env-var ---- */
@@ -745,18 +771,34 @@ static void test_refresh_interval(void **state)
 	c = load_ok(GPU_OK "external-resource.gpu.refresh-interval:\n");
 	assert_int_equal(c->resources[0].refresh_ms, 0);
 	extres_config_free(c);
-	expect_error(GPU_OK "external-resource.gpu.refresh-interval: 0.05\n", EINVAL,
-		     BUF_PATH ":4:41: external-resource.gpu.refresh-interval is '0.05'; it must be seconds from 0.1 to 86400, with at most three decimals");
-	expect_error(GPU_OK "external-resource.gpu.refresh-interval: 10s\n", EINVAL,
-		     BUF_PATH ":4:41: external-resource.gpu.refresh-interval is '10s'; it must be seconds from 0.1 to 86400, with at most three decimals");
-	expect_error(GPU_OK "external-resource.gpu.refresh-interval: 1.2345\n", EINVAL,
-		     BUF_PATH ":4:41: external-resource.gpu.refresh-interval is '1.2345'; it must be seconds from 0.1 to 86400, with at most three decimals");
-	expect_error(GPU_OK "external-resource.gpu.refresh-interval: 86401\n", EINVAL,
-		     BUF_PATH ":4:41: external-resource.gpu.refresh-interval is '86401'; it must be seconds from 0.1 to 86400, with at most three decimals");
-	expect_error(GPU_OK "external-resource.gpu.refresh-interval: -1\n", EINVAL,
-		     BUF_PATH ":4:41: external-resource.gpu.refresh-interval is '-1'; it must be seconds from 0.1 to 86400, with at most three decimals");
-	expect_error(GPU_OK "external-resource.gpu.refresh-interval: 99999999999999999999\n", EINVAL,
-		     BUF_PATH ":4:41: external-resource.gpu.refresh-interval is '99999999999999999999'; it must be seconds from 0.1 to 86400, with at most three decimals");
+	expect_error(
+		GPU_OK "external-resource.gpu.refresh-interval: 0.05\n", EINVAL,
+		BUF_PATH
+		":4:41: external-resource.gpu.refresh-interval is '0.05'; it must be seconds from 0.1 to 86400, with at most three decimals");
+	expect_error(
+		GPU_OK "external-resource.gpu.refresh-interval: 10s\n", EINVAL,
+		BUF_PATH
+		":4:41: external-resource.gpu.refresh-interval is '10s'; it must be seconds from 0.1 to 86400, with at most three decimals");
+	expect_error(
+		GPU_OK "external-resource.gpu.refresh-interval: 1.2345\n",
+		EINVAL,
+		BUF_PATH
+		":4:41: external-resource.gpu.refresh-interval is '1.2345'; it must be seconds from 0.1 to 86400, with at most three decimals");
+	expect_error(
+		GPU_OK "external-resource.gpu.refresh-interval: 86401\n",
+		EINVAL,
+		BUF_PATH
+		":4:41: external-resource.gpu.refresh-interval is '86401'; it must be seconds from 0.1 to 86400, with at most three decimals");
+	expect_error(
+		GPU_OK "external-resource.gpu.refresh-interval: -1\n", EINVAL,
+		BUF_PATH
+		":4:41: external-resource.gpu.refresh-interval is '-1'; it must be seconds from 0.1 to 86400, with at most three decimals");
+	expect_error(
+		GPU_OK
+		"external-resource.gpu.refresh-interval: 99999999999999999999\n",
+		EINVAL,
+		BUF_PATH
+		":4:41: external-resource.gpu.refresh-interval is '99999999999999999999'; it must be seconds from 0.1 to 86400, with at most three decimals");
 }
 
 static void test_lock_timeout(void **state)
@@ -819,13 +861,19 @@ static void test_env_var_key(void **state)
 
 static void test_env_var_bad(void **state)
 {
-	expect_error(GPU_OK "external-resource.gpu.env-var: 1GPU\n", EINVAL,
-		     BUF_PATH ":4:32: external-resource.gpu.env-var is '1GPU'; expected a shell variable name ([A-Za-z_][A-Za-z0-9_]*), or \"\" for none");
-	expect_error(GPU_OK "external-resource.gpu.env-var: A-B\n", EINVAL,
-		     BUF_PATH ":4:32: external-resource.gpu.env-var is 'A-B'; expected a shell variable name ([A-Za-z_][A-Za-z0-9_]*), or \"\" for none");
-	expect_error(GPU_OK "external-resource.gpu.env-var: \"X;rm -rf /\"\n",
-		     EINVAL,
-		     BUF_PATH ":4:32: external-resource.gpu.env-var is 'X;rm -rf /'; expected a shell variable name ([A-Za-z_][A-Za-z0-9_]*), or \"\" for none");
+	expect_error(
+		GPU_OK "external-resource.gpu.env-var: 1GPU\n", EINVAL,
+		BUF_PATH
+		":4:32: external-resource.gpu.env-var is '1GPU'; expected a shell variable name ([A-Za-z_][A-Za-z0-9_]*), or \"\" for none");
+	expect_error(
+		GPU_OK "external-resource.gpu.env-var: A-B\n", EINVAL,
+		BUF_PATH
+		":4:32: external-resource.gpu.env-var is 'A-B'; expected a shell variable name ([A-Za-z_][A-Za-z0-9_]*), or \"\" for none");
+	expect_error(
+		GPU_OK "external-resource.gpu.env-var: \"X;rm -rf /\"\n",
+		EINVAL,
+		BUF_PATH
+		":4:32: external-resource.gpu.env-var is 'X;rm -rf /'; expected a shell variable name ([A-Za-z_][A-Za-z0-9_]*), or \"\" for none");
 	expect_error(
 		GPU_OK "external-resource.gpu.env-var: [A, B]\n", EINVAL,
 		BUF_PATH
@@ -879,42 +927,52 @@ static void test_env_var_clashes(void **state)
 		amdgpu_static,
 		BUF_PATH
 		":6:33: resource 'fpga' would set ROCR_VISIBLE_DEVICES, as resource 'gpu' does (line 1, column 21); set external-resource.fpga.env-var to another name, or to \"\" for none");
-	expect_error("external-resources: gpu;fpga\n"
-		     "external-resource.gpu.amount: 1\n"
-		     "external-resource.gpu.driver: static\n"
-		     "external-resource.gpu.env-var: DEVS\n"
-		     "external-resource.fpga.amount: 1\n"
-		     "external-resource.fpga.driver: static\n"
-		     "external-resource.fpga.env-var: DEVS\n",
-		     EINVAL,
-		     BUF_PATH ":7:33: resource 'fpga' would set DEVS, as resource 'gpu' does (line 4, column 32); set external-resource.fpga.env-var to another name, or to \"\" for none");
+	expect_error(
+		"external-resources: gpu;fpga\n"
+		"external-resource.gpu.amount: 1\n"
+		"external-resource.gpu.driver: static\n"
+		"external-resource.gpu.env-var: DEVS\n"
+		"external-resource.fpga.amount: 1\n"
+		"external-resource.fpga.driver: static\n"
+		"external-resource.fpga.env-var: DEVS\n",
+		EINVAL,
+		BUF_PATH
+		":7:33: resource 'fpga' would set DEVS, as resource 'gpu' does (line 4, column 32); set external-resource.fpga.env-var to another name, or to \"\" for none");
 	/* Another resource's indexes, whichever is listed first. */
-	expect_error("external-resources: gpu;fpga\n"
-		     "external-resource.gpu.amount: 1\n"
-		     "external-resource.gpu.driver: static\n"
-		     "external-resource.fpga.amount: 1\n"
-		     "external-resource.fpga.driver: static\n"
-		     "external-resource.fpga.env-var: EXTRES_GPU_INDEXES\n",
-		     EINVAL,
-		     BUF_PATH ":6:33: resource 'fpga' would set EXTRES_GPU_INDEXES, which holds the indexes of resource 'gpu'; set external-resource.fpga.env-var to another name");
-	expect_error("external-resources: gpu;fpga\n"
-		     "external-resource.gpu.amount: 1\n"
-		     "external-resource.gpu.driver: static\n"
-		     "external-resource.gpu.env-var: EXTRES_FPGA_INDEXES\n"
-		     "external-resource.fpga.amount: 1\n"
-		     "external-resource.fpga.driver: static\n",
-		     EINVAL,
-		     BUF_PATH ":4:32: resource 'gpu' would set EXTRES_FPGA_INDEXES, which holds the indexes of resource 'fpga'; set external-resource.gpu.env-var to another name");
-	expect_error(GPU_OK "external-resource.gpu.env-var: EXTRES_GPU_INDEXES\n",
-		     EINVAL,
-		     BUF_PATH ":4:32: resource 'gpu' already sets EXTRES_GPU_INDEXES to its indexes; set external-resource.gpu.env-var to another name");
-	expect_error("external-resources: gpu-a;gpu.a\n"
-		     "external-resource.gpu-a.amount: 1\n"
-		     "external-resource.gpu-a.driver: static\n"
-		     "external-resource.gpu.a.amount: 1\n"
-		     "external-resource.gpu.a.driver: static\n",
-		     EINVAL,
-		     BUF_PATH ":1:27: resource names 'gpu.a' and 'gpu-a' (line 1, column 21) both make the variable EXTRES_GPU_A_INDEXES; rename one");
+	expect_error(
+		"external-resources: gpu;fpga\n"
+		"external-resource.gpu.amount: 1\n"
+		"external-resource.gpu.driver: static\n"
+		"external-resource.fpga.amount: 1\n"
+		"external-resource.fpga.driver: static\n"
+		"external-resource.fpga.env-var: EXTRES_GPU_INDEXES\n",
+		EINVAL,
+		BUF_PATH
+		":6:33: resource 'fpga' would set EXTRES_GPU_INDEXES, which holds the indexes of resource 'gpu'; set external-resource.fpga.env-var to another name");
+	expect_error(
+		"external-resources: gpu;fpga\n"
+		"external-resource.gpu.amount: 1\n"
+		"external-resource.gpu.driver: static\n"
+		"external-resource.gpu.env-var: EXTRES_FPGA_INDEXES\n"
+		"external-resource.fpga.amount: 1\n"
+		"external-resource.fpga.driver: static\n",
+		EINVAL,
+		BUF_PATH
+		":4:32: resource 'gpu' would set EXTRES_FPGA_INDEXES, which holds the indexes of resource 'fpga'; set external-resource.gpu.env-var to another name");
+	expect_error(
+		GPU_OK "external-resource.gpu.env-var: EXTRES_GPU_INDEXES\n",
+		EINVAL,
+		BUF_PATH
+		":4:32: resource 'gpu' already sets EXTRES_GPU_INDEXES to its indexes; set external-resource.gpu.env-var to another name");
+	expect_error(
+		"external-resources: gpu-a;gpu.a\n"
+		"external-resource.gpu-a.amount: 1\n"
+		"external-resource.gpu-a.driver: static\n"
+		"external-resource.gpu.a.amount: 1\n"
+		"external-resource.gpu.a.driver: static\n",
+		EINVAL,
+		BUF_PATH
+		":1:27: resource names 'gpu.a' and 'gpu-a' (line 1, column 21) both make the variable EXTRES_GPU_A_INDEXES; rename one");
 
 	/* Turning one default off, or different drivers, clash with nothing. */
 	c = load_ok("external-resources: gpu;big;amd\n"
@@ -965,53 +1023,60 @@ static void test_env_var_names(void **state)
 
 static void test_unlisted_resource_warns_once(void **state)
 {
-	struct extres_config *c = load_ok(
-		GPU_OK
-		"external-resource.fpga.amount: 1\n"
-		"external-resource.fpga.driver: static\n"
-		"external-resource:\n"
-		"  nic:\n"
-		"    amount: 2\n"
-		"  empty:\n");
+	struct extres_config *c =
+		load_ok(GPU_OK "external-resource.fpga.amount: 1\n"
+			       "external-resource.fpga.driver: static\n"
+			       "external-resource:\n"
+			       "  nic:\n"
+			       "    amount: 2\n"
+			       "  empty:\n");
 
 	assert_int_equal(c->n_resources, 1);
-	expect_warnings(c,
-			BUF_PATH ":4:1: resource 'fpga' is configured but not listed in external-resources (ignored)",
-			BUF_PATH ":8:5: resource 'nic' is configured but not listed in external-resources (ignored)",
-			NULL);
+	expect_warnings(
+		c,
+		BUF_PATH
+		":4:1: resource 'fpga' is configured but not listed in external-resources (ignored)",
+		BUF_PATH
+		":8:5: resource 'nic' is configured but not listed in external-resources (ignored)",
+		NULL);
 	extres_config_free(c);
 
 	c = load_ok("external-resource.list: gpu\n"
 		    "external-resource.gpu.amount: 1\n"
 		    "external-resource.gpu.driver: script\n"
 		    "external-resource.fpga.amount: 1\n");
-	expect_warnings(c,
-			BUF_PATH ":4:1: resource 'fpga' is configured but not listed in external-resource.list (ignored)",
-			NULL);
+	expect_warnings(
+		c,
+		BUF_PATH
+		":4:1: resource 'fpga' is configured but not listed in external-resource.list (ignored)",
+		NULL);
 	extres_config_free(c);
 }
 
 static void test_misspelt_keys_warn(void **state)
 {
-	struct extres_config *c = load_ok(
-		GPU_OK
-		"external-resource.gpu.amout: 2\n"
-		"external-resource:\n"
-		"  gpu:\n"
-		"    kubernetes:\n"
-		"      configkey: nvidia.com/gpu\n"
-		"extres.mountpiont: /run/extres\n"
-		"extres: {coordination: x}\n"
-		"external-resources.gpu: 1\n"
-		"taskmanager.bogus: 1\n");
+	struct extres_config *c =
+		load_ok(GPU_OK "external-resource.gpu.amout: 2\n"
+			       "external-resource:\n"
+			       "  gpu:\n"
+			       "    kubernetes:\n"
+			       "      configkey: nvidia.com/gpu\n"
+			       "extres.mountpiont: /run/extres\n"
+			       "extres: {coordination: x}\n"
+			       "external-resources.gpu: 1\n"
+			       "taskmanager.bogus: 1\n");
 
-	expect_warnings(c,
-			BUF_PATH ":4:1: unknown key 'external-resource.gpu.amout' (ignored)",
-			BUF_PATH ":8:7: unknown key 'external-resource.gpu.kubernetes.configkey' (ignored)",
-			BUF_PATH ":9:1: unknown key 'extres.mountpiont' (ignored)",
-			BUF_PATH ":10:10: unknown key 'extres.coordination' (ignored)",
-			BUF_PATH ":11:1: unknown key 'external-resources.gpu' (ignored)",
-			NULL);
+	expect_warnings(
+		c,
+		BUF_PATH
+		":4:1: unknown key 'external-resource.gpu.amout' (ignored)",
+		BUF_PATH
+		":8:7: unknown key 'external-resource.gpu.kubernetes.configkey' (ignored)",
+		BUF_PATH ":9:1: unknown key 'extres.mountpiont' (ignored)",
+		BUF_PATH ":10:10: unknown key 'extres.coordination' (ignored)",
+		BUF_PATH
+		":11:1: unknown key 'external-resources.gpu' (ignored)",
+		NULL);
 	assert_null(c->mountpoint);
 	extres_config_free(c);
 }
@@ -1019,17 +1084,16 @@ static void test_misspelt_keys_warn(void **state)
 static void test_empty_sections_silent(void **state)
 {
 	/* A nested file with members commented out leaves null sections. */
-	struct extres_config *c = load_ok(
-		"extres:\n"
-		"external-resources: gpu\n"
-		"external-resource:\n"
-		"  gpu:\n"
-		"    amount: 1\n"
-		"    driver: script\n"
-		"    param:\n"
-		"    kubernetes:\n"
-		"    yarn:\n"
-		"  fpga:\n");
+	struct extres_config *c = load_ok("extres:\n"
+					  "external-resources: gpu\n"
+					  "external-resource:\n"
+					  "  gpu:\n"
+					  "    amount: 1\n"
+					  "    driver: script\n"
+					  "    param:\n"
+					  "    kubernetes:\n"
+					  "    yarn:\n"
+					  "  fpga:\n");
 
 	assert_int_equal(c->resources[0].params->count, 0);
 	assert_null(c->resources[0].kubernetes_key);
@@ -1039,19 +1103,20 @@ static void test_empty_sections_silent(void **state)
 
 static void test_repeated_key_last_wins(void **state)
 {
-	struct extres_config *c = load_ok(
-		GPU_OK
-		"taskmanager.numberOfTaskSlots: 1\n"
-		"taskmanager.numberOfTaskSlots: 2\n"
-		"external-resource:\n"
-		"  gpu:\n"
-		"    amount: 3\n");
+	struct extres_config *c =
+		load_ok(GPU_OK "taskmanager.numberOfTaskSlots: 1\n"
+			       "taskmanager.numberOfTaskSlots: 2\n"
+			       "external-resource:\n"
+			       "  gpu:\n"
+			       "    amount: 3\n");
 
 	assert_int_equal(c->resources[0].amount, 3);
 	/* Only our keys: Flink's are not ours to judge. */
-	expect_warnings(c,
-			BUF_PATH ":8:5: key 'external-resource.gpu.amount' is set again (previously at line 2, column 1); the last value wins",
-			NULL);
+	expect_warnings(
+		c,
+		BUF_PATH
+		":8:5: key 'external-resource.gpu.amount' is set again (previously at line 2, column 1); the last value wins",
+		NULL);
 	extres_config_free(c);
 }
 
@@ -1059,16 +1124,15 @@ static void test_repeated_key_last_wins(void **state)
 
 static void test_params_order_and_positions(void **state)
 {
-	struct extres_config *c = load_ok(
-		GPU_OK
-		"external-resource.gpu.param.b: 2\n"
-		"external-resource.gpu.param.a: 1\n"
-		"external-resource:\n"
-		"  gpu:\n"
-		"    param:\n"
-		"      c.d: x\n"
-		"      e: [1, \"two\"]\n"
-		"external-resource.gpu.param.z: 'quoted'\n");
+	struct extres_config *c =
+		load_ok(GPU_OK "external-resource.gpu.param.b: 2\n"
+			       "external-resource.gpu.param.a: 1\n"
+			       "external-resource:\n"
+			       "  gpu:\n"
+			       "    param:\n"
+			       "      c.d: x\n"
+			       "      e: [1, \"two\"]\n"
+			       "external-resource.gpu.param.z: 'quoted'\n");
 	const struct extres_param *p = c->resources[0].params, *e;
 
 	assert_int_equal(p->kind, EXTRES_PARAM_MAPPING);
@@ -1098,11 +1162,10 @@ static void test_params_order_and_positions(void **state)
 static void test_params_null_values(void **state)
 {
 	struct extres_config *c = load_ok(
-		GPU_OK
-		"external-resource.gpu.param.tilde: ~\n"
-		"external-resource.gpu.param.empty:\n"
-		"external-resource.gpu.param.quoted: '~'\n"
-		"external-resource.gpu.param.list: [null, '']\n");
+		GPU_OK "external-resource.gpu.param.tilde: ~\n"
+		       "external-resource.gpu.param.empty:\n"
+		       "external-resource.gpu.param.quoted: '~'\n"
+		       "external-resource.gpu.param.list: [null, '']\n");
 	const struct extres_param *p = c->resources[0].params;
 
 	assert_int_equal(p->count, 4);
@@ -1124,7 +1187,8 @@ static void test_params_nesting_limit(void **state)
 
 	for (depth = 63; depth <= 64; depth++) {
 		len = (size_t)snprintf(yaml, sizeof(yaml),
-				       GPU_OK "external-resource.gpu.param.deep: ");
+				       GPU_OK
+				       "external-resource.gpu.param.deep: ");
 		prefix = len - strlen(GPU_OK);
 		memset(yaml + len, '[', (size_t)depth);
 		memset(yaml + len + depth, ']', (size_t)depth);
@@ -1181,9 +1245,11 @@ static void test_alias_expansion_bounded(void **state)
 	/* A billion laughs: ends at the alias that passes the node limit. */
 	p += sprintf(p, GPU_OK "l0: &l0 [x, x, x, x, x, x, x, x, x, x]\n");
 	for (i = 1; i < 8; i++)
-		p += sprintf(p, "l%d: &l%d [*l%d, *l%d, *l%d, *l%d, *l%d, *l%d, *l%d, *l%d, *l%d, *l%d]\n",
-			     i, i, i - 1, i - 1, i - 1, i - 1, i - 1, i - 1,
-			     i - 1, i - 1, i - 1, i - 1);
+		p += sprintf(
+			p,
+			"l%d: &l%d [*l%d, *l%d, *l%d, *l%d, *l%d, *l%d, *l%d, *l%d, *l%d, *l%d]\n",
+			i, i, i - 1, i - 1, i - 1, i - 1, i - 1, i - 1, i - 1,
+			i - 1, i - 1, i - 1);
 	sprintf(p, "external-resource.gpu.param.bomb: *l7\n");
 	expect_error(
 		yaml, E2BIG,
@@ -1417,27 +1483,36 @@ static void test_mapping_where_value_expected(void **state)
 
 static void test_yaml_syntax_error(void **state)
 {
-	expect_error("external-resources: [gpu\nexternal-resource.gpu.amount: 1\n",
-		     EINVAL,
-		     BUF_PATH ":2:29: did not find expected ',' or ']' (while parsing a flow sequence at line 1, column 21)");
-	expect_file_error(FIXTURE("syntax-error.yaml"), EINVAL,
-			  FIXTURE("syntax-error.yaml") ":4:2: did not find expected key (while parsing a block mapping at line 1, column 1)");
+	expect_error(
+		"external-resources: [gpu\nexternal-resource.gpu.amount: 1\n",
+		EINVAL,
+		BUF_PATH
+		":2:29: did not find expected ',' or ']' (while parsing a flow sequence at line 1, column 21)");
+	expect_file_error(
+		FIXTURE("syntax-error.yaml"), EINVAL,
+		FIXTURE("syntax-error.yaml") ":4:2: did not find expected key (while parsing a block mapping at line 1, column 1)");
 	expect_error("a: 1\nb: \x01\n", EINVAL,
-		     BUF_PATH ": control characters are not allowed (#1 at byte 8)");
+		     BUF_PATH
+		     ": control characters are not allowed (#1 at byte 8)");
 }
 
 static void test_yaml_shape_errors(void **state)
 {
-	expect_error("- gpu\n- fpga\n", EINVAL,
-		     BUF_PATH ":1:1: the top level is a sequence, not a mapping of keys");
+	expect_error(
+		"- gpu\n- fpga\n", EINVAL,
+		BUF_PATH
+		":1:1: the top level is a sequence, not a mapping of keys");
 	expect_error("gpu\n", EINVAL,
-		     BUF_PATH ":1:1: the top level is a scalar, not a mapping of keys");
-	expect_error(GPU_OK "---\nexternal-resources: fpga\n", EINVAL,
-		     BUF_PATH ":5:1: a second YAML document starts here; a config file holds one");
+		     BUF_PATH
+		     ":1:1: the top level is a scalar, not a mapping of keys");
+	expect_error(
+		GPU_OK "---\nexternal-resources: fpga\n", EINVAL,
+		BUF_PATH
+		":5:1: a second YAML document starts here; a config file holds one");
 	expect_error(GPU_OK "? [a, b]\n: c\n", EINVAL,
 		     BUF_PATH ":4:3: a key must be a scalar, not a sequence");
-	expect_error(GPU_OK "external-resource.gpu.param.x: \"a\\0b\"\n", EINVAL,
-		     BUF_PATH ":4:32: a value holds a NUL character");
+	expect_error(GPU_OK "external-resource.gpu.param.x: \"a\\0b\"\n",
+		     EINVAL, BUF_PATH ":4:32: a value holds a NUL character");
 }
 
 static void test_empty_file(void **state)
@@ -1445,16 +1520,17 @@ static void test_empty_file(void **state)
 	struct extres_config sentinel, *c = &sentinel;
 	struct extres_err err = { "" };
 
-	expect_file_error(FIXTURE("empty.yaml"), EINVAL,
-			  FIXTURE("empty.yaml") ": no resources listed (set external-resources)");
+	expect_file_error(
+		FIXTURE("empty.yaml"), EINVAL,
+		FIXTURE("empty.yaml") ": no resources listed (set external-resources)");
 	expect_error("# nothing but a comment\n", EINVAL,
 		     BUF_PATH ": no resources listed (set external-resources)");
 	expect_error("---\n", EINVAL,
 		     BUF_PATH ": no resources listed (set external-resources)");
 	assert_int_equal(extres_config_load_buffer(BUF_PATH, NULL, 0, &c, &err),
 			 -EINVAL);
-	assert_string_equal(err.msg,
-			    BUF_PATH ": no resources listed (set external-resources)");
+	assert_string_equal(err.msg, BUF_PATH
+			    ": no resources listed (set external-resources)");
 	assert_ptr_equal(c, &sentinel);
 }
 
@@ -1568,12 +1644,12 @@ static void test_files(void **state)
 static void test_dotted_names(void **state)
 {
 	/* The longest listed name owns a key. */
-	struct extres_config *c = load_ok(
-		"external-resources: a;a.b\n"
-		"external-resource.a.amount: 1\n"
-		"external-resource.a.driver: script\n"
-		"external-resource.a.b.amount: 2\n"
-		"external-resource.a.b.driver: static\n");
+	struct extres_config *c =
+		load_ok("external-resources: a;a.b\n"
+			"external-resource.a.amount: 1\n"
+			"external-resource.a.driver: script\n"
+			"external-resource.a.b.amount: 2\n"
+			"external-resource.a.b.driver: static\n");
 
 	assert_int_equal(c->resources[0].amount, 1);
 	assert_string_equal(c->resources[0].driver, "script");

@@ -300,9 +300,9 @@ static int state_of(const char *fmt, ...)
 
 static void test_owner_live(void **state)
 {
-	assert_int_equal(
-		state_of("0 %d %" PRIu64, (int)getpid(), tf_starttime(getpid())),
-		EXTRES_OWNER_LIVE);
+	assert_int_equal(state_of("0 %d %" PRIu64, (int)getpid(),
+				  tf_starttime(getpid())),
+			 EXTRES_OWNER_LIVE);
 	/* Flink's two fields: a live PID holds. */
 	assert_int_equal(state_of("0 %d", (int)getpid()), EXTRES_OWNER_LIVE);
 	assert_int_equal(state_of("0 %d not-a-time", (int)getpid()),
@@ -313,16 +313,17 @@ static void test_owner_dead(void **state)
 {
 	pid_t pid = tf_dead_pid();
 
-	assert_int_equal(state_of("0 %d %" PRIu64, (int)pid, tf_starttime(getpid())),
-			 EXTRES_OWNER_DEAD);
+	assert_int_equal(
+		state_of("0 %d %" PRIu64, (int)pid, tf_starttime(getpid())),
+		EXTRES_OWNER_DEAD);
 	assert_int_equal(state_of("0 %d", (int)pid), EXTRES_OWNER_DEAD);
 }
 
 static void test_owner_reused(void **state)
 {
-	assert_int_equal(
-		state_of("0 %d %" PRIu64, (int)getpid(), tf_starttime(getpid()) + 1),
-		EXTRES_OWNER_REUSED);
+	assert_int_equal(state_of("0 %d %" PRIu64, (int)getpid(),
+				  tf_starttime(getpid()) + 1),
+			 EXTRES_OWNER_REUSED);
 	assert_int_equal(state_of("0 %d 0", (int)getpid()),
 			 EXTRES_OWNER_REUSED);
 }
@@ -612,7 +613,8 @@ static void test_add_rejects_bad_key(void **state)
 	assert_int_equal(c->n, 1);
 	assert_string_equal(c->entries[0].key, "0");
 	extres_coord_close(c);
-	assert_string_equal(tf_read_file(f->path), ""); /* close does not write */
+	assert_string_equal(tf_read_file(f->path),
+			    ""); /* close does not write */
 }
 
 /* A child holds the lock and writes before releasing it: our lock must wait

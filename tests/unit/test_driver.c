@@ -46,8 +46,11 @@ static void fixture_init(struct fixture *f, const char *driver,
 }
 
 /* One scalar param, e.g. `external-resource.gpu.param.mode: slash`. */
-#define SCALAR(k, v) \
-	{ .kind = EXTRES_PARAM_SCALAR, .key = (k), .value = (v), .line = 3, .column = 5 }
+#define SCALAR(k, v)                                                   \
+	{                                                              \
+		.kind = EXTRES_PARAM_SCALAR, .key = (k), .value = (v), \
+		.line = 3, .column = 5                                 \
+	}
 
 static void write_file(const char *path, const void *buf, size_t len)
 {
@@ -139,28 +142,35 @@ static void expect_load_error(const char *path, int errnum, const char *msg)
 
 static void test_load_errors(void **state)
 {
-	expect_load_error(MOCK("mock_wrong_abi"), EPROTO,
-			  MOCK("mock_wrong_abi") ": driver ABI version 999, this extres speaks 1");
-	expect_load_error(MOCK("mock_short"), ELIBBAD,
-			  MOCK("mock_short") ": driver ops table is 8 bytes, this extres needs at least 40");
-	expect_load_error(MOCK("mock_missing_op"), ELIBBAD,
-			  MOCK("mock_missing_op") ": driver does not set the required op 'discover'");
-	expect_load_error(MOCK("mock_no_entry"), ELIBBAD,
-			  MOCK("mock_no_entry") ": not a driver module: no symbol 'extres_driver_entry' ("
-			  MOCK("mock_no_entry") ": undefined symbol: extres_driver_entry)");
-	expect_load_error(MOCK("mock_null_ops"), ELIBBAD,
-			  MOCK("mock_null_ops") ": extres_driver_entry() returned no ops table");
+	expect_load_error(
+		MOCK("mock_wrong_abi"), EPROTO,
+		MOCK("mock_wrong_abi") ": driver ABI version 999, this extres speaks 1");
+	expect_load_error(
+		MOCK("mock_short"), ELIBBAD,
+		MOCK("mock_short") ": driver ops table is 8 bytes, this extres needs at least 40");
+	expect_load_error(
+		MOCK("mock_missing_op"), ELIBBAD,
+		MOCK("mock_missing_op") ": driver does not set the required op 'discover'");
+	expect_load_error(
+		MOCK("mock_no_entry"), ELIBBAD,
+		MOCK("mock_no_entry") ": not a driver module: no symbol 'extres_driver_entry' (" MOCK(
+			"mock_no_entry") ": undefined symbol: extres_driver_entry)");
+	expect_load_error(
+		MOCK("mock_null_ops"), ELIBBAD,
+		MOCK("mock_null_ops") ": extres_driver_entry() returned no ops table");
 	expect_load_error(MOCK("mock_no_name"), ELIBBAD,
 			  MOCK("mock_no_name") ": driver has no name");
-	expect_load_error(MOCK("mock_absent"), ENOENT,
-			  "cannot load driver module '" MOCK("mock_absent") "': "
-			  MOCK("mock_absent") ": cannot open shared object file: No such file or directory");
+	expect_load_error(
+		MOCK("mock_absent"), ENOENT,
+		"cannot load driver module '" MOCK("mock_absent") "': " MOCK(
+			"mock_absent") ": cannot open shared object file: No such file or directory");
 	/* Still untouched when no message is wanted. */
 	{
 		struct extres_module *m = NULL;
 
-		assert_int_equal(extres_module_load(MOCK("mock_short"), &m, NULL),
-				 -ELIBBAD);
+		assert_int_equal(
+			extres_module_load(MOCK("mock_short"), &m, NULL),
+			-ELIBBAD);
 		assert_null(m);
 	}
 }
@@ -178,8 +188,8 @@ static void test_load_not_elf(void **state)
 	write_file(path, "#!/bin/sh\necho not a module\n", 28);
 
 	assert_int_equal(extres_module_load(path, &m, &err), -ELIBBAD);
-	snprintf(prefix, sizeof(prefix), "cannot load driver module '%s': %s: ",
-		 path, path);
+	snprintf(prefix, sizeof(prefix),
+		 "cannot load driver module '%s': %s: ", path, path);
 	assert_int_equal(strncmp(err.msg, prefix, strlen(prefix)), 0);
 	assert_true(strlen(err.msg) > strlen(prefix));
 	assert_null(m);
@@ -228,7 +238,8 @@ static void test_open_discover(void **state)
 /* What the host tells open(), seen from inside the driver. */
 static void test_host_fields(void **state)
 {
-	static const struct extres_param items[] = { SCALAR("echo-host", "yes") };
+	static const struct extres_param items[] = { SCALAR("echo-host",
+							    "yes") };
 	struct extres_driver *drv = NULL;
 	struct extres_infos *infos = NULL;
 	struct extres_err err = { "" };
@@ -284,39 +295,47 @@ static void expect_open_error(struct fixture *f, int errnum, const char *msg)
 
 static void test_open_errors(void **state)
 {
-	static const struct extres_param bad_fail[] = { SCALAR("fail", "open") };
+	static const struct extres_param bad_fail[] = { SCALAR("fail",
+							       "open") };
 	char expect[PATH_MAX * 2 + 256];
 	char build[PATH_MAX];
 	struct fixture f;
 
 	fixture_init(&f, MOCK("mock_fail_open"), NULL, 0);
-	expect_open_error(&f, EIO,
-			  "resource 'gpu': driver 'mock_fail_open': cannot open: because");
+	expect_open_error(
+		&f, EIO,
+		"resource 'gpu': driver 'mock_fail_open': cannot open: because");
 
 	/* host->error() returns -EINVAL for a driver to pass on. */
 	fixture_init(&f, MOCK("mock_good"), bad_fail, 1);
-	expect_open_error(&f, EINVAL,
-			  "resource 'gpu': driver 'mock_good': unknown fail mode 'open'");
+	expect_open_error(
+		&f, EINVAL,
+		"resource 'gpu': driver 'mock_good': unknown fail mode 'open'");
 
 	fixture_init(&f, MOCK("mock_wrong_abi"), NULL, 0);
-	expect_open_error(&f, EPROTO,
-			  "resource 'gpu': " MOCK("mock_wrong_abi") ": driver ABI version 999, this extres speaks 1");
+	expect_open_error(
+		&f, EPROTO,
+		"resource 'gpu': " MOCK(
+			"mock_wrong_abi") ": driver ABI version 999, this extres speaks 1");
 
 	fixture_init(&f, MOCK("mock_absent"), NULL, 0);
-	expect_open_error(&f, ENOENT,
-			  "resource 'gpu': cannot load driver module '" MOCK("mock_absent") "': "
-			  MOCK("mock_absent") ": cannot open shared object file: No such file or directory");
+	expect_open_error(
+		&f, ENOENT,
+		"resource 'gpu': cannot load driver module '" MOCK("mock_absent") "': " MOCK(
+			"mock_absent") ": cannot open shared object file: No such file or directory");
 
 	fixture_init(&f, "../drivers/static", NULL, 0);
-	expect_open_error(&f, EINVAL,
-			  "resource 'gpu': invalid driver name '../drivers/static': neither a name "
-			  "of letters, digits, '_' and '-' nor an absolute path");
+	expect_open_error(
+		&f, EINVAL,
+		"resource 'gpu': invalid driver name '../drivers/static': neither a name "
+		"of letters, digits, '_' and '-' nor an absolute path");
 
 	assert_non_null(realpath(EXTRES_BUILD_ROOT, build));
 	fixture_init(&f, "no-such", NULL, 0);
-	snprintf(expect, sizeof(expect),
-		 "resource 'gpu': driver 'no-such' not found (looked in %s/tests/drivers, %s)",
-		 build, EXTRES_DRIVER_DIR);
+	snprintf(
+		expect, sizeof(expect),
+		"resource 'gpu': driver 'no-such' not found (looked in %s/tests/drivers, %s)",
+		build, EXTRES_DRIVER_DIR);
 	expect_open_error(&f, ENOENT, expect);
 }
 
@@ -352,7 +371,8 @@ static void test_untrusted_config(void **state)
 
 static void test_discover_fails(void **state)
 {
-	static const struct extres_param items[] = { SCALAR("fail", "discover") };
+	static const struct extres_param items[] = { SCALAR("fail",
+							    "discover") };
 	struct extres_infos *infos = (struct extres_infos *)0x1;
 	struct extres_driver *drv = NULL;
 	struct extres_err err = { "" };
@@ -361,8 +381,9 @@ static void test_discover_fails(void **state)
 	fixture_init(&f, MOCK("mock_good"), items, 1);
 	assert_int_equal(extres_driver_open(&f.config, &f.res, &drv, &err), 0);
 	assert_int_equal(extres_driver_discover(drv, &infos, &err), -EIO);
-	assert_string_equal(err.msg,
-			    "resource 'gpu': driver 'mock_good': discovery failed on purpose");
+	assert_string_equal(
+		err.msg,
+		"resource 'gpu': driver 'mock_good': discovery failed on purpose");
 	assert_ptr_equal(infos, (struct extres_infos *)0x1);
 	extres_driver_close(drv);
 }
@@ -386,30 +407,41 @@ static void expect_bad_props(const char *mode, int errnum, const char *msg)
 
 static void test_bad_props(void **state)
 {
-	expect_bad_props("slash", EINVAL,
-			 "resource 'gpu': driver 'mock_bad_props': property name 'a/b' contains '/'");
-	expect_bad_props("dot", EINVAL,
-			 "resource 'gpu': driver 'mock_bad_props': property name '.x' starts with '.'");
-	expect_bad_props("dup", EINVAL,
-			 "resource 'gpu': driver 'mock_bad_props': property 'index' given twice in info 0");
-	expect_bad_props("empty", EINVAL,
-			 "resource 'gpu': driver 'mock_bad_props': property 'name' has an empty value");
-	expect_bad_props("newline", EINVAL,
-			 "resource 'gpu': driver 'mock_bad_props': property 'name' has a value with a newline");
-	expect_bad_props("null", EINVAL,
-			 "resource 'gpu': driver 'mock_bad_props': property 'name' given with a NULL value");
-	expect_bad_props("before-begin", EINVAL,
-			 "resource 'gpu': driver 'mock_bad_props': property 'index' given before any info");
-	expect_bad_props("many", E2BIG,
-			 "resource 'gpu': driver 'mock_bad_props': more than 4096 infos (the limit)");
+	expect_bad_props(
+		"slash", EINVAL,
+		"resource 'gpu': driver 'mock_bad_props': property name 'a/b' contains '/'");
+	expect_bad_props(
+		"dot", EINVAL,
+		"resource 'gpu': driver 'mock_bad_props': property name '.x' starts with '.'");
+	expect_bad_props(
+		"dup", EINVAL,
+		"resource 'gpu': driver 'mock_bad_props': property 'index' given twice in info 0");
+	expect_bad_props(
+		"empty", EINVAL,
+		"resource 'gpu': driver 'mock_bad_props': property 'name' has an empty value");
+	expect_bad_props(
+		"newline", EINVAL,
+		"resource 'gpu': driver 'mock_bad_props': property 'name' has a value with a newline");
+	expect_bad_props(
+		"null", EINVAL,
+		"resource 'gpu': driver 'mock_bad_props': property 'name' given with a NULL value");
+	expect_bad_props(
+		"before-begin", EINVAL,
+		"resource 'gpu': driver 'mock_bad_props': property 'index' given before any info");
+	expect_bad_props(
+		"many", E2BIG,
+		"resource 'gpu': driver 'mock_bad_props': more than 4096 infos (the limit)");
 	/* Returning 0 after the sink said no does not make a partial list. */
-	expect_bad_props("ignore-sink-error", EINVAL,
-			 "resource 'gpu': driver 'mock_bad_props': property name 'a/b' contains '/'");
+	expect_bad_props(
+		"ignore-sink-error", EINVAL,
+		"resource 'gpu': driver 'mock_bad_props': property name 'a/b' contains '/'");
 	/* No host->error(): the errno speaks for the driver. */
-	expect_bad_props("errno", ENODEV,
-			 "resource 'gpu': driver 'mock_bad_props': No such device");
-	expect_bad_props("positive", EPROTO,
-			 "resource 'gpu': driver 'mock_bad_props': discover() returned 1, not 0 or a negative errno");
+	expect_bad_props(
+		"errno", ENODEV,
+		"resource 'gpu': driver 'mock_bad_props': No such device");
+	expect_bad_props(
+		"positive", EPROTO,
+		"resource 'gpu': driver 'mock_bad_props': discover() returned 1, not 0 or a negative errno");
 }
 
 /* Finding nothing is the allocator's error to report, not the driver's. */
@@ -460,8 +492,9 @@ static void test_log(void **state)
 	close(saved);
 	close(fd);
 	out = read_file(path);
-	assert_string_equal(out,
-			    "extres: warning: resource 'gpu': driver 'mock_good': hello from the driver\n");
+	assert_string_equal(
+		out,
+		"extres: warning: resource 'gpu': driver 'mock_good': hello from the driver\n");
 	free(out);
 	assert_int_equal(unlink(path), 0);
 	assert_int_equal(rmdir(dir), 0);
@@ -501,9 +534,10 @@ static void test_find(void **state)
 	expect_find_error("./static", EINVAL,
 			  "invalid driver name './static': neither a name of "
 			  "letters, digits, '_' and '-' nor an absolute path");
-	expect_find_error("..", EINVAL,
-			  "invalid driver name '..': neither a name of letters, "
-			  "digits, '_' and '-' nor an absolute path");
+	expect_find_error(
+		"..", EINVAL,
+		"invalid driver name '..': neither a name of letters, "
+		"digits, '_' and '-' nor an absolute path");
 	expect_find_error("my driver", EINVAL,
 			  "invalid driver name 'my driver': neither a name of "
 			  "letters, digits, '_' and '-' nor an absolute path");

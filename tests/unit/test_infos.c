@@ -51,9 +51,8 @@ static void test_begin_add(void **state)
 	assert_int_equal(extres_infos_begin(infos, &err), 0);
 	assert_int_equal(extres_infos_add(infos, "index", "1", &err), 0);
 	/* Keys repeat freely across infos; "a.b" is not a leading dot. */
-	assert_int_equal(extres_infos_add(infos, "pci.bus_id", "0000:01:00.0",
-					  &err),
-			 0);
+	assert_int_equal(
+		extres_infos_add(infos, "pci.bus_id", "0000:01:00.0", &err), 0);
 	assert_int_equal(extres_infos_begin(infos, &err), 0);
 	assert_string_equal(err.msg, "");
 
@@ -114,10 +113,12 @@ static void test_reject(void **state)
 	expect_reject(infos, "", "x", EINVAL, "empty property name");
 	expect_reject(infos, "a/b", "x", EINVAL,
 		      "property name 'a/b' contains '/'");
-	expect_reject(infos, "/", "x", EINVAL, "property name '/' contains '/'");
+	expect_reject(infos, "/", "x", EINVAL,
+		      "property name '/' contains '/'");
 	expect_reject(infos, ".x", "x", EINVAL,
 		      "property name '.x' starts with '.'");
-	expect_reject(infos, ".", "x", EINVAL, "property name '.' starts with '.'");
+	expect_reject(infos, ".", "x", EINVAL,
+		      "property name '.' starts with '.'");
 	expect_reject(infos, "..", "x", EINVAL,
 		      "property name '..' starts with '.'");
 	expect_reject(infos, "a\tb", "x", EINVAL,
@@ -151,11 +152,13 @@ static void test_lengths(void **state)
 	assert_int_equal(infos->items[0].props[1].value_len,
 			 EXTRES_MAX_VALUE_LEN);
 
-	expect_reject(infos, key_long, "x", EINVAL,
-		      "property name 'kkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkk...' "
-		      "is longer than 255 bytes");
-	expect_reject(infos, "bigger", value_long, EINVAL,
-		      "property 'bigger' has a value of 65537 bytes (limit 65536)");
+	expect_reject(
+		infos, key_long, "x", EINVAL,
+		"property name 'kkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkk...' "
+		"is longer than 255 bytes");
+	expect_reject(
+		infos, "bigger", value_long, EINVAL,
+		"property 'bigger' has a value of 65537 bytes (limit 65536)");
 	assert_int_equal(infos->items[0].n_props, 2);
 
 	free(key_ok);
@@ -254,8 +257,10 @@ static void test_free_null(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_begin_add, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_add_copies, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_begin_add, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_add_copies, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_reject, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_lengths, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_too_many_properties, setup,
@@ -263,7 +268,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_too_many_infos, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_info_get, setup, teardown),
-		cmocka_unit_test_setup_teardown(test_info_copy, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_info_copy, setup,
+						teardown),
 		cmocka_unit_test(test_free_null),
 	};
 

@@ -26,25 +26,33 @@ static void test_lookup(void **state)
 {
 	char *fstype = NULL;
 
-	assert_int_equal(extres_mountinfo_lookup(MOUNTINFO, "/run", &fstype), 1);
+	assert_int_equal(extres_mountinfo_lookup(MOUNTINFO, "/run", &fstype),
+			 1);
 	assert_string_equal(fstype, "tmpfs");
 	free(fstype);
 	/* The topmost (last) mount wins. */
-	assert_int_equal(extres_mountinfo_lookup(MOUNTINFO, "/run/extres", &fstype), 1);
+	assert_int_equal(
+		extres_mountinfo_lookup(MOUNTINFO, "/run/extres", &fstype), 1);
 	assert_string_equal(fstype, "tmpfs");
 	free(fstype);
 	/* Octal escapes are decoded. */
-	assert_int_equal(extres_mountinfo_lookup(MOUNTINFO, "/run/with space", &fstype), 1);
+	assert_int_equal(
+		extres_mountinfo_lookup(MOUNTINFO, "/run/with space", &fstype),
+		1);
 	assert_string_equal(fstype, "fuse.extresd");
 	free(fstype);
 	/* Several optional fields before the separator. */
-	assert_int_equal(extres_mountinfo_lookup(MOUNTINFO, "/run/opt", &fstype), 1);
+	assert_int_equal(
+		extres_mountinfo_lookup(MOUNTINFO, "/run/opt", &fstype), 1);
 	assert_string_equal(fstype, "fuse.extresd");
 	free(fstype);
 	fstype = NULL;
-	assert_int_equal(extres_mountinfo_lookup(MOUNTINFO, "/run/ext", &fstype), 0);
+	assert_int_equal(
+		extres_mountinfo_lookup(MOUNTINFO, "/run/ext", &fstype), 0);
 	assert_null(fstype);
-	assert_int_equal(extres_mountinfo_lookup(MOUNTINFO, "/run/with\\040space", &fstype), 0);
+	assert_int_equal(extres_mountinfo_lookup(
+				 MOUNTINFO, "/run/with\\040space", &fstype),
+			 0);
 	assert_int_equal(extres_mountinfo_lookup("", "/", &fstype), 0);
 }
 

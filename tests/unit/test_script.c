@@ -96,8 +96,8 @@ static int32_t host_error(const struct extres_host *h, const char *fmt, ...)
 
 /* The core's rule is fs/trust.c's, tested there; here only whether the
  * driver asks, about what, and passes a refusal on. */
-static int32_t host_check_trusted(const struct extres_host *h,
-				  const char *path, const char *what)
+static int32_t host_check_trusted(const struct extres_host *h, const char *path,
+				  const char *what)
 {
 	struct test_host *th = (struct test_host *)h;
 
@@ -205,7 +205,8 @@ static int setup(void **state)
 	f->dl = dlopen(MODULE, RTLD_NOW | RTLD_LOCAL);
 	if (!f->dl)
 		fail_msg("dlopen %s: %s", MODULE, dlerror());
-	entry = (extres_driver_entry_fn)dlsym(f->dl, EXTRES_DRIVER_ENTRY_SYMBOL);
+	entry = (extres_driver_entry_fn)dlsym(f->dl,
+					      EXTRES_DRIVER_ENTRY_SYMBOL);
 	assert_non_null(entry);
 	f->ops = entry();
 	assert_non_null(f->ops);
@@ -403,8 +404,9 @@ static void test_flink_amount_and_args(void **state)
 
 	f->th.host.amount = 3;
 	add_scalar(f, "discovery-script.path", SCRIPTS "/flink.sh");
-	add_scalar(f, "discovery-script.args",
-		   "  --enable-coordination-mode\t--coordination-file /var/tmp/x ");
+	add_scalar(
+		f, "discovery-script.args",
+		"  --enable-coordination-mode\t--coordination-file /var/tmp/x ");
 	h = open_ok(f);
 	assert_int_equal(discover(f, h, &ts), 0);
 	expect_indexes(&ts, 4, "amount=3", "--enable-coordination-mode",
@@ -477,8 +479,9 @@ static void test_args_bad_kind(void **state)
 
 	add_scalar(f, "discovery-script.path", SCRIPTS "/flink.sh");
 	add_node(f, "discovery-script.args", EXTRES_PARAM_MAPPING, inner, 1);
-	open_fails(f, -EINVAL,
-		   "param discovery-script.args must be a string or a sequence of strings");
+	open_fails(
+		f, -EINVAL,
+		"param discovery-script.args must be a string or a sequence of strings");
 
 	f->root.count = 1;
 	add_node(f, "discovery-script.args", EXTRES_PARAM_SEQUENCE, seq, 2);
@@ -522,7 +525,8 @@ static void test_path_not_set(void **state)
 	f->th.nerror = 0;
 	assert_int_equal(f->ops->open(&f->th.host, NULL, &(void *){ NULL }),
 			 -EINVAL);
-	assert_string_equal(f->th.error, "param discovery-script.path is not set");
+	assert_string_equal(f->th.error,
+			    "param discovery-script.path is not set");
 }
 
 static void test_unknown_param_warns(void **state)
@@ -615,12 +619,15 @@ static void test_coordination_reported(void **state)
 
 static void test_timeout_values(void **state)
 {
-	static const char *const good[] = { "10", "10s", "500ms", "0.25",
+	static const char *const good[] = { "10",   "10s",   "500ms", "0.25",
 					    "1.5s", "0.001", "86400", "1ms" };
-	static const char *const bad[] = { "0", "0s", "0ms", "-1", "+1", " 1",
-					   "1 ", "abc", "1.", ".5", "0.0001",
-					   "1.5ms", "5m", "86401", "86400.001",
-					   "99999999999999999999", "" };
+	static const char *const bad[] = {
+		"0",  "0s",    "0ms",	    "-1",
+		"+1", " 1",    "1 ",	    "abc",
+		"1.", ".5",    "0.0001",    "1.5ms",
+		"5m", "86401", "86400.001", "99999999999999999999",
+		""
+	};
 	struct fixture *f = *state;
 	char msg[256];
 	size_t i;
@@ -635,9 +642,10 @@ static void test_timeout_values(void **state)
 		f->root.count = 0;
 		add_scalar(f, "discovery-script.path", SCRIPTS "/flink.sh");
 		add_scalar(f, "discovery-script.timeout", bad[i]);
-		snprintf(msg, sizeof(msg),
-			 "param discovery-script.timeout: invalid value \"%s\" (expected a duration from 1 ms to 86400 s: 10, 0.5, 10s or 500ms)",
-			 bad[i]);
+		snprintf(
+			msg, sizeof(msg),
+			"param discovery-script.timeout: invalid value \"%s\" (expected a duration from 1 ms to 86400 s: 10, 0.5, 10s or 500ms)",
+			bad[i]);
 		open_fails(f, -EINVAL, msg);
 	}
 }
@@ -653,8 +661,10 @@ static void test_failing_script_quotes_stderr(void **state)
 	assert_int_equal(discover(f, h, &ts), -EIO);
 	assert_int_equal(ts.ninfos, 0);
 	assert_int_equal(f->th.nerror, 1);
-	assert_string_equal(f->th.error,
-			    "discovery script " SCRIPTS "/fail.sh exited with status 3: nvidia-smi: command not found no GPU found");
+	assert_string_equal(
+		f->th.error,
+		"discovery script " SCRIPTS
+		"/fail.sh exited with status 3: nvidia-smi: command not found no GPU found");
 	f->ops->close(h);
 }
 
@@ -684,8 +694,7 @@ static void test_stderr_on_success_logged(void **state)
 	void *h;
 
 	snprintf(path, sizeof(path), "%s/chatty.sh", f->tmp);
-	write_file(path, "#!/bin/sh\necho 'warning: slow' >&2\necho 0\n",
-		   0755);
+	write_file(path, "#!/bin/sh\necho 'warning: slow' >&2\necho 0\n", 0755);
 	add_scalar(f, "discovery-script.path", path);
 	h = open_ok(f);
 	assert_int_equal(discover(f, h, &ts), 0);
@@ -773,8 +782,10 @@ static void test_killed_by_signal(void **state)
 	add_scalar(f, "discovery-script.path", SCRIPTS "/signal.sh");
 	h = open_ok(f);
 	assert_int_equal(discover(f, h, &ts), -EIO);
-	assert_string_equal(f->th.error,
-			    "discovery script " SCRIPTS "/signal.sh killed by signal 15 (SIGTERM): about to die");
+	assert_string_equal(
+		f->th.error,
+		"discovery script " SCRIPTS
+		"/signal.sh killed by signal 15 (SIGTERM): about to die");
 	f->ops->close(h);
 }
 
@@ -818,7 +829,8 @@ static void test_hanging_script_times_out(void **state)
 	assert_true(now_s() - t0 >= 2.0);
 	assert_true(now_s() - t0 < 6.0);
 	assert_string_equal(f->th.error,
-			    "discovery script " SCRIPTS "/hang.sh timed out after 2 s: started");
+			    "discovery script " SCRIPTS
+			    "/hang.sh timed out after 2 s: started");
 
 	/* The whole process group is dead: the script and its child. */
 	read_file(f->file, pids, sizeof(pids));
@@ -883,7 +895,8 @@ static void test_stop_requested(void **state)
 static void test_timeout_in_ms(void **state)
 {
 	struct fixture *f = *state;
-	const char *want = "discovery script " SCRIPTS "/hang.sh timed out after 0.25 s";
+	const char *want =
+		"discovery script " SCRIPTS "/hang.sh timed out after 0.25 s";
 	struct test_sink ts;
 	void *h;
 
@@ -916,8 +929,10 @@ static void test_background_child_keeps_pipe(void **state)
 	sink_clear(&ts);
 	assert_int_equal(f->th.nlog, 1);
 	assert_int_equal(f->th.log_level[0], EXTRES_LOG_WARNING);
-	assert_string_equal(f->th.log[0],
-			    "discovery script " SCRIPTS "/background.sh exited but left a process holding its output open; killed its process group");
+	assert_string_equal(
+		f->th.log[0],
+		"discovery script " SCRIPTS
+		"/background.sh exited but left a process holding its output open; killed its process group");
 	read_file(f->file, pid, sizeof(pid));
 	assert_true(process_dead(strtol(pid, NULL, 10)));
 	f->ops->close(h);
@@ -961,8 +976,8 @@ static void test_output_limit(void **state)
 	h = open_ok(f);
 	assert_int_equal(discover(f, h, &ts), -EFBIG);
 	assert_int_equal(ts.ninfos, 0);
-	assert_string_equal(f->th.error,
-			    "discovery script " SCRIPTS "/big.sh: output exceeds 64 KiB");
+	assert_string_equal(f->th.error, "discovery script " SCRIPTS
+					 "/big.sh: output exceeds 64 KiB");
 	f->ops->close(h);
 
 	f->root.count = 1;
@@ -1061,7 +1076,8 @@ static void test_missing_file(void **state)
 
 	add_scalar(f, "discovery-script.path", SCRIPTS "/no-such-script.sh");
 	open_fails(f, -ENOENT,
-		   "discovery script " SCRIPTS "/no-such-script.sh: No such file or directory");
+		   "discovery script " SCRIPTS
+		   "/no-such-script.sh: No such file or directory");
 }
 
 static void test_script_removed_after_open(void **state)
@@ -1102,7 +1118,8 @@ static void test_relative_to_config_dir(void **state)
 	f->th.host.config_dir = SCRIPTS "/";
 	add_scalar(f, "discovery-script.path", "nope.sh");
 	open_fails(f, -ENOENT,
-		   "discovery script " SCRIPTS "/nope.sh: No such file or directory");
+		   "discovery script " SCRIPTS
+		   "/nope.sh: No such file or directory");
 
 	/* An empty FLINK_HOME counts as unset. */
 	setenv("FLINK_HOME", "", 1);
@@ -1128,9 +1145,12 @@ static void test_relative_to_flink_home(void **state)
 	f->ops->close(h);
 
 	f->root.count = 0;
-	add_scalar(f, "discovery-script.path", "plugins/nvidia-gpu-discovery.sh");
-	open_fails(f, -ENOENT,
-		   "discovery script " EXTRES_FIXTURES "/plugins/nvidia-gpu-discovery.sh: No such file or directory");
+	add_scalar(f, "discovery-script.path",
+		   "plugins/nvidia-gpu-discovery.sh");
+	open_fails(
+		f, -ENOENT,
+		"discovery script " EXTRES_FIXTURES
+		"/plugins/nvidia-gpu-discovery.sh: No such file or directory");
 
 	/* An absolute path ignores both. */
 	f->root.count = 0;
@@ -1175,7 +1195,8 @@ static void test_trusted_path_checked(void **state)
 	f->th.ntrust = 0;
 	f->th.trust_result = -EPERM;
 	open_fails(f, -EPERM,
-		   "discovery script " SCRIPTS "/spark.sh could be modified by another user: test");
+		   "discovery script " SCRIPTS
+		   "/spark.sh could be modified by another user: test");
 	assert_int_equal(f->th.ntrust, 1);
 
 	/* A missing script is reported as before, without asking. */
@@ -1183,7 +1204,8 @@ static void test_trusted_path_checked(void **state)
 	f->root.count = 0;
 	add_scalar(f, "discovery-script.path", SCRIPTS "/no-such-script.sh");
 	open_fails(f, -ENOENT,
-		   "discovery script " SCRIPTS "/no-such-script.sh: No such file or directory");
+		   "discovery script " SCRIPTS
+		   "/no-such-script.sh: No such file or directory");
 	assert_int_equal(f->th.ntrust, 0);
 }
 
@@ -1192,7 +1214,8 @@ static void test_trusted_path_absent(void **state)
 {
 	struct fixture *f = *state;
 
-	f->th.host.struct_size = offsetof(struct extres_host, check_trusted_path);
+	f->th.host.struct_size =
+		offsetof(struct extres_host, check_trusted_path);
 	f->th.host.check_trusted_path = host_check_trusted_unexpected;
 	add_scalar(f, "discovery-script.path", SCRIPTS "/spark.sh");
 	f->ops->close(open_ok(f));

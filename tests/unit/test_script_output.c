@@ -43,8 +43,7 @@ static void expect_items(const char *buf, size_t len, size_t n, ...)
 	assert_null(out.items);
 }
 
-#define EXPECT(str, ...) \
-	expect_items(str, sizeof(str) - 1, __VA_ARGS__)
+#define EXPECT(str, ...) expect_items(str, sizeof(str) - 1, __VA_ARGS__)
 
 /* Parse and expect failure with errno `err` and the exact reason; *ret must
  * stay untouched. */
@@ -301,25 +300,33 @@ static void test_spark_nested_garbage(void **state)
 
 static void test_spark_invalid_json(void **state)
 {
-	EXPECT_ERROR("{\"addresses\":[\"0\"",
-		     "invalid JSON output: did not find expected ',' or ']' at the end of the output");
-	EXPECT_ERROR("{\"addresses\":[\"0\"]",
-		     "invalid JSON output: did not find expected ',' or '}' at the end of the output");
-	EXPECT_ERROR("{\"addresses\":[\"0\" \"1\"]}",
-		     "invalid JSON output: did not find expected ',' or ']' at line 1, column 19");
+	EXPECT_ERROR(
+		"{\"addresses\":[\"0\"",
+		"invalid JSON output: did not find expected ',' or ']' at the end of the output");
+	EXPECT_ERROR(
+		"{\"addresses\":[\"0\"]",
+		"invalid JSON output: did not find expected ',' or '}' at the end of the output");
+	EXPECT_ERROR(
+		"{\"addresses\":[\"0\" \"1\"]}",
+		"invalid JSON output: did not find expected ',' or ']' at line 1, column 19");
 	/* Positions count from the start of the output, not from the '{'. */
-	EXPECT_ERROR("\n\n  {\"addresses\":[\"0\" \"1\"]}",
-		     "invalid JSON output: did not find expected ',' or ']' at line 3, column 21");
-	EXPECT_ERROR("{\"addresses\":\n  [\"0\" \"1\"]}",
-		     "invalid JSON output: did not find expected ',' or ']' at line 2, column 8");
-	EXPECT_ERROR("{\"addresses\":[\"0\"]} trailing",
-		     "invalid JSON output: did not find expected <document start> at line 1, column 21");
+	EXPECT_ERROR(
+		"\n\n  {\"addresses\":[\"0\" \"1\"]}",
+		"invalid JSON output: did not find expected ',' or ']' at line 3, column 21");
+	EXPECT_ERROR(
+		"{\"addresses\":\n  [\"0\" \"1\"]}",
+		"invalid JSON output: did not find expected ',' or ']' at line 2, column 8");
+	EXPECT_ERROR(
+		"{\"addresses\":[\"0\"]} trailing",
+		"invalid JSON output: did not find expected <document start> at line 1, column 21");
 	EXPECT_ERROR("{\"addresses\":[\"0\"]}\n---\n{}",
 		     "JSON output has text after the object");
-	EXPECT_ERROR("{\"addresses\":[\"\xff\"]}",
-		     "invalid JSON output: invalid leading UTF-8 octet at byte 16");
-	EXPECT_ERROR("\n {\"addresses\":[\"\x01\"]}",
-		     "invalid JSON output: control characters are not allowed at byte 18");
+	EXPECT_ERROR(
+		"{\"addresses\":[\"\xff\"]}",
+		"invalid JSON output: invalid leading UTF-8 octet at byte 16");
+	EXPECT_ERROR(
+		"\n {\"addresses\":[\"\x01\"]}",
+		"invalid JSON output: control characters are not allowed at byte 18");
 }
 
 static void test_spark_nesting_limit(void **state)
@@ -330,8 +337,9 @@ static void test_spark_nesting_limit(void **state)
 	/* 32 levels are parsed (and found wanting), 33 are refused early. */
 	o = (size_t)sprintf(buf, "{\"addresses\":");
 	memset(buf + o, '[', 31);
-	expect_error_len(buf, o + 31, -EINVAL,
-			 "invalid JSON output: did not find expected node content at the end of the output");
+	expect_error_len(
+		buf, o + 31, -EINVAL,
+		"invalid JSON output: did not find expected node content at the end of the output");
 	memset(buf + o, '[', 32);
 	expect_error_len(buf, o + 32, -EINVAL,
 			 "invalid JSON output: nested more than 32 deep");
@@ -347,8 +355,10 @@ static void test_control_characters(void **state)
 {
 	static const char nul[] = { '0', '\0', ',', '1' };
 
-	EXPECT_ERROR("0,1\a,2", "index \"1\\x07\" contains a control character");
-	EXPECT_ERROR("0,\x1b[31m1", "index \"\\x1b[31m1\" contains a control character");
+	EXPECT_ERROR("0,1\a,2",
+		     "index \"1\\x07\" contains a control character");
+	EXPECT_ERROR("0,\x1b[31m1",
+		     "index \"\\x1b[31m1\" contains a control character");
 	EXPECT_ERROR("a\tb", "index \"a\\x09b\" contains a control character");
 	EXPECT_ERROR("x\x7f", "index \"x\\x7f\" contains a control character");
 	expect_error_len(nul, sizeof(nul), -EINVAL,
@@ -371,9 +381,11 @@ static void test_quote_escapes_and_truncates(void **state)
 	assert_int_equal(
 		script_output_parse(buf, 101, RESOURCE, &out, why, sizeof(why)),
 		-EINVAL);
-	assert_string_equal(why,
-			    "index \"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\"... contains a control character");
-	EXPECT_ERROR("\"q\\\x02", "index \"\\\"q\\\\\\x02\" contains a control character");
+	assert_string_equal(
+		why,
+		"index \"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\"... contains a control character");
+	EXPECT_ERROR("\"q\\\x02",
+		     "index \"\\\"q\\\\\\x02\" contains a control character");
 }
 
 /* A cut never leaves half a UTF-8 character in the log. */

@@ -128,8 +128,12 @@ static void test_empty_and_repeated(void **state)
 	};
 	static const struct extres_param none[1] = { { 0 } };
 	static const struct extres_param empty_seq[] = {
-		{ .kind = EXTRES_PARAM_SEQUENCE, .key = "devices", .items = none,
-		  .count = 0, .line = 4, .column = 14 },
+		{ .kind = EXTRES_PARAM_SEQUENCE,
+		  .key = "devices",
+		  .items = none,
+		  .count = 0,
+		  .line = 4,
+		  .column = 14 },
 	};
 	static const struct extres_param repeated[] = {
 		SCALAR("indexes", "0,1", 4, 14),
@@ -160,7 +164,8 @@ static void test_discover_twice(void **state)
 	struct extres_err err = { "" };
 	struct fake_resource f;
 
-	fake_resource_init(&f, STATIC_SO, "gpu", "/etc/extres", items, N(items));
+	fake_resource_init(&f, STATIC_SO, "gpu", "/etc/extres", items,
+			   N(items));
 	assert_int_equal(extres_driver_open(&f.config, &f.res, &drv, &err), 0);
 	assert_int_equal(extres_driver_discover(drv, &a, &err), 0);
 	assert_int_equal(extres_driver_discover(drv, &b, &err), 0);
@@ -190,17 +195,27 @@ static void test_errors_choice(void **state)
 		SCALAR("indexes.a", "0", 6, 10),
 	};
 
-	expect_open_error(both, N(both),
-			  PREFIX ":7:12: param.devices and param.indexes are both given; use one of them");
-	expect_open_error(neither, N(neither),
-			  PREFIX ": neither param.devices nor param.indexes is given; one of them must list the devices");
-	expect_open_error(NULL, 0,
-			  PREFIX ": neither param.devices nor param.indexes is given; one of them must list the devices");
+	expect_open_error(
+		both, N(both),
+		PREFIX
+		":7:12: param.devices and param.indexes are both given; use one of them");
+	expect_open_error(
+		neither, N(neither),
+		PREFIX
+		": neither param.devices nor param.indexes is given; one of them must list the devices");
+	expect_open_error(
+		NULL, 0,
+		PREFIX
+		": neither param.devices nor param.indexes is given; one of them must list the devices");
 	/* A mapping under either arrives flattened into dotted keys. */
-	expect_open_error(dev_map, N(dev_map),
-			  PREFIX ":6:14: param.devices must be a sequence, not a mapping (found param.devices.gpu0.index)");
-	expect_open_error(idx_map, N(idx_map),
-			  PREFIX ":6:10: param.indexes must be a list, not a mapping (found param.indexes.a)");
+	expect_open_error(
+		dev_map, N(dev_map),
+		PREFIX
+		":6:14: param.devices must be a sequence, not a mapping (found param.devices.gpu0.index)");
+	expect_open_error(
+		idx_map, N(idx_map),
+		PREFIX
+		":6:10: param.indexes must be a list, not a mapping (found param.indexes.a)");
 }
 
 static void test_errors_devices(void **state)
@@ -232,19 +247,27 @@ static void test_errors_devices(void **state)
 	};
 	static const struct extres_param none[1] = { { 0 } };
 	static const struct extres_param empty_item_list[] = {
-		{ .kind = EXTRES_PARAM_MAPPING, .items = none, .count = 0,
-		  .line = 5, .column = 7 },
+		{ .kind = EXTRES_PARAM_MAPPING,
+		  .items = none,
+		  .count = 0,
+		  .line = 5,
+		  .column = 7 },
 	};
 	static const struct extres_param empty_item[] = {
 		SEQUENCE("devices", empty_item_list, 4, 3),
 	};
 
-	expect_open_error(scalar, N(scalar),
-			  PREFIX ":4:12: param.devices must be a sequence of mappings, one per device");
-	expect_open_error(not_map, N(not_map),
-			  PREFIX ":6:7: param.devices[1] must be a mapping of property: value");
+	expect_open_error(
+		scalar, N(scalar),
+		PREFIX
+		":4:12: param.devices must be a sequence of mappings, one per device");
+	expect_open_error(
+		not_map, N(not_map),
+		PREFIX
+		":6:7: param.devices[1] must be a mapping of property: value");
 	expect_open_error(not_scalar, N(not_scalar),
-			  PREFIX ":7:14: param.devices[1].pci must be a scalar value");
+			  PREFIX
+			  ":7:14: param.devices[1].pci must be a scalar value");
 	expect_open_error(empty_item, N(empty_item),
 			  PREFIX ":5:7: param.devices[0] has no properties");
 }
@@ -265,18 +288,24 @@ static void expect_property_error(const char *key, const char *value,
 
 static void test_errors_properties(void **state)
 {
-	expect_property_error("a/b", "x",
-			      PREFIX ":5:20: param.devices[0]: property name 'a/b' contains '/'");
-	expect_property_error(".hidden", "x",
-			      PREFIX ":5:20: param.devices[0]: property name '.hidden' starts with '.'");
-	expect_property_error("", "x",
-			      PREFIX ":5:20: param.devices[0]: empty property name");
-	expect_property_error("uuid", "",
-			      PREFIX ":5:20: param.devices[0].uuid: empty value");
-	expect_property_error("uuid", "a\nb",
-			      PREFIX ":5:20: param.devices[0].uuid: value has a newline");
-	expect_property_error("index", "1",
-			      PREFIX ":5:20: param.devices[0]: property 'index' given twice");
+	expect_property_error(
+		"a/b", "x",
+		PREFIX
+		":5:20: param.devices[0]: property name 'a/b' contains '/'");
+	expect_property_error(
+		".hidden", "x",
+		PREFIX
+		":5:20: param.devices[0]: property name '.hidden' starts with '.'");
+	expect_property_error(
+		"", "x", PREFIX ":5:20: param.devices[0]: empty property name");
+	expect_property_error(
+		"uuid", "", PREFIX ":5:20: param.devices[0].uuid: empty value");
+	expect_property_error(
+		"uuid", "a\nb",
+		PREFIX ":5:20: param.devices[0].uuid: value has a newline");
+	expect_property_error(
+		"index", "1",
+		PREFIX ":5:20: param.devices[0]: property 'index' given twice");
 }
 
 static void test_errors_indexes(void **state)
@@ -308,14 +337,18 @@ static void test_errors_indexes(void **state)
 
 	expect_open_error(dup, N(dup),
 			  PREFIX ":4:14: param.indexes lists index '0' twice");
-	expect_open_error(blank, N(blank),
-			  PREFIX ":4:14: param.indexes: index '0 1' contains whitespace");
+	expect_open_error(
+		blank, N(blank),
+		PREFIX ":4:14: param.indexes: index '0 1' contains whitespace");
 	expect_open_error(seq, N(seq),
-			  PREFIX ":5:7: param.indexes[1] must be a scalar index");
+			  PREFIX
+			  ":5:7: param.indexes[1] must be a scalar index");
 	expect_open_error(seq_dup, N(seq_dup),
 			  PREFIX ":4:18: param.indexes lists index '7' twice");
-	expect_open_error(map, N(map),
-			  PREFIX ":4:14: param.indexes must be a list like '0,1,2' or a sequence of indexes");
+	expect_open_error(
+		map, N(map),
+		PREFIX
+		":4:14: param.indexes must be a list like '0,1,2' or a sequence of indexes");
 }
 
 /* An unknown key is a warning naming it; the driver carries on. */
@@ -328,9 +361,10 @@ static void test_unknown_key(void **state)
 	struct fake_run run;
 
 	fake_run(STATIC_SO, "gpu", "/etc/extres", items, N(items), &run);
-	assert_string_equal(run.log,
-			    "extres: warning: resource 'gpu': driver 'static': " FAKE_CONFIG
-			    ":5:17: unknown key param.index-list ignored\n");
+	assert_string_equal(
+		run.log,
+		"extres: warning: resource 'gpu': driver 'static': " FAKE_CONFIG
+		":5:17: unknown key param.index-list ignored\n");
 	assert_int_equal(run.discover_r, 0);
 	assert_int_equal(run.infos->n, 1);
 	extres_infos_free(run.infos);

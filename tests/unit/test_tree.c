@@ -25,15 +25,20 @@ static struct extres_tree *small_tree(void)
 	assert_int_equal(extres_tree_add_dir(b, 0, "gpu", &gpu, &err), 0);
 	assert_int_equal(extres_tree_add_dir(b, gpu, "0", &zero, &err), 0);
 	assert_int_equal(extres_tree_add_dir(b, gpu, "1", &one, &err), 0);
-	assert_int_equal(extres_tree_add_file(b, zero, "index", "0\n", 2, NULL, &err), 0);
-	assert_int_equal(extres_tree_add_file(b, zero, "uuid", "GPU-abc\n", 8, NULL, &err), 0);
-	assert_int_equal(extres_tree_add_file(b, one, "index", "1\n", 2, NULL, &err), 0);
+	assert_int_equal(
+		extres_tree_add_file(b, zero, "index", "0\n", 2, NULL, &err),
+		0);
+	assert_int_equal(extres_tree_add_file(b, zero, "uuid", "GPU-abc\n", 8,
+					      NULL, &err),
+			 0);
+	assert_int_equal(
+		extres_tree_add_file(b, one, "index", "1\n", 2, NULL, &err), 0);
 	assert_int_equal(extres_tree_seal(b, T0, NULL, &t, &err), 0);
 	return t;
 }
 
-static const struct extres_node *walk(const struct extres_tree *t, const char *a,
-				      const char *b, const char *c)
+static const struct extres_node *
+walk(const struct extres_tree *t, const char *a, const char *b, const char *c)
 {
 	const struct extres_node *n = extres_tree_get(t, EXTRES_ROOT_INO);
 
@@ -61,7 +66,8 @@ static void test_lookup_and_content(void **state)
 	assert_null(walk(t, "fpga", NULL, NULL));
 	/* A file is not a directory: nothing below it. */
 	assert_null(walk(t, "gpu", "0", "index") ?
-			    extres_tree_lookup(t, walk(t, "gpu", "0", "index")->ino, "x") :
+			    extres_tree_lookup(
+				    t, walk(t, "gpu", "0", "index")->ino, "x") :
 			    NULL);
 	assert_int_equal(extres_tree_size(t), 7);
 	extres_tree_free(t);
@@ -108,14 +114,22 @@ static void test_inode_stability(void **state)
 	assert_int_equal(extres_tree_add_dir(bb, 0, "fpga", &fpga, &err), 0);
 	assert_int_equal(extres_tree_add_dir(bb, 0, "gpu", &gpu, &err), 0);
 	assert_int_equal(extres_tree_add_dir(bb, gpu, "0", &zero, &err), 0);
-	assert_int_equal(extres_tree_add_file(bb, zero, "uuid", "GPU-other-value\n", 16, NULL, &err), 0);
+	assert_int_equal(extres_tree_add_file(bb, zero, "uuid",
+					      "GPU-other-value\n", 16, NULL,
+					      &err),
+			 0);
 	assert_int_equal(extres_tree_seal(bb, T0, NULL, &b, &err), 0);
-	assert_int_equal(walk(a, "gpu", NULL, NULL)->ino, walk(b, "gpu", NULL, NULL)->ino);
-	assert_int_equal(walk(a, "gpu", "0", NULL)->ino, walk(b, "gpu", "0", NULL)->ino);
-	assert_int_equal(walk(a, "gpu", "0", "uuid")->ino, walk(b, "gpu", "0", "uuid")->ino);
-	assert_int_not_equal(walk(a, "gpu", "0", "uuid")->ino, walk(a, "gpu", "0", "index")->ino);
+	assert_int_equal(walk(a, "gpu", NULL, NULL)->ino,
+			 walk(b, "gpu", NULL, NULL)->ino);
+	assert_int_equal(walk(a, "gpu", "0", NULL)->ino,
+			 walk(b, "gpu", "0", NULL)->ino);
+	assert_int_equal(walk(a, "gpu", "0", "uuid")->ino,
+			 walk(b, "gpu", "0", "uuid")->ino);
+	assert_int_not_equal(walk(a, "gpu", "0", "uuid")->ino,
+			     walk(a, "gpu", "0", "index")->ino);
 	/* The same name in different directories is a different inode. */
-	assert_int_not_equal(walk(a, "gpu", "0", "index")->ino, walk(a, "gpu", "1", "index")->ino);
+	assert_int_not_equal(walk(a, "gpu", "0", "index")->ino,
+			     walk(a, "gpu", "1", "index")->ino);
 	extres_tree_free(a);
 	extres_tree_free(b);
 }
@@ -128,13 +142,17 @@ static void test_bad_names(void **state)
 
 	assert_int_equal(extres_tree_builder_new(&b), 0);
 	assert_int_equal(extres_tree_add_dir(b, 0, "gpu", &d, &err), 0);
-	assert_int_equal(extres_tree_add_file(b, d, "a/b", "x", 1, NULL, &err), -EINVAL);
+	assert_int_equal(extres_tree_add_file(b, d, "a/b", "x", 1, NULL, &err),
+			 -EINVAL);
 	assert_string_equal(err.msg, "invalid file name 'a/b'");
-	assert_int_equal(extres_tree_add_file(b, d, "", "x", 1, NULL, &err), -EINVAL);
-	assert_int_equal(extres_tree_add_file(b, d, "..", "x", 1, NULL, &err), -EINVAL);
+	assert_int_equal(extres_tree_add_file(b, d, "", "x", 1, NULL, &err),
+			 -EINVAL);
+	assert_int_equal(extres_tree_add_file(b, d, "..", "x", 1, NULL, &err),
+			 -EINVAL);
 	assert_int_equal(extres_tree_add_file(b, d, "f", "x", 1, &d, &err), 0);
 	/* A file cannot hold children. */
-	assert_int_equal(extres_tree_add_file(b, d, "g", "x", 1, NULL, &err), -EINVAL);
+	assert_int_equal(extres_tree_add_file(b, d, "g", "x", 1, NULL, &err),
+			 -EINVAL);
 	assert_int_equal(extres_tree_add_dir(b, 99, "g", NULL, &err), -EINVAL);
 	extres_tree_builder_free(b);
 	extres_tree_builder_free(NULL);
@@ -152,10 +170,13 @@ static void test_duplicate_name(void **state)
 	assert_int_equal(extres_tree_add_dir(b, 0, "gpu", &d, &err), 0);
 	assert_int_equal(extres_tree_add_dir(b, 0, "fpga", &e, &err), 0);
 	/* The same name in two directories is fine... */
-	assert_int_equal(extres_tree_add_file(b, d, "index", "0\n", 2, NULL, &err), 0);
-	assert_int_equal(extres_tree_add_file(b, e, "index", "0\n", 2, NULL, &err), 0);
+	assert_int_equal(
+		extres_tree_add_file(b, d, "index", "0\n", 2, NULL, &err), 0);
+	assert_int_equal(
+		extres_tree_add_file(b, e, "index", "0\n", 2, NULL, &err), 0);
 	/* ...twice in one is not. */
-	assert_int_equal(extres_tree_add_file(b, d, "index", "1\n", 2, NULL, &err), 0);
+	assert_int_equal(
+		extres_tree_add_file(b, d, "index", "1\n", 2, NULL, &err), 0);
 	assert_int_equal(extres_tree_seal(b, T0, NULL, &t, &err), -EEXIST);
 	assert_string_equal(err.msg, "'index' exists twice in one directory");
 	assert_null(t);
@@ -168,7 +189,8 @@ static void test_empty_file(void **state)
 	struct extres_err err;
 
 	assert_int_equal(extres_tree_builder_new(&b), 0);
-	assert_int_equal(extres_tree_add_file(b, 0, "empty", "", 0, NULL, &err), 0);
+	assert_int_equal(extres_tree_add_file(b, 0, "empty", "", 0, NULL, &err),
+			 0);
 	assert_int_equal(extres_tree_seal(b, T0, NULL, &t, &err), 0);
 	assert_int_equal(walk(t, "empty", NULL, NULL)->size, 0);
 	extres_tree_free(t);
@@ -176,8 +198,10 @@ static void test_empty_file(void **state)
 
 static void test_snapshot_layout(void **state)
 {
-	struct extres_property p0[] = { { "index", "0", 1 }, { "name", "Demo GPU", 8 } };
-	struct extres_property p1[] = { { "index", "1", 1 }, { "name", "Demo GPU", 8 } };
+	struct extres_property p0[] = { { "index", "0", 1 },
+					{ "name", "Demo GPU", 8 } };
+	struct extres_property p1[] = { { "index", "1", 1 },
+					{ "name", "Demo GPU", 8 } };
 	struct extres_info infos[] = { { 2, p0 }, { 2, p1 } };
 	struct extres_property f0[] = { { "index", "7", 1 } };
 	struct extres_info finfos[] = { { 1, f0 } };
@@ -205,11 +229,13 @@ static void test_snapshot_layout(void **state)
 
 static void test_snapshot_duplicate_resource(void **state)
 {
-	struct extres_snapshot_resource res[] = { { "gpu", NULL, 0 }, { "gpu", NULL, 0 } };
+	struct extres_snapshot_resource res[] = { { "gpu", NULL, 0 },
+						  { "gpu", NULL, 0 } };
 	struct extres_tree *t = NULL;
 	struct extres_err err;
 
-	assert_int_equal(extres_snapshot_build(res, 2, T0, NULL, &t, &err), -EEXIST);
+	assert_int_equal(extres_snapshot_build(res, 2, T0, NULL, &t, &err),
+			 -EEXIST);
 	assert_null(t);
 }
 
@@ -218,7 +244,7 @@ static void test_many_infos(void **state)
 	enum { N = 1000 };
 	struct extres_property *props = calloc(N, sizeof(*props));
 	struct extres_info *infos = calloc(N, sizeof(*infos));
-	char (*vals)[16] = calloc(N, sizeof(*vals));
+	char(*vals)[16] = calloc(N, sizeof(*vals));
 	struct extres_snapshot_resource res = { "many", infos, N };
 	struct extres_tree *t;
 	struct extres_err err;
@@ -227,7 +253,8 @@ static void test_many_infos(void **state)
 
 	for (i = 0; i < N; i++) {
 		snprintf(vals[i], sizeof(vals[i]), "%zu", i);
-		props[i] = (struct extres_property){ "index", vals[i], strlen(vals[i]) };
+		props[i] = (struct extres_property){ "index", vals[i],
+						     strlen(vals[i]) };
 		infos[i] = (struct extres_info){ 1, &props[i] };
 	}
 	assert_int_equal(extres_snapshot_build(&res, 1, T0, NULL, &t, &err), 0);
@@ -247,7 +274,6 @@ static void test_many_infos(void **state)
 	free(infos);
 	free(vals);
 }
-
 
 static const struct timespec T1 = { 1700000100, 0 };
 
@@ -271,7 +297,9 @@ static struct extres_tree *two_resources(const char *uuid, int with_fpga,
 					 const struct extres_tree *prev,
 					 struct timespec now)
 {
-	struct extres_property g0[] = { { "index", "0", 1 }, { "uuid", (char *)uuid, strlen(uuid) } };
+	struct extres_property g0[] = {
+		{ "index", "0", 1 }, { "uuid", (char *)uuid, strlen(uuid) }
+	};
 	struct extres_info ginfos[] = { { 2, g0 } };
 	struct extres_property f0[] = { { "index", "7", 1 } };
 	struct extres_info finfos[] = { { 1, f0 } };
@@ -283,8 +311,10 @@ static struct extres_tree *two_resources(const char *uuid, int with_fpga,
 	struct extres_tree *t;
 	struct extres_err err;
 
-	assert_int_equal(extres_snapshot_build_meta(res, with_fpga ? 2 : 1, meta, 1,
-						    now, prev, &t, &err), 0);
+	assert_int_equal(extres_snapshot_build_meta(res, with_fpga ? 2 : 1,
+						    meta, 1, now, prev, &t,
+						    &err),
+			 0);
 	return t;
 }
 
