@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 # shellcheck shell=bash
 #
-# conf/demo.yaml and scripts/demo-discovery.sh, as shipped.
+# conf/demo.yaml and scripts/discovery/demo-discovery.sh, as shipped.
 #
 # usage: demo.sh CASE   (run by meson with the harness environment)
 
@@ -46,7 +46,7 @@ case_demo() {
 # The demo script keeps Flink's contract on its own.
 case_demo_script() {
 	it_setup_nofuse
-	local s=$SRCDIR/scripts/demo-discovery.sh out status
+	local s=$SRCDIR/scripts/discovery/demo-discovery.sh out status
 	[[ -x $s ]] || fail "$s is not executable"
 	assert_eq 0,1 "$("$s" 2 --indexes 0,1,2,3)" "demo-discovery.sh 2 --indexes 0,1,2,3"
 	assert_eq 2,3,0 "$("$s" 3 --indexes 2,3,0,1)" "demo-discovery.sh 3 --indexes 2,3,0,1"

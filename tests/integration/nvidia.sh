@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 # shellcheck shell=bash
 #
-# The shipped scripts/nvidia-gpu-discovery.sh, run against a fake nvidia-smi
+# The shipped scripts/discovery/nvidia-gpu-discovery.sh, run against a fake nvidia-smi
 # (tests/integration/nvidia/nvidia-smi): Flink's contract, the coordination
 # file, concurrent and crashing owners, and the script under extresd.
 #
@@ -29,7 +29,7 @@ nv_setup() {
 	else
 		it_setup_nofuse
 	fi
-	NVSCRIPT=$SRCDIR/scripts/nvidia-gpu-discovery.sh
+	NVSCRIPT=$SRCDIR/scripts/discovery/nvidia-gpu-discovery.sh
 	[[ -x $NVSCRIPT ]] || fail "$NVSCRIPT is not executable"
 	COORD=$WORK/gpu.coord
 	export PATH="$FAKE_DIR:$PATH"
