@@ -422,6 +422,20 @@ static void op_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 	fuse_reply_err(req, EROFS);
 }
 
+/*
+ * Nothing here is a terminal or a device: every ioctl is ENOTTY. The kernel
+ * sends each one (CPython's open() asks isatty() every time before 3.14) and
+ * does not remember any answer, so this one goes out at once, without the
+ * tree or its lock. ENOSYS would reach the caller as ENOTTY too, but only
+ * after the kernel's translation; ENOTTY is the true answer.
+ */
+static void op_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd,
+		     void *arg, struct fuse_file_info *fi, unsigned flags,
+		     const void *in_buf, size_t in_bufsz, size_t out_bufsz)
+{
+	fuse_reply_err(req, ENOTTY);
+}
+
 static const struct fuse_lowlevel_ops ops = {
 	.init = op_init,
 	.lookup = op_lookup,
@@ -444,6 +458,7 @@ static const struct fuse_lowlevel_ops ops = {
 	.create = op_create,
 	.setxattr = op_setxattr,
 	.removexattr = op_removexattr,
+	.ioctl = op_ioctl,
 };
 
 const struct fuse_lowlevel_ops *extres_fuse_ops(void)

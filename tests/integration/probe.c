@@ -13,7 +13,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <termios.h>
 #include <unistd.h>
 
 /* Large enough for any property file the cases create. */
@@ -236,6 +238,25 @@ static int do_open_fd(const char *path, int flags)
 	return 0;
 }
 
+/* What isatty() asks: TCGETS on a read-only descriptor (a file or a
+ * directory). Prints OK or the errno's name. */
+static int do_ioctl(const char *path)
+{
+	struct termios t;
+	int fd, rc, saved;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return print_errno(errno);
+	rc = ioctl(fd, TCGETS, &t);
+	saved = errno;
+	close(fd);
+	if (rc < 0)
+		return print_errno(saved);
+	printf("OK\n");
+	return 0;
+}
+
 static int usage(void)
 {
 	fprintf(stderr,
@@ -243,6 +264,7 @@ static int usage(void)
 		"  stat PATH                 prints TYPE MODE SIZE (reg 0444 2)\n"
 		"  pread FILE OFFSET LEN     prints N:BYTES (C-escaped)\n"
 		"  readloop FILE N [EXPECT]  open+read+close N times; prints OK\n"
+		"  ioctl PATH                TCGETS (isatty()); prints OK or ENOTTY\n"
 		"  write FILE | open-wr FILE | create PATH | mkdir PATH\n"
 		"  rmdir PATH | unlink PATH | rename FROM TO | truncate FILE\n"
 		"  chmod PATH | symlink TARGET PATH | link FROM TO | utime PATH\n");
@@ -263,6 +285,8 @@ int main(int argc, char **argv)
 			return do_stat(p);
 		if (!strcmp(op, "write"))
 			return do_write(p);
+		if (!strcmp(op, "ioctl"))
+			return do_ioctl(p);
 		if (!strcmp(op, "open-wr"))
 			return do_open_fd(p, O_RDWR);
 		if (!strcmp(op, "create"))

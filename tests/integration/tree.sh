@@ -306,4 +306,29 @@ $(head -n 20 <<<"$new")
 	daemon_stop
 }
 
+# isatty() (CPython's open() asks it before 3.14) is an ioctl the kernel
+# always sends: the daemon answers ENOTTY itself, on files and directories,
+# rather than leaving libfuse to say ENOSYS (which the kernel would turn
+# into ENOTTY for the caller, so only the log tells them apart).
+case_ioctl() {
+	it_setup
+	write_std_config "$WORK/extres.yaml"
+	daemon_spawn -d -c "$WORK/extres.yaml" "$MNT"
+	wait_mounted "$MNT"
+	local p ids answers
+	for p in "$MNT/gpu/0/uuid" "$MNT/nic/0/name" "$MNT/gpu/0" "$MNT/gpu" "$MNT"; do
+		assert_probe ENOTTY ioctl "$p"
+	done
+	# The answer to every IOCTL request, by its unique number.
+	ids=$(sed -n 's/.*unique: \([0-9]*\), opcode: IOCTL .*/\1/p' "$DAEMON_ERR")
+	[[ $(wc -w <<<"$ids") -ge 5 ]] ||
+		fail "the debug log (-d) shows $(wc -w <<<"$ids") IOCTL requests for 5 ioctls"
+	answers=$(sed -n 's/.*unique: \([0-9]*\), \(error: -[0-9]*\|success\).*/\1 \2/p' \
+		"$DAEMON_ERR" | awk -v ids=" $(tr '\n' ' ' <<<"$ids")" '
+		index(ids, " " $1 " ") { $1 = ""; sub(/^ /, ""); print }' |
+		sort | uniq -c | awk '{ $1 = $1 "x"; print }')
+	assert_eq "$(wc -w <<<"$ids")x error: -25" "$answers" "answers (errno) to the IOCTL requests"
+	daemon_stop
+}
+
 it_main "$@"
