@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include "tree/tree.h"
+#include "tree/tree_internal.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -24,20 +25,6 @@ struct extres_tree_builder {
 	size_t n, cap;
 };
 
-struct extres_tree {
-	struct extres_node *nodes; /* [0] is the root */
-	size_t n;
-	const struct extres_node **child_ptrs; /* all children arrays, packed */
-	char **strings; /* names and contents we own */
-	size_t n_strings;
-	/* Open-addressing tables, capacity a power of two. */
-	const struct extres_node **by_ino;
-	const struct extres_node **by_name;
-	size_t mask;
-	uint64_t
-		serial; /* 0 for a first tree, one more than its predecessor's */
-};
-
 static uint64_t fnv_bytes(uint64_t h, const void *p, size_t len)
 {
 	const unsigned char *s = p;
@@ -47,17 +34,6 @@ static uint64_t fnv_bytes(uint64_t h, const void *p, size_t len)
 		h *= FNV_PRIME;
 	}
 	return h;
-}
-
-/* Finaliser from splitmix64: spreads FNV's weak low bits for the tables. */
-static uint64_t mix(uint64_t x)
-{
-	x ^= x >> 30;
-	x *= 0xbf58476d1ce4e5b9ULL;
-	x ^= x >> 27;
-	x *= 0x94d049bb133111ebULL;
-	x ^= x >> 31;
-	return x;
 }
 
 static uint64_t name_hash(uint64_t parent, const char *name)
@@ -202,7 +178,7 @@ void extres_tree_free(struct extres_tree *t)
 	free(t);
 }
 
-static void insert_ino(struct extres_tree *t, const struct extres_node *n)
+void extres_tree_index_ino(struct extres_tree *t, const struct extres_node *n)
 {
 	size_t i = mix(n->ino) & t->mask;
 
@@ -358,7 +334,7 @@ int extres_tree_seal(struct extres_tree_builder *b, struct timespec now,
 			t->strings[t->n_strings++] = bn->data;
 			bn->data = NULL;
 		}
-		insert_ino(t, n);
+		extres_tree_index_ino(t, n);
 		if (i > 0 && insert_name(t, n) < 0) {
 			r = extres_err_set(err, EEXIST,
 					   "'%s' exists twice in one directory",
@@ -405,6 +381,9 @@ const struct extres_node *extres_tree_lookup(const struct extres_tree *t,
 {
 	size_t i;
 
+	/* Retired trees are only ever asked by inode number. */
+	if (!t->by_name)
+		return NULL;
 	for (i = name_hash(parent, name) & t->mask; t->by_name[i];
 	     i = (i + 1) & t->mask) {
 		const struct extres_node *n = t->by_name[i];
