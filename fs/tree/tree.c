@@ -238,7 +238,8 @@ int extres_tree_seal(struct extres_tree_builder *b, struct timespec now,
 	struct extres_tree *t = NULL;
 	const struct extres_node **was = NULL;
 	uint64_t *path_hash = NULL;
-	size_t cap = 16, i, n_children = 0, next_child = 0;
+	size_t cap = 16, i, n_children = 0, next_child = 0, bytes = 1;
+	char *pool;
 	int r;
 
 	t = calloc(1, sizeof(*t));
@@ -249,12 +250,19 @@ int extres_tree_seal(struct extres_tree_builder *b, struct timespec now,
 	while (cap < 2 * b->n)
 		cap *= 2;
 	t->mask = cap - 1;
-	for (i = 0; i < b->n; i++)
+	/* Names and contents go in one block: a tree lives long, and tens of
+	 * thousands of small blocks of its own among the builder's would
+	 * leave the heap in holes that outlive it. */
+	for (i = 0; i < b->n; i++) {
 		n_children += b->nodes[i].n_children;
+		if (i > 0)
+			bytes +=
+				strlen(b->nodes[i].name) + 1 + b->nodes[i].size;
+	}
 	t->nodes = calloc(b->n, sizeof(*t->nodes));
 	t->child_ptrs =
 		calloc(n_children ? n_children : 1, sizeof(*t->child_ptrs));
-	t->strings = calloc(2 * b->n, sizeof(*t->strings));
+	t->strings = calloc(1, sizeof(*t->strings));
 	t->by_ino = calloc(cap, sizeof(*t->by_ino));
 	t->by_name = calloc(cap, sizeof(*t->by_name));
 	path_hash = calloc(b->n, sizeof(*path_hash));
@@ -262,6 +270,10 @@ int extres_tree_seal(struct extres_tree_builder *b, struct timespec now,
 	if (!t->nodes || !t->child_ptrs || !t->strings || !t->by_ino ||
 	    !t->by_name || !path_hash || !was)
 		goto fail;
+	t->strings[0] = pool = malloc(bytes);
+	if (!pool)
+		goto fail;
+	t->n_strings = 1;
 
 	/* Parents always precede their children (ids grow), so one pass
 	 * sees every parent's inode number before its children need it. */
@@ -310,9 +322,8 @@ int extres_tree_seal(struct extres_tree_builder *b, struct timespec now,
 			}
 			n->ino = ino;
 			n->parent = t->nodes[bn->parent].ino;
-			n->name = bn->name;
-			t->strings[t->n_strings++] = bn->name;
-			bn->name = NULL;
+			n->name = memcpy(pool, bn->name, strlen(bn->name) + 1);
+			pool += strlen(bn->name) + 1;
 		}
 		if (bn->is_dir) {
 			n->mode = S_IFDIR | 0555;
@@ -326,13 +337,12 @@ int extres_tree_seal(struct extres_tree_builder *b, struct timespec now,
 			}
 		} else {
 			n->mode = S_IFREG | bn->perm;
-			n->data = bn->data;
+			n->data = memcpy(pool, bn->data, bn->size);
+			pool += bn->size;
 			n->size = bn->size;
 			n->mtime = was[i] && was[i]->ino == n->ino ?
 					   was[i]->mtime :
 					   now;
-			t->strings[t->n_strings++] = bn->data;
-			bn->data = NULL;
 		}
 		extres_tree_index_ino(t, n);
 		if (i > 0 && insert_name(t, n) < 0) {
