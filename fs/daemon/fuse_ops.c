@@ -216,19 +216,41 @@ static uint64_t serial_of(const struct extres_tree *t)
 	return extres_tree_serial(t) & OFF_SERIAL_MASK;
 }
 
-/* The tree a listing at offset `off` reads from, or NULL. Call with the
- * lock held. */
-static const struct extres_tree *listing_tree(const struct extres_fs *fs,
-					      off_t off)
+/* The retired tree with this serial, or NULL. Call with the lock held. */
+static const struct extres_tree *retired_tree(const struct extres_fs *fs,
+					      uint64_t serial)
 {
-	uint64_t serial = (uint64_t)off >> OFF_POS_BITS;
 	size_t i;
 
-	if (off == 0 || serial_of(fs->tree) == serial)
-		return fs->tree;
 	for (i = 0; i < EXTRES_FS_RETIRED; i++)
 		if (fs->retired[i] && serial_of(fs->retired[i]) == serial)
 			return fs->retired[i];
+	return NULL;
+}
+
+/*
+ * The tree that lists directory `ino` as the tree with this serial did, or
+ * NULL. A retired tree keeps only the directories whose listing the next
+ * tree changed (see extres_tree_retire()), so one it lacks lists as in the
+ * next tree of the line: look there, up to the current tree. Call with the
+ * lock held.
+ */
+static const struct extres_tree *listing_tree(const struct extres_fs *fs,
+					      uint64_t serial, fuse_ino_t ino)
+{
+	const struct extres_tree *t;
+	size_t i;
+
+	for (i = 0; i <= EXTRES_FS_RETIRED; i++) {
+		if (serial_of(fs->tree) == serial)
+			return fs->tree;
+		t = retired_tree(fs, serial);
+		if (!t)
+			return NULL;
+		if (extres_tree_get(t, ino))
+			return t;
+		serial = (serial + 1) & OFF_SERIAL_MASK;
+	}
 	return NULL;
 }
 
@@ -243,9 +265,10 @@ static int do_readdir(fuse_req_t req, const struct extres_fs *fs,
 		      fuse_ino_t ino, char *buf, size_t size, off_t off,
 		      int plus, size_t *ret_used)
 {
-	const struct extres_tree *t = listing_tree(fs, off);
+	uint64_t serial =
+		off == 0 ? serial_of(fs->tree) : (uint64_t)off >> OFF_POS_BITS;
+	const struct extres_tree *t = listing_tree(fs, serial, ino);
 	const struct extres_node *dir = t ? extres_tree_get(t, ino) : NULL;
-	uint64_t serial = t ? serial_of(t) << OFF_POS_BITS : 0;
 	/* Entries of a tree no longer served must not become the kernel's
 	 * cached names (they may be gone now): no lookups for them. */
 	int past = t != fs->tree;
@@ -268,8 +291,12 @@ static int do_readdir(fuse_req_t req, const struct extres_fs *fs,
 			name = ".";
 			extres_tree_stat(dir, &e.attr);
 		} else if (i == 1) {
+			/* A retired tree may not hold the parent. */
 			const struct extres_node *p =
 				extres_tree_get(t, dir->parent);
+
+			if (!p)
+				p = node_of(fs, dir->parent);
 
 			name = "..";
 			extres_tree_stat(p ? p : dir, &e.attr);
@@ -292,13 +319,15 @@ static int do_readdir(fuse_req_t req, const struct extres_fs *fs,
 			}
 			len = fuse_add_direntry_plus(
 				req, buf + used, size - used, name, &e,
-				(off_t)(serial | (uint64_t)(i + 1)));
+				(off_t)(serial << OFF_POS_BITS |
+					(uint64_t)(i + 1)));
 		} else {
 			if (n)
 				extres_tree_stat(n, &e.attr);
-			len = fuse_add_direntry(
-				req, buf + used, size - used, name, &e.attr,
-				(off_t)(serial | (uint64_t)(i + 1)));
+			len = fuse_add_direntry(req, buf + used, size - used,
+						name, &e.attr,
+						(off_t)(serial << OFF_POS_BITS |
+							(uint64_t)(i + 1)));
 		}
 		if (len > size - used)
 			break;
@@ -507,21 +536,34 @@ static int notify(void *ctx, int what, const struct extres_node *n)
 void extres_fs_swap(struct extres_fs *fs, struct fuse_session *se,
 		    struct extres_tree *tree)
 {
-	struct extres_tree *old, *evicted = NULL;
+	struct extres_tree *old, *evicted = NULL, *kept = NULL;
+	size_t slot = 0;
 
 	pthread_rwlock_wrlock(&fs->lock);
 	old = fs->tree;
 	fs->tree = tree;
 	if (old) {
-		evicted = fs->retired[fs->next_retired];
-		fs->retired[fs->next_retired] = old;
+		slot = fs->next_retired;
+		evicted = fs->retired[slot];
+		fs->retired[slot] = old;
 		fs->next_retired = (fs->next_retired + 1) % EXTRES_FS_RETIRED;
 	}
 	pthread_rwlock_unlock(&fs->lock);
 	/* No handler holds the lock now, so none uses the evicted tree. */
 	extres_tree_free(evicted);
+	if (!old)
+		return;
 	/* The new tree is in place first, so whatever the kernel asks after
 	 * an invalidation is answered from it. */
-	if (se && old)
+	if (se)
 		extres_tree_diff(old, tree, notify, se);
+	/* Retired, the old tree needs only what the new one lost: keep that
+	 * and free the rest (short of memory, keep it whole: it answers the
+	 * same). Only this thread changes trees, so it reads `old` unlocked. */
+	if (extres_tree_retire(old, tree, &kept) < 0)
+		return;
+	pthread_rwlock_wrlock(&fs->lock);
+	fs->retired[slot] = kept;
+	pthread_rwlock_unlock(&fs->lock);
+	extres_tree_free(old);
 }

@@ -30,9 +30,11 @@ struct extres_fs {
 	 */
 	pthread_rwlock_t lock;
 	struct extres_tree *tree;
-	/* The trees it replaced, for readers of files that changed since they
-	 * opened them (a changed file has a new inode number): a ring of the
-	 * last EXTRES_FS_RETIRED, oldest freed first. */
+	/* What the trees it replaced still owe readers of files that changed
+	 * since they opened them (a changed file has a new inode number) and
+	 * listings that started in them: each kept as extres_tree_retire()
+	 * leaves it, in a ring of the last EXTRES_FS_RETIRED, oldest freed
+	 * first. */
 	struct extres_tree *retired[EXTRES_FS_RETIRED];
 	size_t next_retired;
 	/* Set in init() from the kernel's capabilities; read-only after. */
@@ -56,7 +58,8 @@ void extres_fs_destroy(struct extres_fs *fs);
  * readers see each new value with its new size at once. `se` may be NULL
  * (not mounted yet). Never call this from a request handler: the kernel
  * waits for the daemon while it invalidates. The previous tree is retired
- * (still answered by inode number) and the oldest retired one freed. Only one
+ * (what it lost to `tree` still answered by inode number, and its listings
+ * still read) and the oldest retired one freed. Only one
  * thread may swap; that thread may read fs->tree without the lock.
  */
 void extres_fs_swap(struct extres_fs *fs, struct fuse_session *se,

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include "tree/tree.h"
+#include "tree/tree_internal.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -24,20 +25,6 @@ struct extres_tree_builder {
 	size_t n, cap;
 };
 
-struct extres_tree {
-	struct extres_node *nodes; /* [0] is the root */
-	size_t n;
-	const struct extres_node **child_ptrs; /* all children arrays, packed */
-	char **strings; /* names and contents we own */
-	size_t n_strings;
-	/* Open-addressing tables, capacity a power of two. */
-	const struct extres_node **by_ino;
-	const struct extres_node **by_name;
-	size_t mask;
-	uint64_t
-		serial; /* 0 for a first tree, one more than its predecessor's */
-};
-
 static uint64_t fnv_bytes(uint64_t h, const void *p, size_t len)
 {
 	const unsigned char *s = p;
@@ -47,17 +34,6 @@ static uint64_t fnv_bytes(uint64_t h, const void *p, size_t len)
 		h *= FNV_PRIME;
 	}
 	return h;
-}
-
-/* Finaliser from splitmix64: spreads FNV's weak low bits for the tables. */
-static uint64_t mix(uint64_t x)
-{
-	x ^= x >> 30;
-	x *= 0xbf58476d1ce4e5b9ULL;
-	x ^= x >> 27;
-	x *= 0x94d049bb133111ebULL;
-	x ^= x >> 31;
-	return x;
 }
 
 static uint64_t name_hash(uint64_t parent, const char *name)
@@ -202,7 +178,7 @@ void extres_tree_free(struct extres_tree *t)
 	free(t);
 }
 
-static void insert_ino(struct extres_tree *t, const struct extres_node *n)
+void extres_tree_index_ino(struct extres_tree *t, const struct extres_node *n)
 {
 	size_t i = mix(n->ino) & t->mask;
 
@@ -262,7 +238,8 @@ int extres_tree_seal(struct extres_tree_builder *b, struct timespec now,
 	struct extres_tree *t = NULL;
 	const struct extres_node **was = NULL;
 	uint64_t *path_hash = NULL;
-	size_t cap = 16, i, n_children = 0, next_child = 0;
+	size_t cap = 16, i, n_children = 0, next_child = 0, bytes = 1;
+	char *pool;
 	int r;
 
 	t = calloc(1, sizeof(*t));
@@ -273,12 +250,19 @@ int extres_tree_seal(struct extres_tree_builder *b, struct timespec now,
 	while (cap < 2 * b->n)
 		cap *= 2;
 	t->mask = cap - 1;
-	for (i = 0; i < b->n; i++)
+	/* Names and contents go in one block: a tree lives long, and tens of
+	 * thousands of small blocks of its own among the builder's would
+	 * leave the heap in holes that outlive it. */
+	for (i = 0; i < b->n; i++) {
 		n_children += b->nodes[i].n_children;
+		if (i > 0)
+			bytes +=
+				strlen(b->nodes[i].name) + 1 + b->nodes[i].size;
+	}
 	t->nodes = calloc(b->n, sizeof(*t->nodes));
 	t->child_ptrs =
 		calloc(n_children ? n_children : 1, sizeof(*t->child_ptrs));
-	t->strings = calloc(2 * b->n, sizeof(*t->strings));
+	t->strings = calloc(1, sizeof(*t->strings));
 	t->by_ino = calloc(cap, sizeof(*t->by_ino));
 	t->by_name = calloc(cap, sizeof(*t->by_name));
 	path_hash = calloc(b->n, sizeof(*path_hash));
@@ -286,6 +270,10 @@ int extres_tree_seal(struct extres_tree_builder *b, struct timespec now,
 	if (!t->nodes || !t->child_ptrs || !t->strings || !t->by_ino ||
 	    !t->by_name || !path_hash || !was)
 		goto fail;
+	t->strings[0] = pool = malloc(bytes);
+	if (!pool)
+		goto fail;
+	t->n_strings = 1;
 
 	/* Parents always precede their children (ids grow), so one pass
 	 * sees every parent's inode number before its children need it. */
@@ -334,9 +322,8 @@ int extres_tree_seal(struct extres_tree_builder *b, struct timespec now,
 			}
 			n->ino = ino;
 			n->parent = t->nodes[bn->parent].ino;
-			n->name = bn->name;
-			t->strings[t->n_strings++] = bn->name;
-			bn->name = NULL;
+			n->name = memcpy(pool, bn->name, strlen(bn->name) + 1);
+			pool += strlen(bn->name) + 1;
 		}
 		if (bn->is_dir) {
 			n->mode = S_IFDIR | 0555;
@@ -350,15 +337,14 @@ int extres_tree_seal(struct extres_tree_builder *b, struct timespec now,
 			}
 		} else {
 			n->mode = S_IFREG | bn->perm;
-			n->data = bn->data;
+			n->data = memcpy(pool, bn->data, bn->size);
+			pool += bn->size;
 			n->size = bn->size;
 			n->mtime = was[i] && was[i]->ino == n->ino ?
 					   was[i]->mtime :
 					   now;
-			t->strings[t->n_strings++] = bn->data;
-			bn->data = NULL;
 		}
-		insert_ino(t, n);
+		extres_tree_index_ino(t, n);
 		if (i > 0 && insert_name(t, n) < 0) {
 			r = extres_err_set(err, EEXIST,
 					   "'%s' exists twice in one directory",
@@ -405,6 +391,9 @@ const struct extres_node *extres_tree_lookup(const struct extres_tree *t,
 {
 	size_t i;
 
+	/* Retired trees are only ever asked by inode number. */
+	if (!t->by_name)
+		return NULL;
 	for (i = name_hash(parent, name) & t->mask; t->by_name[i];
 	     i = (i + 1) & t->mask) {
 		const struct extres_node *n = t->by_name[i];

@@ -107,6 +107,20 @@ int extres_tree_diff(const struct extres_tree *old,
 /* Accepts NULL. */
 void extres_tree_free(struct extres_tree *t);
 
+/*
+ * What of `old` must outlive it once `new` replaced it: a tree with old's
+ * serial that holds, with their bytes, only the nodes of old that new lost
+ * (files whose bytes changed, and whatever was removed) and the directories
+ * whose listing changed (their children as names, numbers and modes; a
+ * child that new still has carries no bytes and is not found by number).
+ * extres_tree_get() on it finds exactly those nodes; extres_tree_lookup()
+ * finds nothing; extres_tree_size() counts them. So a directory it lacks
+ * lists in old as it does in the next tree of the line. Neither tree is
+ * changed, and the result shares nothing with them. 0 or -ENOMEM.
+ */
+int extres_tree_retire(const struct extres_tree *old,
+		       const struct extres_tree *new, struct extres_tree **ret);
+
 /* The node with this inode number, or NULL. O(1). */
 const struct extres_node *extres_tree_get(const struct extres_tree *t,
 					  uint64_t ino);

@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: MIT */
+/* The tree's layout, shared by the files of fs/tree only. */
+#ifndef EXTRES_TREE_INTERNAL_H
+#define EXTRES_TREE_INTERNAL_H
+
+#include "tree/tree.h"
+
+struct extres_tree {
+	struct extres_node *nodes; /* [0] is the root */
+	size_t n;
+	const struct extres_node **child_ptrs; /* all children arrays, packed */
+	char **strings; /* names and contents we own */
+	size_t n_strings;
+	/* Open-addressing tables, capacity a power of two. */
+	const struct extres_node **by_ino;
+	const struct extres_node **by_name; /* NULL in a retired tree */
+	size_t mask;
+	uint64_t
+		serial; /* 0 for a first tree, one more than its predecessor's */
+};
+
+/* Finaliser from splitmix64: spreads FNV's weak low bits for the tables. */
+static inline uint64_t mix(uint64_t x)
+{
+	x ^= x >> 30;
+	x *= 0xbf58476d1ce4e5b9ULL;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebULL;
+	x ^= x >> 31;
+	return x;
+}
+
+/* Enter `n` in t->by_ino, which must have room. */
+void extres_tree_index_ino(struct extres_tree *t, const struct extres_node *n);
+
+#endif
