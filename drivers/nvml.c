@@ -521,15 +521,23 @@ static int32_t nvml_open(const struct extres_host *host,
 	if (r < 0)
 		goto fail;
 	/* Its constructors run with the daemon's rights. A bare name goes
-	 * to the loader's system paths, which are root's; a missing file is
-	 * left to dlopen(), whose message names the library. */
+	 * to the loader's system paths, which are root's. A missing file is
+	 * never handed to dlopen(): a directory missing on the way may be
+	 * made by anyone before the loader looks. */
 	if (strchr(n->library, '/') &&
 	    host->struct_size >=
 		    offsetof(struct extres_host, check_trusted_path) +
 			    sizeof(host->check_trusted_path) &&
 	    host->check_trusted_path) {
 		r = host->check_trusted_path(host, n->library, "NVML library");
-		if (r < 0 && r != -ENOENT)
+		if (r == -ENOENT) {
+			host->error(
+				host,
+				"cannot load the NVML library %s: %s: cannot open shared object file: %s",
+				n->library, n->library, strerror(ENOENT));
+			r = -ELIBACC;
+		}
+		if (r < 0)
 			goto fail;
 	}
 

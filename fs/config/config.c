@@ -257,14 +257,27 @@ static int open_file(const char *path, int *ret_fd, struct extres_err *err)
 	return 0;
 }
 
-/* Checked after the read: a file that passes could not have been changed
- * by another user in between either, since nothing on its path is theirs. */
-static int note_trust(struct extres_config *config, struct extres_err *err)
+/*
+ * The path as it was given, symlinks and the directories that hold them
+ * included: each decides which file is read. With nothing on it in another
+ * user's hands, the file it names now is the one that was read, unless
+ * root moved it meanwhile: the inode must match.
+ */
+static int note_trust(struct extres_config *config, const char *path, int fd,
+		      struct extres_err *err)
 {
+	struct stat read_st, now_st;
 	struct extres_err why;
 
-	if (extres_check_trusted(config->path, "config file", &why) == 0)
-		return 0;
+	if (extres_check_trusted(path, "config file", &why) == 0) {
+		if (fstat(fd, &read_st) == 0 && stat(path, &now_st) == 0 &&
+		    read_st.st_dev == now_st.st_dev &&
+		    read_st.st_ino == now_st.st_ino)
+			return 0;
+		extres_err_set(&why, EPERM,
+			       "config file %s was replaced while it was read",
+			       path);
+	}
 	config->untrusted = strdup(why.msg);
 	if (config->untrusted)
 		return 0;
@@ -290,7 +303,7 @@ int extres_config_load(const char *path, struct extres_config **ret_config,
 	}
 	r = load(path, abs_path, fd, NULL, 0, &config, err);
 	if (r == 0) {
-		r = note_trust(config, err);
+		r = note_trust(config, path, fd, err);
 		if (r < 0)
 			extres_config_free(config);
 		else

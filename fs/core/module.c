@@ -122,10 +122,18 @@ int extres_module_load(const char *path, struct extres_module **ret,
 	}
 
 	/* dlopen() runs the module's constructors: with our rights, so it
-	 * must be ours. A missing file is left to dlopen(), whose message
-	 * says the same in the loader's words. */
+	 * must be ours. A missing file is never handed to dlopen(): a
+	 * directory missing on the way may be made by anyone before the
+	 * loader looks. The message is the loader's own. */
 	r = extres_check_trusted(path, "driver module", err);
-	if (r < 0 && r != -ENOENT)
+	if (r == -ENOENT) {
+		r = extres_err_set(
+			err, ENOENT,
+			"cannot load driver module '%s': %s: cannot open shared object file: %s",
+			path, path, strerror(ENOENT));
+		goto fail;
+	}
+	if (r < 0)
 		goto fail;
 
 	m->dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);

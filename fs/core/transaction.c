@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/types.h>
+#include <time.h>
 
 #include "core/module.h"
 
@@ -249,4 +250,37 @@ int extres_release_dropped(struct extres_allocations *old,
 int extres_release_all(struct extres_allocations *a, struct extres_err *err)
 {
 	return extres_release_dropped(a, NULL, err);
+}
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int extres_release_all_within(struct extres_allocations *a, unsigned budget_ms,
+			      struct extres_err *err)
+{
+	long long end = now_ms() + budget_ms, left;
+	struct extres_allocation *item;
+	struct extres_err one;
+	int first = 0, r;
+	size_t i;
+
+	/* Newest first, the reverse of taking. */
+	for (i = a->n; i-- > 0;) {
+		item = a->items[i];
+		left = end - now_ms();
+		left = left > 0 ? left : 0;
+		if (item->lock_timeout_ms > left)
+			item->lock_timeout_ms = (unsigned)left;
+		r = extres_alloc_release(item, &one);
+		if (r < 0 && first == 0) {
+			first = r;
+			extres_err_set(err, -r, "%s", one.msg);
+		}
+	}
+	return first;
 }

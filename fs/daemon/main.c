@@ -27,7 +27,7 @@
 #include "os/sdnotify.h"
 #include "os/stop.h"
 
-/* The longest wait for a coordination file's lock on the way out. */
+/* The longest wait for coordination files' locks on the way out, all told. */
 #define EXIT_LOCK_TIMEOUT_MS 250u
 
 static const struct fuse_opt extresd_opts[] = {
@@ -303,7 +303,6 @@ static int setup_signals(void)
 static void cleanup(struct extresd *d)
 {
 	struct extres_err err;
-	size_t i;
 
 	extres_control_close(&d->control);
 	extres_owner_close(&d->owner_watch);
@@ -313,11 +312,8 @@ static void cleanup(struct extresd *d)
 	 * a coordination file's lock forever: lines not removed then name a
 	 * process that is about to be gone, which every allocator (Flink's
 	 * script too) takes as free. */
-	for (i = 0; d->allocs && i < d->allocs->n; i++)
-		if (d->allocs->items[i]->lock_timeout_ms > EXIT_LOCK_TIMEOUT_MS)
-			d->allocs->items[i]->lock_timeout_ms =
-				EXIT_LOCK_TIMEOUT_MS;
-	if (d->allocs && extres_release_all(d->allocs, &err) < 0)
+	if (d->allocs && extres_release_all_within(
+				 d->allocs, EXIT_LOCK_TIMEOUT_MS, &err) < 0)
 		extres_log(EXTRES_LOG_ERR, "%s", err.msg);
 	extres_allocations_free(d->allocs);
 	if (d->se)

@@ -69,7 +69,7 @@ static void *ready_wait(void *arg)
 		rd->answered = 1;
 		rd->result = r;
 	}
-	clock_gettime(CLOCK_REALTIME, &until);
+	clock_gettime(CLOCK_MONOTONIC, &until);
 	until.tv_sec += READY_TIMEOUT_MS / 1000;
 	while (!rd->answered && !rd->loop_over) {
 		if (pthread_cond_timedwait(&rd->cond, &rd->lock, &until) ==
@@ -147,9 +147,15 @@ static int ready_failure(struct extresd *d, struct extresd_ready *rd,
 void extresd_ready_init(struct extresd_ready *rd, struct extresd *d,
 			void (*end_loop)(void *d))
 {
+	pthread_condattr_t attr;
+
 	*rd = (struct extresd_ready){ .d = d, .end_loop = end_loop };
 	pthread_mutex_init(&rd->lock, NULL);
-	pthread_cond_init(&rd->cond, NULL);
+	/* The deadline must not move with the wall clock (NTP at boot). */
+	pthread_condattr_init(&attr);
+	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+	pthread_cond_init(&rd->cond, &attr);
+	pthread_condattr_destroy(&attr);
 }
 
 int extresd_ready_start(struct extresd_ready *rd)

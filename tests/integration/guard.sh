@@ -301,6 +301,37 @@ case_lock_frozen() {
 	release_shared
 }
 
+# Six resources on one file whose lock another user holds: a stop waits for
+# the locks at most once, not once per resource.
+case_lock_frozen_many() {
+	it_setup
+	local coord=$WORK/gpu.coord t0 t1 i names=""
+	chmod 0755 "$WORK"
+	for i in 0 1 2 3 4 5; do
+		names+="${names:+;}r$i"
+	done
+	{
+		echo "external-resources: $names"
+		for i in 0 1 2 3 4 5; do
+			printf '%s\n' "external-resource.r$i.amount: 1" \
+				"external-resource.r$i.driver: static" \
+				"external-resource.r$i.param.indexes: $((10 + i))" \
+				"external-resource.r$i.coordination-file: $coord"
+		done
+	} >"$WORK/extres.yaml"
+	daemon_start -c "$WORK/extres.yaml" "$MNT"
+	hold_shared "$coord"
+	t0=$(date +%s%N)
+	kill -TERM "$DAEMON_PID"
+	daemon_reap
+	t1=$(date +%s%N)
+	assert_eq 0 "$DAEMON_STATUS" "exit status after SIGTERM with the lock held"
+	(((t1 - t0) / 1000000 < 1000)) || fail "SIGTERM with six resources on a held lock took $(((t1 - t0) / 1000000)) ms"
+	! is_mounted "$MNT" || fail "$MNT still mounted"
+	release_shared
+	sed -i '/timed out after/d' "$DAEMON_ERR"
+}
+
 # A file just under the size limit: our append is refused before anything
 # is written, with a clear error, and the file stays as it was; gc can
 # always shrink it.

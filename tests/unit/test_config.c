@@ -1638,6 +1638,23 @@ static void test_files(void **state)
 	assert_non_null(
 		strstr(c->untrusted, "it is group-writable (mode 0664)"));
 	extres_config_free(c);
+
+	/* Root's file, reached through a symlink in a directory anyone may
+	 * write: the symlink decides what is read, so it counts. */
+	assert_int_equal(chmod(file, 0644), 0);
+	snprintf(sub, sizeof(sub), "%s/open", dir);
+	snprintf(link, sizeof(link), "%s/open/link.yaml", dir);
+	assert_int_equal(mkdir(sub, 0700), 0);
+	assert_int_equal(chmod(sub, 0777), 0);
+	assert_int_equal(symlink("../extres.yaml", link), 0);
+	c = load_file_ok(link);
+	snprintf(
+		msg, sizeof(msg),
+		"directory %s/open is world-writable without the sticky bit (mode 0777)",
+		real_dir);
+	assert_non_null(c->untrusted);
+	assert_non_null(strstr(c->untrusted, msg));
+	extres_config_free(c);
 	free(real_dir);
 }
 
