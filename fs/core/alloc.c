@@ -224,8 +224,78 @@ int extres_alloc_take(const struct extres_resource_config *res,
  * skipped, so a script that returns more devices than the amount still
  * yields a disjoint set, and too few left is an error naming the holders.
  */
+/* Whether `prev` holds the device whose key is `v`. */
+static int prev_holds(const struct extres_allocation *prev, const char *v)
+{
+	const char *mine;
+	size_t i;
+
+	for (i = 0; prev && i < prev->n; i++) {
+		mine = extres_info_get(&prev->infos[i], prev->coordination_key);
+		if (mine && strcmp(mine, v) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+/* Whether `v` is the key of a candidate the script returned, and of one we
+ * took (among `picked`). */
+static int returned(const struct extres_infos *candidates, const char *key,
+		    const char *v, const size_t *picked, size_t n_picked,
+		    int *taken)
+{
+	const char *cv;
+	size_t i, k;
+	int found = 0;
+
+	*taken = 0;
+	for (i = 0; i < candidates->n; i++) {
+		cv = extres_info_get(&candidates->items[i], key);
+		if (!cv || strcmp(cv, v) != 0)
+			continue;
+		found = 1;
+		for (k = 0; k < n_picked; k++)
+			if (picked[k] == i)
+				*taken = 1;
+	}
+	return found;
+}
+
+/*
+ * The script recorded every device it returned under our PID before we
+ * looked: the lines for those we do not take (all of them when the take
+ * fails) go again, unless the allocation we keep (`prev`) holds them.
+ * Returns how many went.
+ */
+static size_t drop_untaken(struct extres_coord *c,
+			   const struct extres_infos *candidates,
+			   const char *key, const size_t *picked,
+			   size_t n_picked,
+			   const struct extres_allocation *prev, pid_t self,
+			   uint64_t starttime)
+{
+	const struct extres_coord_entry *e;
+	size_t i, n = 0;
+	int taken;
+
+	for (i = c->n; i-- > 0;) {
+		e = &c->entries[i];
+		if (!e->parsed || e->pid != self ||
+		    (e->has_starttime && e->starttime != starttime))
+			continue;
+		if (!returned(candidates, key, e->key, picked, n_picked,
+			      &taken) ||
+		    taken || prev_holds(prev, e->key))
+			continue;
+		extres_coord_remove(c, i);
+		n++;
+	}
+	return n;
+}
+
 static int take_from_script(const struct extres_resource_config *res,
 			    const struct extres_infos *candidates,
+			    const struct extres_allocation *prev,
 			    struct extres_allocation **ret,
 			    struct extres_err *err)
 {
@@ -282,6 +352,14 @@ static int take_from_script(const struct extres_resource_config *res,
 	}
 	if (n_picked < res->amount) {
 		char who[320] = "";
+		struct extres_err ignored;
+
+		/* Nothing is taken: the script's lines for us go, as far as
+		 * the file can be written; the take's own error is what
+		 * counts. */
+		if (drop_untaken(c, candidates, key, picked, 0, prev, self,
+				 starttime))
+			extres_coord_write(c, &ignored);
 
 		if (first_holder)
 			extres_proc_describe(first_holder, who, sizeof(who));
@@ -307,7 +385,9 @@ static int take_from_script(const struct extres_resource_config *res,
 	a->recorded_by_script = 1;
 	a->coordination_file = file;
 	file = NULL;
-	if (n_added) {
+	if (drop_untaken(c, candidates, key, picked, n_picked, prev, self,
+			 starttime) ||
+	    n_added) {
 		r = extres_coord_write(c, err);
 		if (r < 0) {
 			extres_err_prefix(err, -r, "resource '%s'", res->name);
@@ -344,7 +424,7 @@ int extres_alloc_retake(const struct extres_resource_config *res,
 	int r;
 
 	if (self_file)
-		return take_from_script(res, candidates, ret, err);
+		return take_from_script(res, candidates, prev, ret, err);
 	if (!can_keep(res, coordinated, key, owner, prev))
 		prev = NULL;
 	picked = calloc(candidates->n ? candidates->n : 1, sizeof(*picked));

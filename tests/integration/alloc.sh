@@ -847,4 +847,37 @@ echo 0
 	assert_file "$coord" "$before"
 }
 
+# A self-coordinating script records every device it returns under
+# extresd's PID before extresd looks. When the take then fails (a device
+# is held by another live process), the lines for devices extresd did not
+# take go again: a failed reload leaves nothing recorded that it does not
+# serve.
+case_script_coordinates_failed() {
+	it_setup
+	local coord=$WORK/gpu.coord out
+	# shellcheck disable=SC2016 # expanded by the script
+	printf '#!/bin/sh
+n=$1 i=0 out=
+while [ $i -lt $n ]; do
+	grep -q "^$i $PPID\$" %s || echo "$i $PPID" >>%s
+	out=$out${out:+,}$i
+	i=$((i + 1))
+done
+echo $out
+' "$coord" "$coord" >"$WORK/discover.sh"
+	chmod 0755 "$WORK/discover.sh"
+	script_config "$coord" "--coordination-file $coord --enable-coordination-mode"
+	printf '1 %s\n' "$$" >"$coord"
+	daemon_start -c "$WORK/extres.yaml" "$MNT"
+	assert_file "$coord" "1 $$"$'\n'"0 $DAEMON_PID"$'\n'
+	sed -i 's/^external-resource.gpu.amount: 1$/external-resource.gpu.amount: 2/' "$WORK/extres.yaml"
+	out=$("$EXTRESCTL" reload "$MNT" 2>&1) && fail "a reload over a held device succeeded: $out"
+	assert_contains "$out" "device index 1 is held by PID $$" "extresctl reload"
+	assert_file "$coord" "1 $$"$'\n'"0 $DAEMON_PID"$'\n'
+	assert_file "$MNT/gpu/0/index" $'0\n'
+	sed -i '/reload failed/d' "$DAEMON_ERR"
+	daemon_stop
+	assert_file "$coord" "1 $$"$'\n'
+}
+
 it_main "$@"
