@@ -175,7 +175,11 @@ case_default_library() {
 # for. (Meaningless on a host with NVIDIA's driver installed: skipped.)
 case_no_library() {
 	nvml_setup
-	if ldconfig -p 2>/dev/null | grep -q 'libnvidia-ml\.so\.1 '; then
+	local cache
+	# Read whole: `grep -q` would quit early, and under pipefail the
+	# writer's SIGPIPE would hide the match.
+	cache=$(ldconfig -p 2>/dev/null || true)
+	if grep -q 'libnvidia-ml\.so\.1 ' <<<"$cache"; then
 		echo "SKIP: $IT_CASE: this host has a libnvidia-ml.so.1"
 		exit 77
 	fi
