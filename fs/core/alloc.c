@@ -224,41 +224,19 @@ int extres_alloc_take(const struct extres_resource_config *res,
  * skipped, so a script that returns more devices than the amount still
  * yields a disjoint set, and too few left is an error naming the holders.
  */
-/* Whether `prev` holds the device whose key is `v`. */
-static int prev_holds(const struct extres_allocation *prev, const char *v)
+/* 1 if `v` is the key of one of the candidates. */
+static int candidates_have(const struct extres_infos *candidates,
+			   const char *key, const char *v)
 {
-	const char *mine;
+	const char *cv;
 	size_t i;
 
-	for (i = 0; prev && i < prev->n; i++) {
-		mine = extres_info_get(&prev->infos[i], prev->coordination_key);
-		if (mine && strcmp(mine, v) == 0)
+	for (i = 0; i < candidates->n; i++) {
+		cv = extres_info_get(&candidates->items[i], key);
+		if (cv && strcmp(cv, v) == 0)
 			return 1;
 	}
 	return 0;
-}
-
-/* Whether `v` is the key of a candidate the script returned, and of one we
- * took (among `picked`). */
-static int returned(const struct extres_infos *candidates, const char *key,
-		    const char *v, const size_t *picked, size_t n_picked,
-		    int *taken)
-{
-	const char *cv;
-	size_t i, k;
-	int found = 0;
-
-	*taken = 0;
-	for (i = 0; i < candidates->n; i++) {
-		cv = extres_info_get(&candidates->items[i], key);
-		if (!cv || strcmp(cv, v) != 0)
-			continue;
-		found = 1;
-		for (k = 0; k < n_picked; k++)
-			if (picked[k] == i)
-				*taken = 1;
-	}
-	return found;
 }
 
 /*
@@ -276,16 +254,13 @@ static size_t drop_untaken(struct extres_coord *c,
 {
 	const struct extres_coord_entry *e;
 	size_t i, n = 0;
-	int taken;
 
 	for (i = c->n; i-- > 0;) {
 		e = &c->entries[i];
-		if (!e->parsed || e->pid != self ||
-		    (e->has_starttime && e->starttime != starttime))
-			continue;
-		if (!returned(candidates, key, e->key, picked, n_picked,
-			      &taken) ||
-		    taken || prev_holds(prev, e->key))
+		if (!extres_coord_entry_of(e, self, starttime) ||
+		    !candidates_have(candidates, key, e->key) ||
+		    picked_has(candidates, picked, n_picked, key, e->key) ||
+		    extres_alloc_holds(prev, e->key))
 			continue;
 		extres_coord_remove(c, i);
 		n++;

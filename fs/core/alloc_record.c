@@ -12,12 +12,12 @@
 
 #include "core/coord.h"
 
-static int is_ours(const struct extres_allocation *a, const char *key)
+int extres_alloc_holds(const struct extres_allocation *a, const char *key)
 {
 	const char *v;
 	size_t i;
 
-	for (i = 0; i < a->n; i++) {
+	for (i = 0; a && i < a->n; i++) {
 		v = extres_info_get(&a->infos[i], a->coordination_key);
 		if (v && strcmp(v, key) == 0)
 			return 1;
@@ -34,7 +34,7 @@ static int is_ours(const struct extres_allocation *a, const char *key)
 static int is_our_line(const struct extres_allocation *a,
 		       const struct extres_coord_entry *e)
 {
-	if (!e->parsed || e->pid != a->owner || !is_ours(a, e->key))
+	if (!e->parsed || e->pid != a->owner || !extres_alloc_holds(a, e->key))
 		return 0;
 	if (e->has_starttime)
 		return e->starttime == a->owner_starttime;
@@ -54,7 +54,7 @@ static int kept_by(const struct extres_allocation *a,
 	       keep->owner_starttime == a->owner_starttime &&
 	       strcmp(keep->coordination_file, a->coordination_file) == 0 &&
 	       strcmp(keep->coordination_key, a->coordination_key) == 0 &&
-	       is_ours(keep, key);
+	       extres_alloc_holds(keep, key);
 }
 
 int extres_alloc_release_except(struct extres_allocation *a,

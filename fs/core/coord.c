@@ -224,10 +224,8 @@ int extres_coord_recorded_for(const struct extres_coord *c, const char *key,
 	return 0;
 }
 
-/* Whether `e` is a line recorded by `owner` (with `starttime`, when the line
- * has one: a script writes none). */
-static int line_of(const struct extres_coord_entry *e, pid_t owner,
-		   uint64_t starttime)
+int extres_coord_entry_of(const struct extres_coord_entry *e, pid_t owner,
+			  uint64_t starttime)
 {
 	return e->parsed && e->pid == owner &&
 	       (!e->has_starttime || e->starttime == starttime);
@@ -254,7 +252,7 @@ pid_t extres_coord_other_holder(const struct extres_coord *c, const char *key,
 		const struct extres_coord_entry *e = &c->entries[i];
 
 		if (e->parsed && strcmp(e->key, key) == 0 &&
-		    !line_of(e, owner, starttime) &&
+		    !extres_coord_entry_of(e, owner, starttime) &&
 		    extres_coord_owner_state(e) == EXTRES_OWNER_LIVE)
 			return e->pid;
 	}

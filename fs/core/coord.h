@@ -122,6 +122,11 @@ int extres_coord_is_taken(const struct extres_coord *c, const char *key);
 int extres_coord_recorded_for(const struct extres_coord *c, const char *key,
 			      pid_t owner, uint64_t starttime);
 
+/* 1 if `e` is a line recorded by `owner`: with `starttime` when the line
+ * has one (a script writes none). */
+int extres_coord_entry_of(const struct extres_coord_entry *e, pid_t owner,
+			  uint64_t starttime);
+
 /* 1 if `c` has a line for `key` by `owner`, with or without a start time
  * (a script's line has none). */
 int extres_coord_has_line_of(const struct extres_coord *c, const char *key,

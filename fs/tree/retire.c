@@ -109,8 +109,10 @@ int extres_tree_retire(const struct extres_tree *old,
 			n->data = put(&pool, o->data, o->size);
 		extres_tree_index_ino(t, n);
 	}
-	/* Children: the kept node itself, else a stub that lists as the
-	 * child did and holds nothing else. */
+	/* Children: the kept node itself, else a stub: an entry of the
+	 * listing, with the child's name, number, mode and size. A stub is
+	 * not indexed by number, so nothing reads its bytes or children,
+	 * which the tree that lost them no longer keeps. */
 	for (i = 0; i < old->n; i++) {
 		const struct extres_node *o = &old->nodes[i];
 		struct extres_node *n;
@@ -132,7 +134,6 @@ int extres_tree_retire(const struct extres_tree *old,
 			*stub = *oc;
 			stub->name = put(&pool, oc->name, strlen(oc->name) + 1);
 			stub->data = NULL;
-			stub->size = 0;
 			stub->children = NULL;
 			stub->n_children = 0;
 			t->child_ptrs[next_ptr++] = stub;
