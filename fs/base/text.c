@@ -99,3 +99,8 @@ int extres_parse_ms(const char *text, unsigned long long min_ms,
 	*ret_ms = ms;
 	return 0;
 }
+
+int extres_same_text(const char *a, const char *b)
+{
+	return (!a && !b) || (a && b && strcmp(a, b) == 0);
+}

@@ -18,6 +18,9 @@ int extres_is_blank(const char *s, size_t len);
 /* 1 if `s` begins with `prefix`. */
 int extres_starts_with(const char *s, const char *prefix);
 
+/* 1 if `a` and `b` are both NULL or both the same text. */
+int extres_same_text(const char *a, const char *b);
+
 /*
  * The next whitespace-separated word of [*p, end): 1 with *ret_word and
  * *ret_len set and *p moved past the word, or 0 when none is left (nothing

@@ -345,18 +345,14 @@ void extres_config_free(struct extres_config *config)
 	free(config);
 }
 
-static int same_text(const char *a, const char *b)
-{
-	return (!a && !b) || (a && b && strcmp(a, b) == 0);
-}
-
 static int same_param(const struct extres_param *a,
 		      const struct extres_param *b)
 {
 	uint32_t i;
 
 	if (a->kind != b->kind || a->count != b->count ||
-	    !same_text(a->key, b->key) || !same_text(a->value, b->value))
+	    !extres_same_text(a->key, b->key) ||
+	    !extres_same_text(a->value, b->value))
 		return 0;
 	for (i = 0; i < a->count; i++)
 		if (!same_param(&a->items[i], &b->items[i]))
@@ -367,9 +363,9 @@ static int same_param(const struct extres_param *a,
 int extres_resource_config_same(const struct extres_resource_config *a,
 				const struct extres_resource_config *b)
 {
-	return same_text(a->name, b->name) && a->amount == b->amount &&
-	       same_text(a->driver, b->driver) &&
-	       same_text(a->coordination_file, b->coordination_file) &&
-	       same_text(a->coordination_key, b->coordination_key) &&
+	return extres_same_text(a->name, b->name) && a->amount == b->amount &&
+	       extres_same_text(a->driver, b->driver) &&
+	       extres_same_text(a->coordination_file, b->coordination_file) &&
+	       extres_same_text(a->coordination_key, b->coordination_key) &&
 	       same_param(a->params, b->params);
 }

@@ -19,6 +19,7 @@
 #include "base/text.h"
 #include "os/stop.h"
 #include "os/trust.h"
+#include "base/clock.h"
 
 #define COORD_MAX_SIZE EXTRES_COORD_MAX_SIZE
 /* Polling a lock another process holds: start fast (most holders are done
@@ -147,14 +148,6 @@ fail:
 	return r;
 }
 
-static long long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* ", PID 12 (cmd), PID 34 (cmd)" for the processes that /proc/locks shows
  * holding a lock on the file open at fd (not those waiting for one). */
 static void lock_holders(int fd, char *buf, size_t size)
@@ -222,7 +215,7 @@ static int wait_lock(const char *path, int fd, long long deadline,
 				err, EINTR,
 				"stopped while waiting for the lock on coordination file %s",
 				path);
-		left = deadline - now_ms();
+		left = deadline - extres_now_ms();
 		if (left <= 0)
 			break;
 		if (step > left)
@@ -340,7 +333,7 @@ int extres_coord_lock_existing(const char *path, unsigned timeout_ms,
 static int lock_file(const char *path, int create, unsigned timeout_ms,
 		     struct extres_coord **ret, struct extres_err *err)
 {
-	long long deadline = now_ms() + timeout_ms;
+	long long deadline = extres_now_ms() + timeout_ms;
 	struct extres_coord *c = NULL;
 	char *buf = NULL;
 	size_t len = 0;

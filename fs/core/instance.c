@@ -16,6 +16,7 @@
 #include "config/param.h"
 #include "os/stop.h"
 #include "os/trust.h"
+#include "base/text.h"
 
 /* The module's table, zero-filled past what the module has. */
 #define OPS(drv) extres_module_ops((drv)->module)
@@ -363,11 +364,6 @@ fail:
 	return r;
 }
 
-static int same_text(const char *a, const char *b)
-{
-	return (!a && !b) || (a && b && strcmp(a, b) == 0);
-}
-
 int extres_driver_serves(const struct extres_driver *drv,
 			 const struct extres_config *config,
 			 const struct extres_resource_config *res)
@@ -379,9 +375,9 @@ int extres_driver_serves(const struct extres_driver *drv,
 	/* The host's strings and what the driver may run (the config's
 	 * trust) are part of what open() was given. */
 	return extres_resource_config_same(&drv->settings, &want) &&
-	       same_text(drv->config_path, config->path) &&
-	       same_text(drv->config_dir, config->dir) &&
-	       same_text(drv->config_untrusted, config->untrusted);
+	       extres_same_text(drv->config_path, config->path) &&
+	       extres_same_text(drv->config_dir, config->dir) &&
+	       extres_same_text(drv->config_untrusted, config->untrusted);
 }
 
 struct extres_driver *extres_driver_ref(struct extres_driver *drv)

@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "core/module.h"
+#include "base/clock.h"
 
 int extres_discover_resource(const struct extres_config *config,
 			     const struct extres_resource_config *res,
@@ -247,23 +248,10 @@ int extres_release_dropped(struct extres_allocations *old,
 }
 
 /* Nothing is kept: every allocation releases all of its lines. */
-int extres_release_all(struct extres_allocations *a, struct extres_err *err)
-{
-	return extres_release_dropped(a, NULL, err);
-}
-
-static long long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 int extres_release_all_within(struct extres_allocations *a, unsigned budget_ms,
 			      struct extres_err *err)
 {
-	long long end = now_ms() + budget_ms, left;
+	long long end = extres_now_ms() + budget_ms, left;
 	struct extres_allocation *item;
 	struct extres_err one;
 	int first = 0, r;
@@ -272,7 +260,7 @@ int extres_release_all_within(struct extres_allocations *a, unsigned budget_ms,
 	/* Newest first, the reverse of taking. */
 	for (i = a->n; i-- > 0;) {
 		item = a->items[i];
-		left = end - now_ms();
+		left = end - extres_now_ms();
 		left = left > 0 ? left : 0;
 		if (item->lock_timeout_ms > left)
 			item->lock_timeout_ms = (unsigned)left;

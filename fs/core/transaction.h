@@ -76,16 +76,11 @@ int extres_release_dropped(struct extres_allocations *old,
 			   struct extres_err *err);
 
 /*
- * Release every allocation (remove our coordination-file lines). Carries on
- * past failures; returns the first error, with its message in `err`.
- */
-int extres_release_all(struct extres_allocations *a, struct extres_err *err);
-
-/*
- * The same on the way out, in at most about `budget_ms` of waiting for
- * locks all told (each allocation gets what the ones before it left, and
- * one try when nothing is left): a stop must not wait on every resource's
- * lock in turn. Carries on past failures; returns the first error.
+ * Release every allocation (remove our coordination-file lines) on the way
+ * out, in at most about `budget_ms` of waiting for locks all told: each
+ * allocation gets what the ones before it left, and one try when nothing
+ * is left, so that a stop never waits on every resource's lock in turn.
+ * Carries on past failures; returns the first error.
  */
 int extres_release_all_within(struct extres_allocations *a, unsigned budget_ms,
 			      struct extres_err *err);

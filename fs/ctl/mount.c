@@ -14,7 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "ctl/ctl.h"
@@ -105,7 +104,6 @@ void extres_ctl_mount_done(struct extres_ctl_mount *m)
 char *extres_ctl_read_meta(const char *mnt, const char *name)
 {
 	char path[PATH_MAX], *buf = NULL;
-	struct statx stx;
 	size_t len = 0;
 	int fd, r;
 
@@ -117,13 +115,6 @@ char *extres_ctl_read_meta(const char *mnt, const char *name)
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return NULL;
-	/* The kernel learns of a new tree file by file, and may still hold
-	 * one file of the last tree (.meta/error) when it already shows the
-	 * next (.meta/status): ask the daemon for fresh attributes (a new
-	 * mtime drops the cached pages) and drop them anyway. */
-	statx(fd, "", AT_EMPTY_PATH | AT_STATX_FORCE_SYNC,
-	      STATX_SIZE | STATX_MTIME, &stx);
-	posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
 	r = extres_read_all(fd, 1 << 20, &buf, &len);
 	close(fd);
 	if (r < 0) {

@@ -18,6 +18,7 @@
 #include "ctl/ctl.h"
 #include "base/err.h"
 #include "base/log.h"
+#include "base/clock.h"
 
 #define DEFAULT_TIMEOUT_S 60
 
@@ -98,14 +99,6 @@ static int read_status(const char *mnt, struct status *st,
 	return 0;
 }
 
-static long long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* Say that the reload failed, and why where we may read it (root). */
 static void report_failure(const char *mnt, const struct status *st,
 			   const char *why, int why_errno)
@@ -127,7 +120,7 @@ static int reload_job(struct extres_ctl_mount *m, void *arg)
 {
 	const struct timespec pause = { 0, 20 * 1000 * 1000 };
 	const long *timeout = arg;
-	long long start = now_ms();
+	long long start = extres_now_ms();
 	struct status before, now;
 	struct extres_err err;
 	char *why = NULL, *nl;
@@ -144,7 +137,7 @@ static int reload_job(struct extres_ctl_mount *m, void *arg)
 		extres_ctl_mount_step(m);
 		if (r < 0 || now.reloads != before.reloads)
 			break;
-		if (now_ms() - start >= *timeout * 1000) {
+		if (extres_now_ms() - start >= *timeout * 1000) {
 			r = extres_err_set(
 				&err, ETIMEDOUT,
 				"extresd (pid %ld) did not report a reload within %ld s",

@@ -18,17 +18,10 @@
 #include "daemon/extresd.h"
 #include "base/log.h"
 #include "os/sdnotify.h"
+#include "base/clock.h"
 
 /* How often conflicts are looked at again while there are some. */
 #define RECHECK_MS 1000
-
-static long long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* Log each line of `text` that `old` does not have. */
 static void log_new_lines(const char *text, const char *old)
@@ -101,10 +94,10 @@ void extresd_check_lines(struct extresd *d)
 	}
 	if (failed) {
 		free(all);
-		d->guard_due = now_ms() + RECHECK_MS;
+		d->guard_due = extres_now_ms() + RECHECK_MS;
 		return;
 	}
-	d->guard_due = all ? now_ms() + RECHECK_MS : 0;
+	d->guard_due = all ? extres_now_ms() + RECHECK_MS : 0;
 	if ((!all && !d->conflicts) ||
 	    (all && d->conflicts && strcmp(all, d->conflicts) == 0)) {
 		free(all);
@@ -134,7 +127,7 @@ long long extresd_guard_tick(struct extresd *d)
 
 	if (!d->guard_due)
 		return -1;
-	left = d->guard_due - now_ms();
+	left = d->guard_due - extres_now_ms();
 	if (left > 0)
 		return left;
 	extresd_check_lines(d);

@@ -338,23 +338,28 @@ static int do_readdir(fuse_req_t req, const struct extres_fs *fs,
 	return r;
 }
 
+/* Bytes of directory entries per reply: twice the kernel's usual ask. */
+#define READDIR_BUF 8192
+
 static void reply_readdir(fuse_req_t req, fuse_ino_t ino, size_t size,
 			  off_t off, int plus)
 {
 	struct extres_fs *fs = fuse_req_userdata(req);
-	char *buf = malloc(size);
+	/* The kernel asks for a page at a time; a shorter reply is fine (it
+	 * goes on from the last offset), so no request allocates. */
+	char buf[READDIR_BUF];
 	size_t used = 0;
-	int r = -ENOMEM;
+	int r;
 
+	if (size > sizeof(buf))
+		size = sizeof(buf);
 	lock_tree(fs);
-	if (buf)
-		r = do_readdir(req, fs, ino, buf, size, off, plus, &used);
+	r = do_readdir(req, fs, ino, buf, size, off, plus, &used);
 	if (r < 0)
 		fuse_reply_err(req, -r);
 	else
 		fuse_reply_buf(req, buf, used);
 	unlock_tree(fs);
-	free(buf);
 }
 
 static void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,

@@ -22,6 +22,7 @@
 #include "os/sdnotify.h"
 #include "tree/snapshot.h"
 #include "core/views.h"
+#include "base/clock.h"
 
 /* The text of .meta/status: `key value` lines, stable for scripts. */
 static int status_text(const struct extresd *d, char **ret, size_t *ret_len)
@@ -67,17 +68,19 @@ static int status_text(const struct extresd *d, char **ret, size_t *ret_len)
 	return 0;
 }
 
-/* .meta's files: the status, the views of the allocations, and the last
- * reload's error, which may quote script output and config values that
- * only root may read: so may only root read it. */
-enum { META_STATUS, META_ENV, META_SPARK, META_JSON, META_ERROR, N_META };
+/* .meta's files: the views of the allocations, the last reload's error,
+ * which may quote script output and config values that only root may read
+ * (so may only root read it), and the status. The status comes last: a
+ * swap invalidates in build order, so a reader who sees a new status
+ * (tools poll it) finds every other file new as well. */
+enum { META_ENV, META_SPARK, META_JSON, META_ERROR, META_STATUS, N_META };
 
 static int meta_files(const struct extresd *d,
 		      struct extres_snapshot_file files[N_META],
 		      char *text[N_META])
 {
 	static const char *const names[N_META] = {
-		"status", "env", "resources.json", "extres.json", "error",
+		"env", "resources.json", "extres.json", "error", "status",
 	};
 	static const mode_t perms[N_META] = { [META_ERROR] = 0400 };
 	struct extres_view_resource *views;
@@ -288,14 +291,6 @@ void extresd_reload(void *ctx)
 	extres_sd_notify("READY=1");
 }
 
-static long long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static int same_properties(const struct extres_info *a,
 			   const struct extres_info *b)
 {
@@ -371,7 +366,7 @@ static int refresh_resource(struct extresd *d, size_t i, int *changed)
 long long extresd_refresh(void *ctx)
 {
 	struct extresd *d = ctx;
-	long long now = now_ms(), next = extresd_guard_tick(d);
+	long long now = extres_now_ms(), next = extresd_guard_tick(d);
 	size_t n = d->config->n_resources, i;
 	int changed = 0;
 
@@ -426,7 +421,7 @@ long long extresd_refresh(void *ctx)
 						d->config->resources[i].name);
 				d->refresh_stale[i] = (size_t)stale;
 			}
-			now = now_ms();
+			now = extres_now_ms();
 			/* From now, not from `due`: a slow driver must not
 			 * make refreshes pile up. */
 			due = d->refresh_due[i] =

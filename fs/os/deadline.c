@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include "os/deadline.h"
+#include "base/clock.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -18,14 +19,6 @@
 
 #define STEP 's'
 #define DONE 'd'
-
-static long long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static void say(struct extres_deadline_child *c, char what)
 {
@@ -71,8 +64,8 @@ static void kill_child(pid_t pid)
 	long long until;
 
 	kill(pid, SIGKILL);
-	until = now_ms() + REAP_MS;
-	while (waitpid(pid, NULL, WNOHANG) == 0 && now_ms() < until)
+	until = extres_now_ms() + REAP_MS;
+	while (waitpid(pid, NULL, WNOHANG) == 0 && extres_now_ms() < until)
 		nanosleep(&nap, NULL);
 }
 
@@ -94,7 +87,7 @@ static long long next_deadline(const struct extres_deadline *dl, int done,
  * passes (-ETIMEDOUT) or a stop is asked for (-EINTR). */
 static int follow(const struct extres_deadline *dl, int fd)
 {
-	long long start = now_ms(), last = start, at, now;
+	long long start = extres_now_ms(), last = start, at, now;
 	int done = 0, timeout, i;
 	char buf[256];
 	ssize_t n;
@@ -102,7 +95,7 @@ static int follow(const struct extres_deadline *dl, int fd)
 	for (;;) {
 		struct pollfd p = { .fd = fd, .events = POLLIN };
 
-		now = now_ms();
+		now = extres_now_ms();
 		at = next_deadline(dl, done, start, last);
 		if (at >= 0 && now >= at)
 			return -ETIMEDOUT;
@@ -121,7 +114,7 @@ static int follow(const struct extres_deadline *dl, int fd)
 			continue;
 		if (n <= 0)
 			return 0;
-		last = now_ms();
+		last = extres_now_ms();
 		for (i = 0; i < n; i++)
 			if (buf[i] == DONE)
 				done = 1;
