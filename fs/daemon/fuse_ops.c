@@ -31,28 +31,6 @@ static void unlock_tree(struct extres_fs *fs)
 	pthread_rwlock_unlock(&fs->lock);
 }
 
-/*
- * The node with this inode number: in the current tree, else in a retired
- * one, newest first. A changed file has a new number; the kernel may still
- * ask for the old one on behalf of a reader who opened it before, and gets
- * the old bytes, whole. Names are only ever looked up in the current tree.
- * Call with the lock held.
- */
-static const struct extres_node *node_of(const struct extres_fs *fs,
-					 uint64_t ino)
-{
-	const struct extres_node *n = extres_tree_get(fs->tree, ino);
-	size_t i, k;
-
-	for (i = 1; !n && i <= EXTRES_FS_RETIRED; i++) {
-		k = (fs->next_retired + EXTRES_FS_RETIRED - i) %
-		    EXTRES_FS_RETIRED;
-		if (fs->retired[k])
-			n = extres_tree_get(fs->retired[k], ino);
-	}
-	return n;
-}
-
 static void fill_entry(const struct extres_node *n, struct fuse_entry_param *e)
 {
 	memset(e, 0, sizeof(*e));
@@ -71,15 +49,24 @@ static void op_init(void *userdata, struct fuse_conn_info *conn)
 	 * the daemon; the kernel then also keeps the page cache. */
 	fs->no_open = !!(conn->capable & FUSE_CAP_NO_OPEN_SUPPORT);
 	fs->no_opendir = !!(conn->capable & FUSE_CAP_NO_OPENDIR_SUPPORT);
+	/* Every listing returns its entries whole (names, numbers,
+	 * attributes), so that walking a directory never costs a lookup per
+	 * name: not the "auto" mode, which lists later pages names only. */
 	if (conn->capable & FUSE_CAP_READDIRPLUS)
 		conn->want |= FUSE_CAP_READDIRPLUS;
-	/* Nothing here is ever written, so no write-back or locking. */
-	conn->want &= ~(unsigned)(FUSE_CAP_WRITEBACK_CACHE |
-				  FUSE_CAP_POSIX_LOCKS | FUSE_CAP_FLOCK_LOCKS);
+	/* Nothing here is ever written, so no write-back or locking. And
+	 * the page cache is ours to invalidate: a value changed in place
+	 * gets its new bytes stored along with a new time stamp, which
+	 * "auto" invalidation would throw away at the next stat. */
+	conn->want &=
+		~(unsigned)(FUSE_CAP_WRITEBACK_CACHE | FUSE_CAP_POSIX_LOCKS |
+			    FUSE_CAP_FLOCK_LOCKS | FUSE_CAP_READDIRPLUS_AUTO |
+			    FUSE_CAP_AUTO_INVAL_DATA);
 }
 
 static int do_lookup(const struct extres_tree *t, fuse_ino_t parent,
-		     const char *name, struct fuse_entry_param *e)
+		     const char *name, struct fuse_entry_param *e,
+		     const struct extres_node **ret)
 {
 	const struct extres_node *dir = extres_tree_get(t, parent), *n;
 
@@ -91,20 +78,45 @@ static int do_lookup(const struct extres_tree *t, fuse_ino_t parent,
 	if (!n)
 		return -ENOENT;
 	fill_entry(n, e);
+	*ret = n;
 	return 0;
 }
 
 static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
 	struct extres_fs *fs = fuse_req_userdata(req);
+	const struct extres_node *n = NULL;
 	struct fuse_entry_param e;
-	int r = do_lookup(lock_tree(fs), parent, name, &e);
+	int r = do_lookup(lock_tree(fs), parent, name, &e, &n);
 
-	if (r < 0)
+	if (r < 0) {
 		fuse_reply_err(req, -r);
-	else
-		fuse_reply_entry(req, &e);
+	} else {
+		int push = extres_fs_given(fs, n);
+
+		if (fuse_reply_entry(req, &e) != 0)
+			extres_fs_forget(fs, n->ino, 1);
+		else if (push)
+			extres_fs_push(fs, n->ino);
+	}
 	unlock_tree(fs);
+}
+
+static void op_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
+{
+	extres_fs_forget(fuse_req_userdata(req), ino, nlookup);
+	fuse_reply_none(req);
+}
+
+static void op_forget_multi(fuse_req_t req, size_t count,
+			    struct fuse_forget_data *forgets)
+{
+	struct extres_fs *fs = fuse_req_userdata(req);
+	size_t i;
+
+	for (i = 0; i < count; i++)
+		extres_fs_forget(fs, forgets[i].ino, forgets[i].nlookup);
+	fuse_reply_none(req);
 }
 
 static void op_getattr(fuse_req_t req, fuse_ino_t ino,
@@ -115,7 +127,7 @@ static void op_getattr(fuse_req_t req, fuse_ino_t ino,
 	struct stat st;
 
 	lock_tree(fs);
-	n = node_of(fs, ino);
+	n = extres_fs_node(fs, ino);
 	if (n) {
 		extres_tree_stat(n, &st);
 		fuse_reply_attr(req, &st, CACHE_TIMEOUT);
@@ -130,7 +142,7 @@ static void op_getattr(fuse_req_t req, fuse_ino_t ino,
 static int do_open(const struct extres_fs *fs, fuse_ino_t ino, int dir,
 		   struct fuse_file_info *fi)
 {
-	const struct extres_node *n = node_of(fs, ino);
+	const struct extres_node *n = extres_fs_node(fs, ino);
 	int r = 0;
 
 	if (!n)
@@ -183,7 +195,7 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	const struct extres_node *n;
 
 	lock_tree(fs);
-	n = node_of(fs, ino);
+	n = extres_fs_node(fs, ino);
 	if (!n) {
 		fuse_reply_err(req, ESTALE);
 	} else if (S_ISDIR(n->mode)) {
@@ -209,70 +221,36 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
  */
 #define OFF_POS_BITS 32
 #define OFF_POS_MASK 0xffffffffULL
-#define OFF_SERIAL_MASK 0x7fffffffULL /* keeps every offset positive */
 
 static uint64_t serial_of(const struct extres_tree *t)
 {
-	return extres_tree_serial(t) & OFF_SERIAL_MASK;
-}
-
-/* The retired tree with this serial, or NULL. Call with the lock held. */
-static const struct extres_tree *retired_tree(const struct extres_fs *fs,
-					      uint64_t serial)
-{
-	size_t i;
-
-	for (i = 0; i < EXTRES_FS_RETIRED; i++)
-		if (fs->retired[i] && serial_of(fs->retired[i]) == serial)
-			return fs->retired[i];
-	return NULL;
-}
-
-/*
- * The tree that lists directory `ino` as the tree with this serial did, or
- * NULL. A retired tree keeps only the directories whose listing the next
- * tree changed (see extres_tree_retire()), so one it lacks lists as in the
- * next tree of the line: look there, up to the current tree. Call with the
- * lock held.
- */
-static const struct extres_tree *listing_tree(const struct extres_fs *fs,
-					      uint64_t serial, fuse_ino_t ino)
-{
-	const struct extres_tree *t;
-	size_t i;
-
-	for (i = 0; i <= EXTRES_FS_RETIRED; i++) {
-		if (serial_of(fs->tree) == serial)
-			return fs->tree;
-		t = retired_tree(fs, serial);
-		if (!t)
-			return NULL;
-		if (extres_tree_get(t, ino))
-			return t;
-		serial = (serial + 1) & OFF_SERIAL_MASK;
-	}
-	return NULL;
+	/* Keeps every offset positive. */
+	return extres_tree_serial(t) & EXTRES_FS_SERIAL_MASK;
 }
 
 /*
  * Fill `buf` (`size` bytes) with the entries of directory `ino` from offset
  * `off` on, as many as fit, and set *ret_used. Entry i of a directory is
  * "." (0), ".." (1) or child i - 2; it carries offset i + 1, the entry to
- * resume from, with the tree's serial above it (see listing_tree()). 0, or
- * a negative errno. Call with the lock held.
+ * resume from, with the tree's serial above it (see extres_fs_listing()).
+ * The nodes whose entries the kernel will count as looked up go to `given`
+ * (at most max_given; the reply stops there), their number to *ret_given.
+ * 0, or a negative errno. Call with the lock held.
  */
 static int do_readdir(fuse_req_t req, const struct extres_fs *fs,
 		      fuse_ino_t ino, char *buf, size_t size, off_t off,
-		      int plus, size_t *ret_used)
+		      int plus, size_t *ret_used,
+		      const struct extres_node **given, size_t max_given,
+		      size_t *ret_given)
 {
 	uint64_t serial =
 		off == 0 ? serial_of(fs->tree) : (uint64_t)off >> OFF_POS_BITS;
-	const struct extres_tree *t = listing_tree(fs, serial, ino);
+	const struct extres_tree *t = extres_fs_listing(fs, serial, ino);
 	const struct extres_node *dir = t ? extres_tree_get(t, ino) : NULL;
 	/* Entries of a tree no longer served must not become the kernel's
 	 * cached names (they may be gone now): no lookups for them. */
 	int past = t != fs->tree;
-	size_t used = 0;
+	size_t used = 0, n_given = 0;
 	off_t i;
 	int r = 0;
 
@@ -296,7 +274,7 @@ static int do_readdir(fuse_req_t req, const struct extres_fs *fs,
 				extres_tree_get(t, dir->parent);
 
 			if (!p)
-				p = node_of(fs, dir->parent);
+				p = extres_fs_node(fs, dir->parent);
 
 			name = "..";
 			extres_tree_stat(p ? p : dir, &e.attr);
@@ -305,6 +283,8 @@ static int do_readdir(fuse_req_t req, const struct extres_fs *fs,
 			name = n->name;
 		}
 		if (plus) {
+			if (n && !past && n_given == max_given)
+				break;
 			if (n && !past) {
 				fill_entry(n, &e);
 			} else if (n) {
@@ -332,33 +312,56 @@ static int do_readdir(fuse_req_t req, const struct extres_fs *fs,
 		if (len > size - used)
 			break;
 		used += len;
+		if (plus && n && !past)
+			given[n_given++] = n;
 	}
-	if (r == 0)
+	if (r == 0) {
 		*ret_used = used;
+		*ret_given = n_given;
+	}
 	return r;
 }
 
-/* Bytes of directory entries per reply: twice the kernel's usual ask. */
-#define READDIR_BUF 8192
+/* Bytes of directory entries per reply: as much as the kernel asks for
+ * (up to the 32 KiB getdents buffer of glibc's readdir()), so that a
+ * directory of a few hundred entries lists in one request. */
+#define READDIR_BUF 32768
+/* Entries per reply: one takes at least 152 bytes with its attributes. */
+#define READDIR_MAX_PLUS (READDIR_BUF / 128)
 
 static void reply_readdir(fuse_req_t req, fuse_ino_t ino, size_t size,
 			  off_t off, int plus)
 {
 	struct extres_fs *fs = fuse_req_userdata(req);
-	/* The kernel asks for a page at a time; a shorter reply is fine (it
-	 * goes on from the last offset), so no request allocates. */
+	/* A shorter reply than asked is fine (the kernel goes on from the
+	 * last offset), so no request allocates. */
 	char buf[READDIR_BUF];
-	size_t used = 0;
+	const struct extres_node *given[READDIR_MAX_PLUS];
+	char push[READDIR_MAX_PLUS];
+	size_t used = 0, n_given = 0, i;
 	int r;
 
 	if (size > sizeof(buf))
 		size = sizeof(buf);
 	lock_tree(fs);
-	r = do_readdir(req, fs, ino, buf, size, off, plus, &used);
-	if (r < 0)
+	r = do_readdir(req, fs, ino, buf, size, off, plus, &used, given,
+		       READDIR_MAX_PLUS, &n_given);
+	if (r < 0) {
 		fuse_reply_err(req, -r);
-	else
-		fuse_reply_buf(req, buf, used);
+	} else {
+		/* Counted first, pushed after, as a lookup's (see
+		 * extres_fs_given()). */
+		for (i = 0; i < n_given; i++)
+			push[i] = (char)extres_fs_given(fs, given[i]);
+		if (fuse_reply_buf(req, buf, used) != 0) {
+			for (i = 0; i < n_given; i++)
+				extres_fs_forget(fs, given[i]->ino, 1);
+		} else {
+			for (i = 0; i < n_given; i++)
+				if (push[i])
+					extres_fs_push(fs, given[i]->ino);
+		}
+	}
 	unlock_tree(fs);
 }
 
@@ -473,6 +476,8 @@ static void op_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd,
 static const struct fuse_lowlevel_ops ops = {
 	.init = op_init,
 	.lookup = op_lookup,
+	.forget = op_forget,
+	.forget_multi = op_forget_multi,
 	.getattr = op_getattr,
 	.open = op_open,
 	.opendir = op_opendir,
@@ -498,77 +503,4 @@ static const struct fuse_lowlevel_ops ops = {
 const struct fuse_lowlevel_ops *extres_fuse_ops(void)
 {
 	return &ops;
-}
-
-int extres_fs_init(struct extres_fs *fs, struct extres_tree *tree)
-{
-	int r;
-
-	memset(fs, 0, sizeof(*fs));
-	r = pthread_rwlock_init(&fs->lock, NULL);
-	if (r != 0)
-		return -r;
-	fs->tree = tree;
-	return 0;
-}
-
-void extres_fs_destroy(struct extres_fs *fs)
-{
-	size_t i;
-
-	pthread_rwlock_destroy(&fs->lock);
-	extres_tree_free(fs->tree);
-	fs->tree = NULL;
-	for (i = 0; i < EXTRES_FS_RETIRED; i++) {
-		extres_tree_free(fs->retired[i]);
-		fs->retired[i] = NULL;
-	}
-}
-
-static int notify(void *ctx, int what, const struct extres_node *n)
-{
-	struct fuse_session *se = ctx;
-
-	/* -ENOENT: the kernel never looked it up, so has nothing to drop. */
-	if (what == EXTRES_TREE_REMOVED)
-		fuse_lowlevel_notify_inval_entry(se, n->parent, n->name,
-						 strlen(n->name));
-	else
-		fuse_lowlevel_notify_inval_inode(se, n->ino, 0, 0);
-	return 0;
-}
-
-void extres_fs_swap(struct extres_fs *fs, struct fuse_session *se,
-		    struct extres_tree *tree)
-{
-	struct extres_tree *old, *evicted = NULL, *kept = NULL;
-	size_t slot = 0;
-
-	pthread_rwlock_wrlock(&fs->lock);
-	old = fs->tree;
-	fs->tree = tree;
-	if (old) {
-		slot = fs->next_retired;
-		evicted = fs->retired[slot];
-		fs->retired[slot] = old;
-		fs->next_retired = (fs->next_retired + 1) % EXTRES_FS_RETIRED;
-	}
-	pthread_rwlock_unlock(&fs->lock);
-	/* No handler holds the lock now, so none uses the evicted tree. */
-	extres_tree_free(evicted);
-	if (!old)
-		return;
-	/* The new tree is in place first, so whatever the kernel asks after
-	 * an invalidation is answered from it. */
-	if (se)
-		extres_tree_diff(old, tree, notify, se);
-	/* Retired, the old tree needs only what the new one lost: keep that
-	 * and free the rest (short of memory, keep it whole: it answers the
-	 * same). Only this thread changes trees, so it reads `old` unlocked. */
-	if (extres_tree_retire(old, tree, &kept) < 0)
-		return;
-	pthread_rwlock_wrlock(&fs->lock);
-	fs->retired[slot] = kept;
-	pthread_rwlock_unlock(&fs->lock);
-	extres_tree_free(old);
 }

@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stddef.h>
@@ -249,6 +250,12 @@ static int run_session(struct extresd *d)
 		extres_log(EXTRES_LOG_ERR, "out of memory");
 		goto out_unmount;
 	}
+	/* A mount without pushes still works: first reads ask. */
+	r = extres_fs_start_push(&d->fs, d->se);
+	if (r < 0)
+		extres_log(EXTRES_LOG_WARNING,
+			   "cannot start the notifier thread: %s",
+			   strerror(-r));
 	r = extresd_ready_start(&rd);
 	if (r < 0) {
 		extres_log(EXTRES_LOG_ERR, "cannot start a thread: %s",
@@ -266,6 +273,7 @@ static int run_session(struct extresd *d)
 	/* The loop returns the signal number when a signal ended it. */
 	r = r < 0 ? r : 0;
 out_unmount:
+	extres_fs_stop_push(&d->fs);
 	extresd_ready_loop_over(&rd);
 	extres_sd_notify("STOPPING=1");
 	/* The loop ends on the control thread's word (idle by then) or
@@ -345,6 +353,16 @@ int main(int argc, char *argv[])
 	int r, status = 1;
 
 	extres_log_init("extresd");
+	/*
+	 * Memory that stays flat across reloads: one arena, since nearly
+	 * every allocation is the control thread's and a reload's frees in
+	 * other threads' arenas would never be handed back; and a fixed
+	 * mmap threshold, since glibc otherwise raises it to the size of
+	 * the first large block freed (a JSON view, a tree's tables), and
+	 * every later one of that size lands in the heap and pins it.
+	 */
+	mallopt(M_ARENA_MAX, 1);
+	mallopt(M_MMAP_THRESHOLD, 128 * 1024);
 	/* Before any thread exists, so that all of them inherit the mask and
 	 * SIGHUP reaches only the control thread's signalfd. */
 	d.main_thread = pthread_self();

@@ -288,6 +288,8 @@ void extresd_reload(void *ctx)
 	else
 		extres_log(EXTRES_LOG_INFO, "reloaded: generation %lu",
 			   d->generation);
+	/* The old config and allocations went after the publish's trim. */
+	malloc_trim(0);
 	extres_sd_notify("READY=1");
 }
 

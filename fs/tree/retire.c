@@ -27,15 +27,19 @@ static int same_listing(const struct extres_node *o,
 	return 1;
 }
 
-/* Whether `o` must be kept whole: `new` has no node by its number that
- * stands where it stood and reads as it read. */
-static int kept(const struct extres_tree *new, const struct extres_node *o)
+/* Whether `o` must be kept: `new` has no node by its number that stands
+ * where it stood and reads as it read (a file: and a reader may still ask
+ * for it). */
+static int kept(const struct extres_tree *new, const struct extres_node *o,
+		int (*in_use)(void *ctx, uint64_t ino), void *ctx)
 {
 	const struct extres_node *n = extres_tree_get(new, o->ino);
+	int lost = !n || !!S_ISDIR(n->mode) != !!S_ISDIR(o->mode) ||
+		   n->parent != o->parent || strcmp(n->name, o->name) != 0;
 
-	return !n || !!S_ISDIR(n->mode) != !!S_ISDIR(o->mode) ||
-	       n->parent != o->parent || strcmp(n->name, o->name) != 0 ||
-	       (S_ISDIR(o->mode) && !same_listing(o, n));
+	if (S_ISDIR(o->mode))
+		return lost || !same_listing(o, n);
+	return lost && in_use(ctx, o->ino);
 }
 
 /* Copy `len` bytes to *pool and move it on. */
@@ -49,11 +53,13 @@ static const char *put(char **pool, const void *p, size_t len)
 }
 
 int extres_tree_retire(const struct extres_tree *old,
-		       const struct extres_tree *new, struct extres_tree **ret)
+		       const struct extres_tree *new,
+		       int (*in_use)(void *ctx, uint64_t ino), void *ctx,
+		       struct extres_tree **ret)
 {
 	struct extres_tree *t = NULL;
 	size_t *slot = NULL; /* old index -> index in t, or SIZE_MAX */
-	size_t i, c, n_kept = 0, n_ptrs = 0, bytes = 1, cap = 16;
+	size_t i, c, n_kept = 0, n_files = 0, n_ptrs = 0, bytes = 1, cap = 16;
 	size_t next = 0, next_ptr = 0;
 	char *pool;
 
@@ -66,11 +72,12 @@ int extres_tree_retire(const struct extres_tree *old,
 		const struct extres_node *o = &old->nodes[i];
 
 		slot[i] = SIZE_MAX;
-		if (!kept(new, o))
+		if (!kept(new, o, in_use, ctx))
 			continue;
 		slot[i] = 0;
 		n_kept++;
-		bytes += strlen(o->name) + 1 + o->size;
+		n_files += !S_ISDIR(o->mode);
+		bytes += strlen(o->name) + 1;
 		n_ptrs += o->n_children;
 		for (c = 0; c < o->n_children; c++)
 			bytes += strlen(o->children[c]->name) + 1;
@@ -87,7 +94,9 @@ int extres_tree_retire(const struct extres_tree *old,
 	t->nodes = calloc(n_kept + n_ptrs ? n_kept + n_ptrs : 1,
 			  sizeof(*t->nodes));
 	t->child_ptrs = calloc(n_ptrs ? n_ptrs : 1, sizeof(*t->child_ptrs));
-	t->strings = calloc(1, sizeof(*t->strings));
+	/* Names in one block; each file's bytes in one of their own, which
+	 * extres_tree_shed() frees once no reader may ask for them. */
+	t->strings = calloc(1 + n_files, sizeof(*t->strings));
 	t->by_ino = calloc(cap, sizeof(*t->by_ino));
 	if (!t->nodes || !t->child_ptrs || !t->strings || !t->by_ino)
 		goto fail;
@@ -105,8 +114,14 @@ int extres_tree_retire(const struct extres_tree *old,
 		n = &t->nodes[next++];
 		*n = *o;
 		n->name = put(&pool, o->name, strlen(o->name) + 1);
-		if (!S_ISDIR(o->mode))
-			n->data = put(&pool, o->data, o->size);
+		if (!S_ISDIR(o->mode)) {
+			char *data = malloc(o->size ? o->size : 1);
+
+			if (!data)
+				goto fail;
+			t->strings[t->n_strings++] = data;
+			n->data = memcpy(data, o->data, o->size);
+		}
 		extres_tree_index_ino(t, n);
 	}
 	/* Children: the kept node itself, else a stub: an entry of the
@@ -146,4 +161,24 @@ fail:
 	free(slot);
 	extres_tree_free(t);
 	return -ENOMEM;
+}
+
+void extres_tree_shed(struct extres_tree *t,
+		      int (*in_use)(void *ctx, uint64_t ino), void *ctx)
+{
+	size_t i, k;
+
+	for (i = 0; i < t->n; i++) {
+		struct extres_node *n = &t->nodes[i];
+
+		if (S_ISDIR(n->mode) || !n->data || in_use(ctx, n->ino))
+			continue;
+		for (k = 1; k < t->n_strings; k++)
+			if (t->strings[k] == n->data) {
+				free(t->strings[k]);
+				t->strings[k] = NULL;
+			}
+		/* Its size stays: listings of its directory still stat it. */
+		n->data = NULL;
+	}
 }

@@ -305,9 +305,14 @@ int extres_tree_seal(struct extres_tree_builder *b, struct timespec now,
 			 * that stays keeps it too. A changed file gets a new
 			 * one, so that a reader holding the old file open
 			 * goes on reading the old bytes, whole, instead of
-			 * the old beginning and the new end. New numbers come
-			 * from the path and the tree's serial, and never
-			 * repeat one the previous tree used.
+			 * the old beginning and the new end (which a value
+			 * changed in place under the same number would give
+			 * any reader that reads until a read returns 0, as
+			 * cat does: its second read, past the old size,
+			 * fetches the new size and the new bytes from
+			 * there). New numbers come from the path and the
+			 * tree's serial, and never repeat one the previous
+			 * tree used.
 			 */
 			if (was[i] && (bn->is_dir ? S_ISDIR(was[i]->mode) :
 						    same_file(bn, was[i]))) {
@@ -382,7 +387,12 @@ const struct extres_node *extres_tree_get(const struct extres_tree *t,
 
 	for (i = mix(ino) & t->mask; t->by_ino[i]; i = (i + 1) & t->mask)
 		if (t->by_ino[i]->ino == ino)
-			return t->by_ino[i];
+			/* A file without bytes was shed (see
+			 * extres_tree_shed()). */
+			return S_ISDIR(t->by_ino[i]->mode) ||
+					       t->by_ino[i]->data ?
+				       t->by_ino[i] :
+				       NULL;
 	return NULL;
 }
 
@@ -430,6 +440,7 @@ uint64_t extres_tree_serial(const struct extres_tree *t)
 
 static int diff_node(const struct extres_tree *new, const struct extres_node *o,
 		     int (*fn)(void *ctx, int what,
+			       const struct extres_node *old,
 			       const struct extres_node *node),
 		     void *ctx)
 {
@@ -439,10 +450,10 @@ static int diff_node(const struct extres_tree *new, const struct extres_node *o,
 
 	if (!n || !!S_ISDIR(n->mode) != !!S_ISDIR(o->mode) ||
 	    n->parent != o->parent || strcmp(n->name, o->name) != 0)
-		return fn(ctx, EXTRES_TREE_REMOVED, o);
+		return fn(ctx, EXTRES_TREE_REMOVED, o, NULL);
 	if (n->mtime.tv_sec != o->mtime.tv_sec ||
 	    n->mtime.tv_nsec != o->mtime.tv_nsec) {
-		r = fn(ctx, EXTRES_TREE_CHANGED, o);
+		r = fn(ctx, EXTRES_TREE_CHANGED, o, n);
 		if (r < 0)
 			return r;
 	}
@@ -457,6 +468,7 @@ static int diff_node(const struct extres_tree *new, const struct extres_node *o,
 int extres_tree_diff(const struct extres_tree *old,
 		     const struct extres_tree *new,
 		     int (*fn)(void *ctx, int what,
+			       const struct extres_node *old,
 			       const struct extres_node *node),
 		     void *ctx)
 {

@@ -88,19 +88,23 @@ int extres_tree_seal(struct extres_tree_builder *b, struct timespec now,
 		     struct extres_err *err);
 
 /* What changed from `old` to `new`, for telling the kernel. */
-#define EXTRES_TREE_CHANGED 1 /* a directory whose children changed */
-#define EXTRES_TREE_REMOVED \
-	2 /* the name no longer leads to this inode
-			       * (gone, or a changed file): drop it */
+/* The same inode, changed: a directory whose children changed. */
+#define EXTRES_TREE_CHANGED 1
+/* The name no longer leads to this inode (gone, or a changed file): drop
+ * it. */
+#define EXTRES_TREE_REMOVED 2
 
 /*
  * Call `fn` for every node of `old` that `new` changed or removed, parents
- * before children. A removed directory is reported once, not its contents.
- * Stops at and returns the first negative value `fn` returns, else 0.
+ * before children, with the node in old and, when changed, the node with
+ * its number in new (NULL when removed). A removed directory is reported
+ * once, not its contents. Stops at and returns the first negative value
+ * `fn` returns, else 0.
  */
 int extres_tree_diff(const struct extres_tree *old,
 		     const struct extres_tree *new,
 		     int (*fn)(void *ctx, int what,
+			       const struct extres_node *old,
 			       const struct extres_node *node),
 		     void *ctx);
 
@@ -109,17 +113,30 @@ void extres_tree_free(struct extres_tree *t);
 
 /*
  * What of `old` must outlive it once `new` replaced it: a tree with old's
- * serial that holds, with their bytes, only the nodes of old that new lost
- * (files whose bytes changed, and whatever was removed) and the directories
- * whose listing changed (their children as names, numbers and modes; a
- * child that new still has carries no bytes and is not found by number).
- * extres_tree_get() on it finds exactly those nodes; extres_tree_lookup()
- * finds nothing; extres_tree_size() counts them. So a directory it lacks
- * lists in old as it does in the next tree of the line. Neither tree is
- * changed, and the result shares nothing with them. 0 or -ENOMEM.
+ * serial that holds only the nodes of old that new lost (files whose bytes
+ * changed, and whatever was removed) and the directories whose
+ * listing changed (their children as names, numbers and modes; a child
+ * that new still has carries no bytes and is not found by number). A lost
+ * file is kept, with its bytes, only if `in_use(ctx, ino)` says a reader
+ * may still ask for it; else it is only a name in its directory's listing.
+ * extres_tree_get() on the result finds exactly the nodes kept;
+ * extres_tree_lookup() finds nothing; extres_tree_size() counts them. So a
+ * directory it lacks lists in old as it does in the next tree of the line.
+ * Neither tree is changed, and the result shares nothing with them. 0 or
+ * -ENOMEM.
  */
 int extres_tree_retire(const struct extres_tree *old,
-		       const struct extres_tree *new, struct extres_tree **ret);
+		       const struct extres_tree *new,
+		       int (*in_use)(void *ctx, uint64_t ino), void *ctx,
+		       struct extres_tree **ret);
+
+/*
+ * Free the bytes of every file of retired tree `t` that `in_use(ctx, ino)`
+ * no longer claims; extres_tree_get() no longer finds them. The only change
+ * ever made to a tree after it is sealed: call it with no reader of `t`.
+ */
+void extres_tree_shed(struct extres_tree *t,
+		      int (*in_use)(void *ctx, uint64_t ino), void *ctx);
 
 /* The node with this inode number, or NULL. O(1). */
 const struct extres_node *extres_tree_get(const struct extres_tree *t,

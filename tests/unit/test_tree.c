@@ -282,10 +282,14 @@ struct diff_log {
 	int n;
 };
 
-static int record(void *ctx, int what, const struct extres_node *node)
+static int record(void *ctx, int what, const struct extres_node *node,
+		  const struct extres_node *now)
 {
 	struct diff_log *log = ctx;
 
+	/* A changed node is handed over as it is now, by the same number. */
+	assert_true(what == EXTRES_TREE_REMOVED ? now == NULL :
+						  now && now->ino == node->ino);
 	snprintf(log->lines[log->n++], sizeof(log->lines[0]), "%s %s",
 		 what == EXTRES_TREE_REMOVED ? "removed" : "changed",
 		 node->name[0] ? node->name : "/");
@@ -402,6 +406,52 @@ static void test_changed_file_never_reuses_a_number(void **state)
 	extres_tree_free(c);
 }
 
+static int in_use_set(void *ctx, uint64_t ino)
+{
+	return ctx && *(uint64_t *)ctx == ino;
+}
+
+/* A retired tree keeps a lost file's bytes while a reader may ask for
+ * them, and sheds them when none may; the listing stays. */
+static void test_retire_and_shed(void **state)
+{
+	struct extres_tree *a = two_resources("GPU-a", 1, NULL, T0);
+	struct extres_tree *b = two_resources("GPU-b", 1, a, T1);
+	uint64_t ia = walk(a, "gpu", "0", "uuid")->ino;
+	uint64_t dir = walk(a, "gpu", "0", NULL)->ino;
+	struct extres_tree *r;
+	const struct extres_node *n;
+
+	/* Nobody knows the old uuid: only its name stays, in the listing. */
+	assert_int_equal(extres_tree_retire(a, b, in_use_set, NULL, &r), 0);
+	assert_null(extres_tree_get(r, ia));
+	n = extres_tree_get(r, dir);
+	assert_non_null(n);
+	assert_int_equal(n->n_children, 2);
+	assert_string_equal(n->children[1]->name, "uuid");
+	assert_int_equal(n->children[1]->ino, ia);
+	assert_null(extres_tree_get(r, walk(a, "gpu", "0", "index")->ino));
+	extres_tree_free(r);
+
+	/* Known: kept whole, until it is not. */
+	assert_int_equal(extres_tree_retire(a, b, in_use_set, &ia, &r), 0);
+	n = extres_tree_get(r, ia);
+	assert_non_null(n);
+	assert_int_equal(n->size, 6);
+	assert_memory_equal(n->data, "GPU-a\n", 6);
+	extres_tree_shed(r, in_use_set, &ia);
+	assert_non_null(extres_tree_get(r, ia));
+	extres_tree_shed(r, in_use_set, NULL);
+	assert_null(extres_tree_get(r, ia));
+	n = extres_tree_get(r, dir);
+	assert_non_null(n);
+	assert_string_equal(n->children[1]->name, "uuid");
+	assert_int_equal(n->children[1]->size, 6);
+	extres_tree_free(r);
+	extres_tree_free(a);
+	extres_tree_free(b);
+}
+
 static void test_diff(void **state)
 {
 	struct extres_tree *a = two_resources("GPU-a", 1, NULL, T0);
@@ -451,6 +501,7 @@ int main(void)
 		cmocka_unit_test(test_many_infos),
 		cmocka_unit_test(test_mtime_kept_when_unchanged),
 		cmocka_unit_test(test_changed_file_never_reuses_a_number),
+		cmocka_unit_test(test_retire_and_shed),
 		cmocka_unit_test(test_private_file_and_serial),
 		cmocka_unit_test(test_diff),
 		cmocka_unit_test(test_meta_hidden_dir),

@@ -1,0 +1,169 @@
+# SPDX-License-Identifier: MIT
+# shellcheck shell=bash
+#
+# Trees of many devices: first reads that need no request, listings that
+# need no lookups, and memory that stays flat across reloads.
+#
+# usage: scale.sh CASE   (run by meson with the harness environment)
+
+# shellcheck source=lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+# write_static_config FILE INFOS PROPS [GEN]: a static resource of INFOS
+# devices with PROPS properties each (index, then p1 ...); with GEN, device
+# INFOS/2's p1 reads gen-GEN instead of its usual value.
+write_static_config() {
+	local file=$1 infos=$2 props=$3 gen=${4:-}
+	awk -v infos="$infos" -v props="$props" -v gen="$gen" 'BEGIN {
+		print "external-resources: gpu"
+		print "external-resource.gpu.amount: " infos
+		print "external-resource.gpu.driver: static"
+		print "external-resource.gpu.param.devices:"
+		for (i = 0; i < infos; i++) {
+			line = "  - {index: \"" i "\""
+			for (p = 1; p < props; p++) {
+				v = "value-" i "-" p
+				if (gen != "" && i == int(infos / 2) && p == 1)
+					v = "gen-" gen
+				line = line ", p" p ": \"" v "\""
+			}
+			print line "}"
+		}
+	}' >"$file.new"
+	mv "$file.new" "$file"
+}
+
+# What the tree should hold, one "PATH VALUE" line per file, sorted.
+expected_contents() {
+	local infos=$1 props=$2
+	awk -v infos="$infos" -v props="$props" 'BEGIN {
+		for (i = 0; i < infos; i++) {
+			print "gpu/" i "/index " i
+			for (p = 1; p < props; p++)
+				print "gpu/" i "/p" p " value-" i "-" p
+		}
+	}' | LC_ALL=C sort
+}
+
+# What the mount holds, in the same form; every file read with cat.
+mounted_contents() {
+	(cd "$MNT" && find gpu -type f -print0 | LC_ALL=C sort -z |
+		xargs -0 awk '{ print FILENAME " " $0 }')
+}
+
+# The requests of the debug log (-d) after line $1, per opcode: "OP=N ...".
+requests_since() {
+	tail -n +"$(($1 + 1))" "$DAEMON_ERR" |
+		sed -n 's/.*unique: [0-9]*, opcode: \([A-Z_]*\) .*/\1/p' |
+		sort | uniq -c | awk '{ printf "%s%s=%d", (NR > 1 ? " " : ""), $2, $1 }'
+}
+
+count_op() { # REQUESTS OP
+	tr ' ' '\n' <<<"$1" | awk -F= -v op="$2" '$1 == op { n = $2 } END { print n + 0 }'
+}
+
+# A listing of a fresh mount (nothing cached) walks every directory with
+# listings that carry each entry whole: no lookup per name, no plain
+# READDIR, and at most two READDIRPLUS per directory (the kernel ends every
+# listing with an empty one: the protocol has no end-of-directory mark).
+case_cold_listing() {
+	it_setup
+	local infos=300 props=5 mark reqs dirs got
+	write_static_config "$WORK/extres.yaml" "$infos" "$props"
+	daemon_spawn -d -c "$WORK/extres.yaml" "$MNT"
+	wait_mounted "$MNT"
+	mark=$(wc -l <"$DAEMON_ERR")
+	got=$(find "$MNT/gpu" -type f | wc -l)
+	assert_eq $((infos * props)) "$got" "files found"
+	reqs=$(requests_since "$mark")
+	it_log "cold find of $((infos + 1)) directories: $reqs"
+	dirs=$((infos + 1))
+	assert_eq 0 "$(count_op "$reqs" READDIR)" "plain READDIR requests ($reqs)"
+	(($(count_op "$reqs" LOOKUP) <= 1)) ||
+		fail "a cold find looked names up one by one: $reqs"
+	(($(count_op "$reqs" READDIRPLUS) <= 2 * dirs + 2)) ||
+		fail "more than two listing requests per directory: $reqs"
+	daemon_stop
+}
+
+# The state (R, S, ...) of extresd's notifier thread, "none" without one.
+push_thread_state() {
+	local t
+	for t in "/proc/$DAEMON_PID/task/"*; do
+		if [[ $(cat "$t/comm" 2>/dev/null) == extres-push ]]; then
+			awk '{ print $3 }' "$t/stat"
+			return
+		fi
+	done
+	echo none
+}
+
+# Once the kernel knows a file (here from a listing), the daemon hands it
+# the file's bytes, so the first read of each sends no READ, and reads the
+# right bytes.
+case_push() {
+	it_setup
+	local infos=64 props=8 mark reqs i idle
+	write_static_config "$WORK/extres.yaml" "$infos" "$props"
+	daemon_spawn -d -c "$WORK/extres.yaml" "$MNT"
+	wait_mounted "$MNT"
+	find "$MNT/gpu" -type f >/dev/null
+	# The pushes run on their own thread: wait until it has slept for
+	# three looks in a row, which takes milliseconds; 10 s only catches a
+	# hang. Reading /proc makes no request.
+	idle=0
+	for i in $(seq 200); do
+		if [[ $(push_thread_state) == S ]]; then
+			idle=$((idle + 1))
+			((idle < 3)) || break
+		else
+			idle=0
+		fi
+		sleep 0.05
+	done
+	((idle >= 3)) || fail "the notifier thread is not idle after 10 s (state $(push_thread_state))"
+	mark=$(wc -l <"$DAEMON_ERR")
+	assert_eq "$(expected_contents "$infos" "$props")" "$(mounted_contents)" \
+		"contents read after a listing"
+	reqs=$(requests_since "$mark")
+	it_log "first reads of $((infos * props)) files: ${reqs:-no requests}"
+	if [[ $(count_op "$reqs" READ) != 0 ]]; then
+		tail -n +"$((mark + 1))" "$DAEMON_ERR" | grep -A1 'opcode: READ ' >&2
+	fi
+	assert_eq 0 "$(count_op "$reqs" READ)" "READ requests for first reads ($reqs)"
+	daemon_stop
+}
+
+vm_rss_kib() {
+	awk '$1 == "VmRSS:" { print $2 }' "/proc/$DAEMON_PID/status"
+}
+
+# 100 reloads of a 1,000-device config, each changing one value, leave the
+# daemon's resident memory within 1.5 times what it was after start (every
+# file listed and read once, so the kernel knows them all).
+case_rss_reloads() {
+	it_setup
+	local infos=1000 props=10 r gen f rss0 rss1 i
+	f=$MNT/gpu/$((infos / 2))/p1
+	write_static_config "$WORK/extres.yaml" "$infos" "$props"
+	daemon_start -c "$WORK/extres.yaml" "$MNT"
+	assert_eq "$(expected_contents "$infos" "$props")" "$(mounted_contents)" "contents at start"
+	rss0=$(vm_rss_kib)
+	for r in $(seq 1 100); do
+		gen=$((1 + r % 2))
+		write_static_config "$WORK/extres.yaml" "$infos" "$props" "$gen"
+		kill -HUP "$DAEMON_PID"
+		for i in $(seq 400); do
+			[[ $(cat "$f") == "gen-$gen" ]] && break
+			sleep 0.025
+		done
+		[[ $(cat "$f") == "gen-$gen" ]] || fail "reload $r: $f does not read gen-$gen after 10 s"
+	done
+	rss1=$(vm_rss_kib)
+	it_log "VmRSS after start $rss0 KiB, after 100 reloads $rss1 KiB"
+	((rss1 * 2 <= rss0 * 3)) ||
+		fail "VmRSS grew from $rss0 KiB to $rss1 KiB over 100 reloads (more than 1.5x)"
+	daemon_stop
+}
+
+it_main "$@"

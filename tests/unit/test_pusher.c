@@ -1,0 +1,134 @@
+/* SPDX-License-Identifier: MIT */
+/* The notifier thread's queue (daemon/pusher.c). */
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <time.h>
+
+#include <cmocka.h>
+
+#include "daemon/pusher.h"
+
+struct seen {
+	pthread_mutex_t lock;
+	uint64_t inos[64];
+	unsigned calls[64];
+	size_t n;
+	uint64_t later; /* this one answers EXTRES_PUSH_LATER */
+	int block; /* the callback waits while set */
+};
+
+static int record(void *ctx, uint64_t ino)
+{
+	struct seen *s = ctx;
+	int r = 0;
+
+	for (;;) {
+		pthread_mutex_lock(&s->lock);
+		if (!s->block)
+			break;
+		pthread_mutex_unlock(&s->lock);
+		nanosleep(&(struct timespec){ 0, 1000000 }, NULL);
+	}
+	if (s->n < 64)
+		s->inos[s->n++] = ino;
+	if (ino < 64)
+		s->calls[ino]++;
+	if (ino == s->later)
+		r = EXTRES_PUSH_LATER;
+	pthread_mutex_unlock(&s->lock);
+	return r;
+}
+
+/* Wait (10 s at most: a hang, not a speed) until `n` calls were made. */
+static void wait_calls(struct seen *s, size_t n)
+{
+	int i;
+
+	for (i = 0; i < 10000; i++) {
+		pthread_mutex_lock(&s->lock);
+		if (s->n >= n) {
+			pthread_mutex_unlock(&s->lock);
+			return;
+		}
+		pthread_mutex_unlock(&s->lock);
+		nanosleep(&(struct timespec){ 0, 1000000 }, NULL);
+	}
+	fail_msg("%zu calls after 10 s, wanted %zu", s->n, n);
+}
+
+static void test_in_order(void **state)
+{
+	struct seen s = { .lock = PTHREAD_MUTEX_INITIALIZER };
+	struct extres_pusher p;
+
+	assert_int_equal(extres_pusher_init(&p, 16, record, &s), 0);
+	/* Not started: dropped. */
+	extres_pusher_queue(&p, 1);
+	assert_int_equal(extres_pusher_start(&p), 0);
+	extres_pusher_queue(&p, 2);
+	extres_pusher_queue(&p, 3);
+	wait_calls(&s, 2);
+	assert_int_equal(s.inos[0], 2);
+	assert_int_equal(s.inos[1], 3);
+	extres_pusher_destroy(&p);
+	assert_int_equal(p.pushed, 2);
+	extres_pusher_destroy(&p);
+}
+
+/* EXTRES_PUSH_LATER: tried again, a few times, not forever. */
+static void test_later(void **state)
+{
+	struct seen s = { .lock = PTHREAD_MUTEX_INITIALIZER, .later = 5 };
+	struct extres_pusher p;
+
+	assert_int_equal(extres_pusher_init(&p, 16, record, &s), 0);
+	assert_int_equal(extres_pusher_start(&p), 0);
+	extres_pusher_queue(&p, 5);
+	wait_calls(&s, 8);
+	/* Give it time to (wrongly) try again. */
+	nanosleep(&(struct timespec){ 0, 300000000 }, NULL);
+	pthread_mutex_lock(&s.lock);
+	assert_int_equal(s.calls[5], 8);
+	pthread_mutex_unlock(&s.lock);
+	extres_pusher_destroy(&p);
+	assert_int_equal(p.dropped, 1);
+}
+
+/* A full queue drops what does not fit; what fits is still pushed. */
+static void test_full(void **state)
+{
+	struct seen s = { .lock = PTHREAD_MUTEX_INITIALIZER, .block = 1 };
+	struct extres_pusher p;
+	uint64_t i;
+
+	assert_int_equal(extres_pusher_init(&p, 4, record, &s), 0);
+	assert_int_equal(extres_pusher_start(&p), 0);
+	extres_pusher_queue(&p, 10);
+	/* The thread holds 10 (blocked in the callback) or has not taken
+	 * it yet; either way at most 4 of the next 8 fit. */
+	for (i = 11; i < 19; i++)
+		extres_pusher_queue(&p, i);
+	pthread_mutex_lock(&s.lock);
+	s.block = 0;
+	pthread_mutex_unlock(&s.lock);
+	wait_calls(&s, 4);
+	nanosleep(&(struct timespec){ 0, 50000000 }, NULL);
+	extres_pusher_destroy(&p);
+	assert_true(p.pushed >= 4 && p.pushed <= 5);
+	assert_int_equal(p.pushed + p.dropped, 9);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_in_order),
+		cmocka_unit_test(test_later),
+		cmocka_unit_test(test_full),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
