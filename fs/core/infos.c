@@ -43,12 +43,53 @@ void extres_infos_free(struct extres_infos *infos)
 	free(infos);
 }
 
+/* -E2BIG, saying by how much, when `size` passes a limit on the sum. */
+static int check_size(const struct extres_infos_size *size,
+		      struct extres_err *err)
+{
+	if (size->entries > EXTRES_MAX_ENTRIES)
+		return extres_err_set(
+			err, E2BIG,
+			"%zu infos and properties, more than the %d extres serves",
+			size->entries, EXTRES_MAX_ENTRIES);
+	if (size->bytes > EXTRES_MAX_BYTES)
+		return extres_err_set(
+			err, E2BIG,
+			"%zu bytes of property names and values, more than the %u extres serves",
+			size->bytes, EXTRES_MAX_BYTES);
+	return 0;
+}
+
+int extres_infos_size_add(struct extres_infos_size *size,
+			  const struct extres_info *infos, size_t n,
+			  struct extres_err *err)
+{
+	size_t i, k;
+
+	/* Each term is bounded by the per-info limits, and the sum is
+	 * checked after every info: it cannot wrap. */
+	for (i = 0; i < n; i++) {
+		size->entries += 1 + infos[i].n_props;
+		for (k = 0; k < infos[i].n_props; k++)
+			size->bytes += strlen(infos[i].props[k].key) +
+				       infos[i].props[k].value_len;
+		if (check_size(size, err) < 0)
+			return -E2BIG;
+	}
+	return 0;
+}
+
 int extres_infos_begin(struct extres_infos *infos, struct extres_err *err)
 {
+	struct extres_infos_size size = infos->size;
+
 	if (infos->n >= EXTRES_MAX_INFOS)
 		return extres_err_set(err, E2BIG,
 				      "more than %d infos (the limit)",
 				      EXTRES_MAX_INFOS);
+	size.entries++;
+	if (check_size(&size, err) < 0)
+		return -E2BIG;
 	if (infos->n == infos->cap) {
 		size_t cap = infos->cap ? infos->cap * 2 : 8;
 		struct extres_info *items =
@@ -60,6 +101,7 @@ int extres_infos_begin(struct extres_infos *infos, struct extres_err *err)
 		infos->cap = cap;
 	}
 	memset(&infos->items[infos->n++], 0, sizeof(struct extres_info));
+	infos->size = size;
 	return 0;
 }
 
@@ -104,6 +146,7 @@ static int check_value(const char *key, const char *value, size_t len,
 int extres_infos_add(struct extres_infos *infos, const char *key,
 		     const char *value, struct extres_err *err)
 {
+	struct extres_infos_size size = infos->size;
 	struct extres_info *info;
 	struct extres_property *props, *p;
 	size_t len;
@@ -129,6 +172,12 @@ int extres_infos_add(struct extres_infos *infos, const char *key,
 		return extres_err_set(err, E2BIG,
 				      "info %zu has more than %d properties",
 				      infos->n - 1, EXTRES_MAX_PROPERTIES);
+	size.entries++;
+	size.bytes += strlen(key) + len;
+	if (check_size(&size, err) < 0)
+		return extres_err_prefix(err, E2BIG,
+					 "property '%s' of info %zu", key,
+					 infos->n - 1);
 	props = realloc(info->props, (info->n_props + 1) * sizeof(*props));
 	if (!props)
 		return extres_err_set(err, ENOMEM, "out of memory");
@@ -143,6 +192,7 @@ int extres_infos_add(struct extres_infos *infos, const char *key,
 	}
 	p->value_len = len;
 	info->n_props++;
+	infos->size = size;
 	return 0;
 }
 

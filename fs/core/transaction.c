@@ -157,6 +157,7 @@ int extres_reallocate_all(const struct extres_config *config,
 			  struct extres_allocations **ret,
 			  struct extres_err *err)
 {
+	struct extres_infos_size size = { 0 };
 	struct extres_allocations *a;
 	unsigned char *unrecorded = NULL;
 	size_t i;
@@ -189,6 +190,15 @@ int extres_reallocate_all(const struct extres_config *config,
 		if (r < 0)
 			goto fail;
 		a->n++;
+		/* Each discovery kept to the limits; the tree holds them all. */
+		r = extres_infos_size_add(&size, a->items[a->n - 1]->infos,
+					  a->items[a->n - 1]->n, err);
+		if (r < 0) {
+			extres_err_prefix(err, -r,
+					  "resource '%s' and those before it",
+					  res->name);
+			goto fail;
+		}
 	}
 	r = check_env(config, a, err);
 	if (r < 0)

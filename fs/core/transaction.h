@@ -37,7 +37,9 @@ int extres_discover_resource(const struct extres_config *config,
 /*
  * Discover and allocate every resource of `config` for `owner`, in order.
  * All or nothing: if any resource fails, everything taken so far is released
- * before returning the error (which names the resource).
+ * before returning the error (which names the resource). The infos taken
+ * count towards EXTRES_MAX_ENTRIES and EXTRES_MAX_BYTES all together: past
+ * either, -E2BIG names the resource that passed it.
  */
 int extres_allocate_all(const struct extres_config *config, pid_t owner,
 			struct extres_allocations **ret,

@@ -6,6 +6,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "config/config.h"
+
+/* fuse_ops.c's readdir offsets carry an entry's position in 32 bits: no
+ * directory may hold more (resources and .meta, infos, properties). */
+_Static_assert(EXTRES_MAX_RESOURCES + 1 + 2 < (1ULL << 32) &&
+		       EXTRES_MAX_AMOUNT + 2 < (1ULL << 32) &&
+		       EXTRES_MAX_PROPERTIES + 2 < (1ULL << 32),
+	       "a directory's entries must fit readdir's 32-bit positions");
+
 static int add_property(struct extres_tree_builder *b, size_t dir,
 			const struct extres_property *p, struct extres_err *err)
 {
@@ -64,10 +73,23 @@ int extres_snapshot_build_meta(const struct extres_snapshot_resource *res,
 			       const struct extres_tree *prev,
 			       struct extres_tree **ret, struct extres_err *err)
 {
+	struct extres_infos_size size = { 0 };
 	struct extres_tree_builder *b;
 	size_t i, meta;
 	int r;
 
+	/* Start-up and reload refuse such a tree before serving anything,
+	 * and give back what they took (extres_reallocate_all()); a refresh,
+	 * whose values may grow, does not: its tree is refused here, and the
+	 * last one stays. */
+	for (i = 0; i < n; i++) {
+		r = extres_infos_size_add(&size, res[i].infos, res[i].n_infos,
+					  err);
+		if (r < 0)
+			return extres_err_prefix(
+				err, -r, "resource '%s' and those before it",
+				res[i].name);
+	}
 	r = extres_tree_builder_new(&b);
 	if (r < 0)
 		return extres_err_set(err, -r, "out of memory");

@@ -199,6 +199,83 @@ static void test_too_many_infos(void **state)
 	assert_int_equal(extres_infos_add(infos, "index", "4095", NULL), 0);
 }
 
+/* 1024 infos of 255 properties are the 262144 entries extres serves: one
+ * more info or property is refused, and the list stays as it was. */
+static void test_too_many_entries(void **state)
+{
+	struct extres_infos *infos = *state;
+	struct extres_err err = { "" };
+	char key[16];
+	int i, k;
+
+	for (i = 0; i < 1024; i++) {
+		assert_int_equal(extres_infos_begin(infos, &err), 0);
+		for (k = 0; k < 255; k++) {
+			snprintf(key, sizeof(key), "p%d", k);
+			assert_int_equal(
+				extres_infos_add(infos, key, "x", &err), 0);
+		}
+	}
+	assert_int_equal(infos->size.entries, EXTRES_MAX_ENTRIES);
+	assert_int_equal(extres_infos_begin(infos, &err), -E2BIG);
+	assert_string_equal(
+		err.msg,
+		"262145 infos and properties, more than the 262144 extres serves");
+	assert_int_equal(infos->n, 1024);
+	expect_reject(
+		infos, "p255", "x", E2BIG,
+		"property 'p255' of info 1023: 262145 infos and properties, more than the 262144 extres serves");
+	assert_int_equal(infos->size.entries, EXTRES_MAX_ENTRIES);
+}
+
+/* 256 values of 65532 bytes under 4-byte names are the 16 MiB extres
+ * serves: one byte more is refused, and the list stays as it was. */
+static void test_too_many_bytes(void **state)
+{
+	struct extres_infos *infos = *state;
+	struct extres_err err = { "" };
+	char *value = repeat('v', 65532), key[16];
+	int i;
+
+	for (i = 0; i < 256; i++) {
+		if (i % 128 == 0)
+			assert_int_equal(extres_infos_begin(infos, &err), 0);
+		snprintf(key, sizeof(key), "k%03d", i);
+		assert_int_equal(extres_infos_add(infos, key, value, &err), 0);
+	}
+	assert_int_equal(infos->size.bytes, EXTRES_MAX_BYTES);
+	expect_reject(
+		infos, "z", "v", E2BIG,
+		"property 'z' of info 1: 16777218 bytes of property names and values, more than the 16777216 extres serves");
+	assert_int_equal(infos->size.bytes, EXTRES_MAX_BYTES);
+	/* An info without properties adds no bytes. */
+	assert_int_equal(extres_infos_begin(infos, &err), 0);
+	free(value);
+}
+
+/* The sum over several lists (the whole tree) is checked as it grows. */
+static void test_size_add(void **state)
+{
+	struct extres_property props[] = { { "index", "0", 1 },
+					   { "uuid", "GPU-a", 5 } };
+	struct extres_info info = { 2, props };
+	struct extres_infos_size size = { EXTRES_MAX_ENTRIES - 3,
+					  EXTRES_MAX_BYTES - 15 };
+	struct extres_err err = { "" };
+
+	assert_int_equal(extres_infos_size_add(&size, &info, 1, &err), 0);
+	assert_int_equal(size.entries, EXTRES_MAX_ENTRIES);
+	assert_int_equal(size.bytes, EXTRES_MAX_BYTES);
+	assert_int_equal(extres_infos_size_add(&size, NULL, 0, &err), 0);
+	assert_int_equal(extres_infos_size_add(&size, &info, 1, &err), -E2BIG);
+	assert_string_equal(
+		err.msg,
+		"262147 infos and properties, more than the 262144 extres serves");
+	size = (struct extres_infos_size){ 0, EXTRES_MAX_BYTES - 14 };
+	assert_int_equal(extres_infos_size_add(&size, &info, 1, NULL), -E2BIG);
+	assert_int_equal(size.bytes, EXTRES_MAX_BYTES + 1);
+}
+
 static void test_info_get(void **state)
 {
 	struct extres_infos *infos = *state;
@@ -267,6 +344,11 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_too_many_infos, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_too_many_entries, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_too_many_bytes, setup,
+						teardown),
+		cmocka_unit_test(test_size_add),
 		cmocka_unit_test_setup_teardown(test_info_get, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_info_copy, setup,
 						teardown),

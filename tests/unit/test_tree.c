@@ -322,6 +322,43 @@ static struct extres_tree *two_resources(const char *uuid, int with_fpga,
 	return t;
 }
 
+/* A tree of 16 MiB of names and values is built; one with two bytes more,
+ * however it came about (a refresh), is refused whole. */
+static void test_snapshot_limit(void **state)
+{
+	enum { N = 256 };
+	char *value = calloc(1, 65535 + 1);
+	struct extres_property *props = calloc(N, sizeof(*props));
+	struct extres_info *infos = calloc(N, sizeof(*infos));
+	struct extres_property more[] = { { "x", "y", 1 } };
+	struct extres_info one[] = { { 1, more } };
+	struct extres_snapshot_resource res[] = { { "a", infos, N },
+						  { "b", one, 1 } };
+	struct extres_tree *t = NULL;
+	struct extres_err err;
+	size_t i;
+
+	assert_non_null(value);
+	memset(value, 'v', 65535);
+	for (i = 0; i < N; i++) {
+		props[i] = (struct extres_property){ "k", value, 65535 };
+		infos[i] = (struct extres_info){ 1, &props[i] };
+	}
+	assert_int_equal(extres_snapshot_build(res, 1, T0, NULL, &t, &err), 0);
+	assert_int_equal(walk(t, "a", "255", "k")->size, 65536);
+	extres_tree_free(t);
+	t = NULL;
+	assert_int_equal(extres_snapshot_build(res, 2, T0, NULL, &t, &err),
+			 -E2BIG);
+	assert_string_equal(
+		err.msg,
+		"resource 'b' and those before it: 16777218 bytes of property names and values, more than the 16777216 extres serves");
+	assert_null(t);
+	free(value);
+	free(props);
+	free(infos);
+}
+
 static void test_mtime_kept_when_unchanged(void **state)
 {
 	struct extres_tree *a = two_resources("GPU-a", 1, NULL, T0);
@@ -499,6 +536,7 @@ int main(void)
 		cmocka_unit_test(test_snapshot_layout),
 		cmocka_unit_test(test_snapshot_duplicate_resource),
 		cmocka_unit_test(test_many_infos),
+		cmocka_unit_test(test_snapshot_limit),
 		cmocka_unit_test(test_mtime_kept_when_unchanged),
 		cmocka_unit_test(test_changed_file_never_reuses_a_number),
 		cmocka_unit_test(test_retire_and_shed),
