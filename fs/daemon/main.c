@@ -251,7 +251,7 @@ static int run_session(struct extresd *d)
 		goto out_unmount;
 	}
 	/* A mount without pushes still works: first reads ask. */
-	r = extres_fs_start_push(&d->fs, d->se);
+	r = extres_fs_start_push(&d->fs, d->se, d->mountpoint);
 	if (r < 0)
 		extres_log(EXTRES_LOG_WARNING,
 			   "cannot start the notifier thread: %s",

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* Inodes waiting for their bytes. A listing learns a directory's files
  * at once, and the notifier keeps up with listings (a push costs a few
@@ -143,9 +144,11 @@ fail_known:
 	return r;
 }
 
-int extres_fs_start_push(struct extres_fs *fs, struct fuse_session *se)
+int extres_fs_start_push(struct extres_fs *fs, struct fuse_session *se,
+			 const char *mountpoint)
 {
 	fs->se = se;
+	fs->mountpoint = mountpoint;
 	return extres_pusher_start(&fs->pusher);
 }
 
@@ -169,20 +172,83 @@ void extres_fs_destroy(struct extres_fs *fs)
 	}
 }
 
+/* `n`'s path under the mount point into buf, or -ENAMETOOLONG. */
+static int path_of(const struct extres_fs *fs, const struct extres_tree *t,
+		   const struct extres_node *n, char *buf, size_t size)
+{
+	size_t len, at = size - 1;
+
+	buf[at] = '\0';
+	while (n && n->ino != EXTRES_ROOT_INO) {
+		len = strlen(n->name);
+		if (len + 1 > at)
+			return -ENAMETOOLONG;
+		at -= len;
+		memcpy(buf + at, n->name, len);
+		buf[--at] = '/';
+		n = extres_tree_get(t, n->parent);
+	}
+	if (!n)
+		return -ENOENT;
+	len = strlen(fs->mountpoint);
+	if (len > at)
+		return -ENAMETOOLONG;
+	memmove(buf + len, buf + at, size - at);
+	memcpy(buf, fs->mountpoint, len);
+	return 0;
+}
+
+/*
+ * Look the changed file up through the mount, as the next reader would,
+ * so that the kernel holds its new inode, then store its bytes there. From
+ * the swapping thread, never a handler: the lookup is answered by the
+ * session's threads. A path that leads elsewhere (something mounted over
+ * ours) is left alone.
+ */
+static void prime(struct extres_fs *fs, struct fuse_session *se,
+		  const struct extres_tree *t, const struct extres_node *n)
+{
+	char path[4096];
+	struct stat st;
+
+	if (path_of(fs, t, n, path, sizeof(path)) < 0 || lstat(path, &st) < 0 ||
+	    st.st_ino != n->ino)
+		return;
+	store(se, n);
+}
+
+struct swap_ctx {
+	struct extres_fs *fs;
+	struct fuse_session *se;
+	const struct extres_tree *new;
+	size_t n_primed; /* see extres_fs_swap() */
+};
+
 static int notify(void *ctx, int what, const struct extres_node *o,
 		  const struct extres_node *n)
 {
-	struct fuse_session *se = ctx;
+	struct swap_ctx *c = ctx;
+	const struct extres_node *now;
 
 	(void)n;
-	/* -ENOENT: the kernel never looked it up, so has nothing to drop.
-	 * Nothing is stored here: a changed file has a new number, which
-	 * the kernel learns from the next lookup, and is pushed then. */
-	if (what == EXTRES_TREE_REMOVED)
-		fuse_lowlevel_notify_inval_entry(se, o->parent, o->name,
-						 strlen(o->name));
-	else
-		fuse_lowlevel_notify_inval_inode(se, o->ino, 0, 0);
+	/* -ENOENT: the kernel never looked it up, so has nothing to drop. */
+	if (what != EXTRES_TREE_REMOVED) {
+		fuse_lowlevel_notify_inval_inode(c->se, o->ino, 0, 0);
+		return 0;
+	}
+	fuse_lowlevel_notify_inval_entry(c->se, o->parent, o->name,
+					 strlen(o->name));
+	/* Primed here, in tree order, so that .meta/status, last in the
+	 * tree, says the new generation only once the values before it are
+	 * in place. */
+	if (S_ISDIR(o->mode) || c->n_primed == EXTRES_FS_PRIME ||
+	    !c->fs->mountpoint || !extres_known_has(&c->fs->known, o->ino))
+		return 0;
+	now = extres_tree_lookup(c->new, o->parent, o->name);
+	if (now && pushed(now)) {
+		prime(c->fs, c->se, c->new, now);
+		c->n_primed++;
+	}
 	return 0;
 }
 
@@ -195,6 +261,7 @@ void extres_fs_swap(struct extres_fs *fs, struct fuse_session *se,
 		    struct extres_tree *tree)
 {
 	struct extres_tree *old, *evicted = NULL, *kept = NULL;
+	struct swap_ctx c = { .fs = fs, .se = se, .new = tree };
 	size_t slot = 0, i;
 
 	pthread_rwlock_wrlock(&fs->lock);
@@ -214,7 +281,7 @@ void extres_fs_swap(struct extres_fs *fs, struct fuse_session *se,
 	/* The new tree is in place first, so whatever the kernel asks after
 	 * an invalidation is answered from it. */
 	if (se)
-		extres_tree_diff(old, tree, notify, se);
+		extres_tree_diff(old, tree, notify, &c);
 	/* Retired, the old tree needs only what the new one lost and the
 	 * kernel still knows: keep that and free the rest (short of memory,
 	 * keep it whole: it answers the same). The kernel forgets what it no

@@ -21,6 +21,9 @@
 #include "tree/tree.h"
 
 #define EXTRES_FS_RETIRED 16
+/* Changed files primed per swap: a lookup each (tens of microseconds), so a
+ * swap that changes every value of a large tree stays quick. */
+#define EXTRES_FS_PRIME 256
 
 /* The part of the daemon's state the file system sees (the session's
  * userdata). */
@@ -41,7 +44,10 @@ struct extres_fs {
 	/* The inodes the kernel knows, and the thread that pushes bytes. */
 	struct extres_known known;
 	struct extres_pusher pusher;
-	struct fuse_session *se; /* set by extres_fs_start_push() */
+	/* Set by extres_fs_start_push(): the session, and where it is
+	 * mounted (the caller's string, which outlives the pushes). */
+	struct fuse_session *se;
+	const char *mountpoint;
 	/* Set in init() from the kernel's capabilities; read-only after. */
 	int no_open;
 	int no_opendir;
@@ -53,9 +59,11 @@ int extres_fs_init(struct extres_fs *fs, struct extres_tree *tree);
 /* Stops the notifier, frees the trees. */
 void extres_fs_destroy(struct extres_fs *fs);
 
-/* Start the notifier thread for the mounted session `se`. 0 or a negative
- * errno (the mount then works, with every first read a request). */
-int extres_fs_start_push(struct extres_fs *fs, struct fuse_session *se);
+/* Start the notifier thread for session `se`, mounted at `mountpoint`. 0 or
+ * a negative errno (the mount then works, with every first read a
+ * request). */
+int extres_fs_start_push(struct extres_fs *fs, struct fuse_session *se,
+			 const char *mountpoint);
 /* Stop it (before the session goes); safe if never started, and twice. */
 void extres_fs_stop_push(struct extres_fs *fs);
 
@@ -98,7 +106,11 @@ void extres_fs_forget(struct extres_fs *fs, uint64_t ino, uint64_t n);
  * previous tree: dropped names (inval_entry: gone, or a changed file, which
  * has a new number) and changed directories (inval_inode: attributes and
  * listings), so that readers see each new value with its new size at once.
- * `se` may be NULL (not mounted yet). Never call this
+ * Then a changed file the kernel knew under its old number is looked up
+ * again through the mount (up to EXTRES_FS_PRIME of them), so the kernel
+ * holds the new inode, and its bytes are stored: the next reader finds
+ * name and bytes cached, and asks the daemon nothing. `se` may be NULL (not
+ * mounted yet). Never call this
  * from a request handler: the kernel waits for the daemon while it
  * invalidates. The previous tree is retired, the oldest retired one freed,
  * and the bytes of files the kernel forgot let go. Only one thread may swap;

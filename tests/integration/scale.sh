@@ -134,6 +134,33 @@ case_push() {
 	daemon_stop
 }
 
+# A value a reader has read, changed by a reload: the next reader finds
+# the new name and bytes in the kernel's caches, and asks the daemon
+# nothing. A reader holding the old file open still reads the old value.
+case_reload_primed() {
+	it_setup
+	local f=$MNT/gpu/2/p1 mark reqs fd old
+	write_static_config "$WORK/extres.yaml" 5 3
+	daemon_spawn -d -c "$WORK/extres.yaml" "$MNT"
+	wait_mounted "$MNT"
+	assert_file "$f" $'value-2-1\n'
+	exec {fd}<"$f"
+	write_static_config "$WORK/extres.yaml" 5 3 7
+	"$EXTRESCTL" reload "$MNT" >/dev/null || fail "extresctl reload failed"
+	mark=$(wc -l <"$DAEMON_ERR")
+	assert_file "$f" $'gen-7\n'
+	assert_eq 6 "$(stat -c %s "$f")" "size of the changed value"
+	reqs=$(requests_since "$mark")
+	it_log "first read after the reload: ${reqs:-no requests}"
+	assert_eq 0 "$(count_op "$reqs" LOOKUP)" "LOOKUP requests after the reload ($reqs)"
+	assert_eq 0 "$(count_op "$reqs" READ)" "READ requests after the reload ($reqs)"
+	old=
+	IFS= read -r -d '' old <&"$fd" || true
+	exec {fd}<&-
+	assert_eq "$(printf '%q' $'value-2-1\n')" "$(printf '%q' "$old")" "a descriptor opened before the reload"
+	daemon_stop
+}
+
 vm_rss_kib() {
 	awk '$1 == "VmRSS:" { print $2 }' "/proc/$DAEMON_PID/status"
 }
