@@ -32,47 +32,44 @@
  */
 #define TRIM_DELAY_MS 250
 
-/* The text of .meta/status: `key value` lines, stable for scripts. */
+/* The text of .meta/status: `key value` lines, stable for scripts. Written
+ * to one stream: rebuilding the text for every conflict line made it
+ * quadratic in their number. */
 static int status_text(const struct extresd *d, char **ret, size_t *ret_len)
 {
+	const char *p, *nl;
+	size_t count = 0, len = 0;
 	char *text = NULL;
-	int n;
+	int r = 0;
+	FILE *f;
 
-	n = asprintf(&text,
-		     "pid %d\n"
-		     "config %s\n"
-		     "generation %lu\n"
-		     "reloads %lu\n"
-		     "last-reload %s\n"
-		     "%s",
-		     (int)getpid(), d->config->path, d->generation, d->reloads,
-		     d->last_reload, d->conflicts ? "" : "conflicts 0\n");
-	if (n < 0)
+	f = open_memstream(&text, &len);
+	if (!f)
 		return -ENOMEM;
+	fprintf(f,
+		"pid %d\n"
+		"config %s\n"
+		"generation %lu\n"
+		"reloads %lu\n"
+		"last-reload %s\n",
+		(int)getpid(), d->config->path, d->generation, d->reloads,
+		d->last_reload);
 	/* One "conflict ..." line each, after the count. */
-	if (d->conflicts) {
-		const char *p, *nl;
-		size_t count = 0;
-		char *more;
-
-		for (p = d->conflicts; (nl = strchr(p, '\n')); p = nl + 1)
-			count++;
-		more = NULL;
-		n = asprintf(&more, "%sconflicts %zu\n", text, count);
+	for (p = d->conflicts; p && (nl = strchr(p, '\n')); p = nl + 1)
+		count++;
+	fprintf(f, "conflicts %zu\n", count);
+	for (p = d->conflicts; p && (nl = strchr(p, '\n')); p = nl + 1)
+		fprintf(f, "conflict %.*s\n", (int)(nl - p), p);
+	if (ferror(f))
+		r = -ENOMEM;
+	if (fclose(f) != 0)
+		r = -ENOMEM;
+	if (r < 0) {
 		free(text);
-		text = more;
-		for (p = d->conflicts; n >= 0 && (nl = strchr(p, '\n'));
-		     p = nl + 1) {
-			n = asprintf(&more, "%sconflict %.*s\n", text,
-				     (int)(nl - p), p);
-			free(text);
-			text = n >= 0 ? more : NULL;
-		}
-		if (n < 0)
-			return -ENOMEM;
+		return r;
 	}
 	*ret = text;
-	*ret_len = (size_t)n;
+	*ret_len = len;
 	return 0;
 }
 
