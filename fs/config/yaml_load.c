@@ -2,6 +2,7 @@
 #include "config/yaml_load.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <search.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -305,6 +306,37 @@ static void set_tag(yaml_node_t *node, yaml_char_t **tag)
 	}
 }
 
+/*
+ * A new scalar node at the end of the document's node stack, as
+ * yaml_document_add_scalar() adds one, but without the copies of a default
+ * tag and a value that would only be freed again: a config of thousands of
+ * devices has a hundred thousand scalars. The stack is the one libyaml
+ * grows with realloc() and frees with yaml_document_delete(). Its id (as
+ * libyaml numbers nodes, from 1), or 0 when out of memory.
+ */
+static int push_scalar(yaml_document_t *doc)
+{
+	size_t n = (size_t)(doc->nodes.top - doc->nodes.start), cap;
+	yaml_node_t *nodes, *node;
+
+	if (doc->nodes.top == doc->nodes.end) {
+		cap = n ? 2 * n : 16;
+		/* Ids are ints, as in libyaml. */
+		if (cap > (size_t)INT_MAX / sizeof(*nodes))
+			return 0;
+		nodes = realloc(doc->nodes.start, cap * sizeof(*nodes));
+		if (!nodes)
+			return 0;
+		doc->nodes.start = nodes;
+		doc->nodes.top = nodes + n;
+		doc->nodes.end = nodes + cap;
+	}
+	node = doc->nodes.top++;
+	memset(node, 0, sizeof(*node));
+	node->type = YAML_SCALAR_NODE;
+	return (int)(n + 1);
+}
+
 static int on_scalar(struct loader *l, yaml_event_t *e)
 {
 	yaml_node_t *node;
@@ -317,16 +349,15 @@ static int on_scalar(struct loader *l, yaml_event_t *e)
 	r = check_tag(l, e->data.scalar.tag, YAML_SCALAR_NODE, e->start_mark);
 	if (r < 0)
 		return r;
-	/* Added empty, then given the event's text: a value as big as the
-	 * file is not copied. */
-	id = yaml_document_add_scalar(l->doc, NULL, (yaml_char_t *)"", 0,
-				      e->data.scalar.style);
+	/* Given the event's text: a value as big as the file is not
+	 * copied. */
+	id = push_scalar(l->doc);
 	if (!id)
 		return fail_oom(l);
 	node = yaml_document_get_node(l->doc, id);
-	free(node->data.scalar.value);
 	node->data.scalar.value = e->data.scalar.value;
 	node->data.scalar.length = length;
+	node->data.scalar.style = e->data.scalar.style;
 	e->data.scalar.value = NULL;
 	set_tag(node, &e->data.scalar.tag);
 	node->start_mark = e->start_mark;

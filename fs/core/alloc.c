@@ -126,44 +126,119 @@ fail:
 	return r;
 }
 
-static int picked_has(const struct extres_infos *candidates,
-		      const size_t *picked, size_t n_picked, const char *key,
-		      const char *value)
-{
-	size_t i;
+/*
+ * The candidates by the value of their coordination key, and which of those
+ * values are picked: a reload of thousands of devices looks each one up, and
+ * a linear search per lookup made it quadratic.
+ */
+struct key_index {
+	/* The candidates that have the key, sorted by value, then by their
+	 * position, so that the first of a value is the first candidate
+	 * holding it. */
+	struct keyed {
+		const char *value;
+		size_t i;
+	} * sorted;
+	size_t n_sorted;
+	/* Per candidate: where its value starts in `sorted`, or SIZE_MAX
+	 * when it has no such key. */
+	size_t *first;
+	/* Per start of a value in `sorted`: a candidate with that value is
+	 * picked. */
+	unsigned char *value_taken;
+	/* Per candidate: it is picked. */
+	unsigned char *picked;
+};
 
-	for (i = 0; i < n_picked; i++)
-		if (strcmp(extres_info_get(&candidates->items[picked[i]], key),
-			   value) == 0)
-			return 1;
-	return 0;
+static int compare_keyed(const void *a, const void *b)
+{
+	const struct keyed *x = a, *y = b;
+	int c = strcmp(x->value, y->value);
+
+	if (c)
+		return c;
+	return x->i < y->i ? -1 : x->i > y->i;
 }
 
-static int is_picked(const size_t *picked, size_t n_picked, size_t i)
+static void key_index_clear(struct key_index *x)
 {
-	size_t j;
-
-	for (j = 0; j < n_picked; j++)
-		if (picked[j] == i)
-			return 1;
-	return 0;
+	free(x->sorted);
+	free(x->first);
+	free(x->value_taken);
+	free(x->picked);
+	memset(x, 0, sizeof(*x));
 }
 
-/* The candidate holding `value` as its key, not picked yet, or -1. */
-static ssize_t find_candidate(const struct extres_infos *candidates,
-			      const size_t *picked, size_t n_picked,
-			      const char *key, const char *value)
+static int key_index_init(struct key_index *x,
+			  const struct extres_infos *candidates,
+			  const char *key)
 {
+	size_t n = candidates->n ? candidates->n : 1, i, start = 0;
 	const char *v;
-	size_t i;
 
-	for (i = 0; i < candidates->n; i++) {
-		v = extres_info_get(&candidates->items[i], key);
-		if (v && strcmp(v, value) == 0 &&
-		    !picked_has(candidates, picked, n_picked, key, value))
-			return (ssize_t)i;
+	memset(x, 0, sizeof(*x));
+	x->sorted = calloc(n, sizeof(*x->sorted));
+	x->first = calloc(n, sizeof(*x->first));
+	x->value_taken = calloc(n, 1);
+	x->picked = calloc(n, 1);
+	if (!x->sorted || !x->first || !x->value_taken || !x->picked) {
+		key_index_clear(x);
+		return -ENOMEM;
 	}
-	return -1;
+	for (i = 0; i < candidates->n; i++) {
+		x->first[i] = SIZE_MAX;
+		v = extres_info_get(&candidates->items[i], key);
+		if (v)
+			x->sorted[x->n_sorted++] = (struct keyed){ v, i };
+	}
+	qsort(x->sorted, x->n_sorted, sizeof(*x->sorted), compare_keyed);
+	for (i = 0; i < x->n_sorted; i++) {
+		if (strcmp(x->sorted[i].value, x->sorted[start].value) != 0)
+			start = i;
+		x->first[x->sorted[i].i] = start;
+	}
+	return 0;
+}
+
+/* Where `value` starts in x->sorted, or -1 if no candidate holds it. */
+static ssize_t key_index_find(const struct key_index *x, const char *value)
+{
+	size_t lo = 0, hi = x->n_sorted, mid;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (strcmp(x->sorted[mid].value, value) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == x->n_sorted || strcmp(x->sorted[lo].value, value) != 0)
+		return -1;
+	return (ssize_t)lo;
+}
+
+/* 1 if a picked candidate holds `value` as its key. */
+static int key_index_taken(const struct key_index *x, const char *value)
+{
+	ssize_t k = key_index_find(x, value);
+
+	return k >= 0 && x->value_taken[k];
+}
+
+static void key_index_pick(struct key_index *x, size_t i)
+{
+	x->picked[i] = 1;
+	if (x->first[i] != SIZE_MAX)
+		x->value_taken[x->first[i]] = 1;
+}
+
+/* The candidate holding `value` as its key, if no candidate with that key
+ * is picked yet; else -1. */
+static ssize_t find_candidate(const struct key_index *x, const char *value)
+{
+	ssize_t k = key_index_find(x, value);
+
+	return k < 0 || x->value_taken[k] ? -1 : (ssize_t)x->sorted[k].i;
 }
 
 int extres_alloc_held_error(const char *resource, const char *key,
@@ -224,33 +299,15 @@ int extres_alloc_take(const struct extres_resource_config *res,
  * skipped, so a script that returns more devices than the amount still
  * yields a disjoint set, and too few left is an error naming the holders.
  */
-/* 1 if `v` is the key of one of the candidates. */
-static int candidates_have(const struct extres_infos *candidates,
-			   const char *key, const char *v)
-{
-	const char *cv;
-	size_t i;
-
-	for (i = 0; i < candidates->n; i++) {
-		cv = extres_info_get(&candidates->items[i], key);
-		if (cv && strcmp(cv, v) == 0)
-			return 1;
-	}
-	return 0;
-}
-
 /*
  * The script recorded every device it returned under our PID before we
  * looked: the lines for those we do not take (all of them when the take
- * fails) go again, unless the allocation we keep (`prev`) holds them.
- * Returns how many went.
+ * fails: `taken` 0) go again, unless the allocation we keep (`prev`)
+ * holds them. Returns how many went.
  */
-static size_t drop_untaken(struct extres_coord *c,
-			   const struct extres_infos *candidates,
-			   const char *key, const size_t *picked,
-			   size_t n_picked,
-			   const struct extres_allocation *prev, pid_t self,
-			   uint64_t starttime)
+static size_t drop_untaken(struct extres_coord *c, const struct key_index *x,
+			   int taken, const struct extres_allocation *prev,
+			   pid_t self, uint64_t starttime)
 {
 	const struct extres_coord_entry *e;
 	size_t i, n = 0;
@@ -258,8 +315,8 @@ static size_t drop_untaken(struct extres_coord *c,
 	for (i = c->n; i-- > 0;) {
 		e = &c->entries[i];
 		if (!extres_coord_entry_of(e, self, starttime) ||
-		    !candidates_have(candidates, key, e->key) ||
-		    picked_has(candidates, picked, n_picked, key, e->key) ||
+		    key_index_find(x, e->key) < 0 ||
+		    (taken && key_index_taken(x, e->key)) ||
 		    extres_alloc_holds(prev, e->key))
 			continue;
 		extres_coord_remove(c, i);
@@ -278,6 +335,7 @@ static int take_from_script(const struct extres_resource_config *res,
 		res->coordination_key ? res->coordination_key : "index";
 	struct extres_allocation *a = NULL;
 	struct extres_coord *c = NULL;
+	struct key_index x = { 0 };
 	size_t *picked = NULL, n_picked = 0, n_added = 0, i;
 	pid_t self = getpid(), holder, first_holder = 0;
 	const char *v, *first_held = NULL;
@@ -287,7 +345,7 @@ static int take_from_script(const struct extres_resource_config *res,
 
 	picked = calloc(candidates->n ? candidates->n : 1, sizeof(*picked));
 	file = strdup(candidates->driver.coord_file);
-	if (!picked || !file) {
+	if (!picked || !file || key_index_init(&x, candidates, key) < 0) {
 		r = extres_err_set(err, ENOMEM, "out of memory");
 		goto out;
 	}
@@ -304,7 +362,7 @@ static int take_from_script(const struct extres_resource_config *res,
 	extres_coord_reclaim(c);
 	for (i = 0; i < candidates->n && n_picked < res->amount; i++) {
 		v = extres_info_get(&candidates->items[i], key);
-		if (picked_has(candidates, picked, n_picked, key, v))
+		if (key_index_taken(&x, v))
 			continue;
 		holder = extres_coord_other_holder(c, v, self, starttime);
 		if (holder) {
@@ -323,6 +381,7 @@ static int take_from_script(const struct extres_resource_config *res,
 			}
 			n_added++;
 		}
+		key_index_pick(&x, i);
 		picked[n_picked++] = i;
 	}
 	if (n_picked < res->amount) {
@@ -332,8 +391,7 @@ static int take_from_script(const struct extres_resource_config *res,
 		/* Nothing is taken: the script's lines for us go, as far as
 		 * the file can be written; the take's own error is what
 		 * counts. */
-		if (drop_untaken(c, candidates, key, picked, 0, prev, self,
-				 starttime))
+		if (drop_untaken(c, &x, 0, prev, self, starttime))
 			extres_coord_write(c, &ignored);
 
 		if (first_holder)
@@ -360,9 +418,7 @@ static int take_from_script(const struct extres_resource_config *res,
 	a->recorded_by_script = 1;
 	a->coordination_file = file;
 	file = NULL;
-	if (drop_untaken(c, candidates, key, picked, n_picked, prev, self,
-			 starttime) ||
-	    n_added) {
+	if (drop_untaken(c, &x, 1, prev, self, starttime) || n_added) {
 		r = extres_coord_write(c, err);
 		if (r < 0) {
 			extres_err_prefix(err, -r, "resource '%s'", res->name);
@@ -374,6 +430,7 @@ static int take_from_script(const struct extres_resource_config *res,
 out:
 	extres_coord_close(c);
 	extres_allocation_free(a);
+	key_index_clear(&x);
 	free(file);
 	free(picked);
 	return r;
@@ -390,6 +447,7 @@ int extres_alloc_retake(const struct extres_resource_config *res,
 	int coordinated = res->coordination_file && !self_file;
 	struct extres_allocation *a = NULL;
 	struct extres_coord *c = NULL;
+	struct key_index x = { 0 };
 	size_t *picked = NULL, n_picked = 0, i;
 	unsigned char *unrecorded = NULL;
 	uint64_t starttime = 0;
@@ -404,7 +462,7 @@ int extres_alloc_retake(const struct extres_resource_config *res,
 		prev = NULL;
 	picked = calloc(candidates->n ? candidates->n : 1, sizeof(*picked));
 	unrecorded = calloc(candidates->n ? candidates->n : 1, 1);
-	if (!picked || !unrecorded) {
+	if (!picked || !unrecorded || key_index_init(&x, candidates, key) < 0) {
 		free(picked);
 		free(unrecorded);
 		return extres_err_set(err, ENOMEM, "out of memory");
@@ -434,8 +492,7 @@ int extres_alloc_retake(const struct extres_resource_config *res,
 	 * recorded again. */
 	for (i = 0; prev && i < prev->n && n_picked < res->amount; i++) {
 		v = extres_info_get(&prev->infos[i], key);
-		k = v ? find_candidate(candidates, picked, n_picked, key, v) :
-			-1;
+		k = v ? find_candidate(&x, v) : -1;
 		if (k < 0)
 			continue;
 		if (coordinated &&
@@ -454,19 +511,21 @@ int extres_alloc_retake(const struct extres_resource_config *res,
 			}
 			unrecorded[n_picked] = 1;
 		}
+		key_index_pick(&x, (size_t)k);
 		picked[n_picked++] = (size_t)k;
 	}
 	n_kept = n_picked;
 	for (i = 0; i < candidates->n && n_picked < res->amount; i++) {
-		if (is_picked(picked, n_kept, i))
+		if (x.picked[i])
 			continue;
 		if (coordinated) {
 			v = extres_info_get(&candidates->items[i], key);
 			/* Reclaimed above: every recorded key is held. */
 			if (extres_coord_has_key(c, v) ||
-			    picked_has(candidates, picked, n_picked, key, v))
+			    key_index_taken(&x, v))
 				continue;
 		}
+		key_index_pick(&x, i);
 		picked[n_picked++] = i;
 	}
 	if (n_picked < res->amount) {
@@ -516,6 +575,7 @@ int extres_alloc_retake(const struct extres_resource_config *res,
 out:
 	extres_coord_close(c);
 	extres_allocation_free(a);
+	key_index_clear(&x);
 	free(unrecorded);
 	free(picked);
 	return r;

@@ -60,6 +60,9 @@ struct extresd {
 	struct extres_guard guard;
 	char *conflicts;
 	long long guard_due;
+	/* When to hand freed pages back to the system (monotonic ms; 0:
+	 * nothing to hand back): once reloads pause, see extresd_publish(). */
+	long long trim_due;
 	/* The lock that makes this the one daemon on its mount point; held
 	 * from before any driver runs until everything is released. */
 	struct extres_runlock runlock;

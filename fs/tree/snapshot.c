@@ -15,25 +15,34 @@ _Static_assert(EXTRES_MAX_RESOURCES + 1 + 2 < (1ULL << 32) &&
 		       EXTRES_MAX_PROPERTIES + 2 < (1ULL << 32),
 	       "a directory's entries must fit readdir's 32-bit positions");
 
-static int add_property(struct extres_tree_builder *b, size_t dir,
-			const struct extres_property *p, struct extres_err *err)
-{
-	char *content = malloc(p->value_len + 1);
-	int r;
+/* A buffer for one file's content at a time, grown as needed: tens of
+ * thousands of properties need not each allocate one. */
+struct content {
+	char *data;
+	size_t cap;
+};
 
-	if (!content)
-		return extres_err_set(err, ENOMEM, "out of memory");
-	memcpy(content, p->value, p->value_len);
-	content[p->value_len] = '\n';
-	r = extres_tree_add_file(b, dir, p->key, content, p->value_len + 1,
-				 NULL, err);
-	free(content);
-	return r;
+static int add_property(struct extres_tree_builder *b, size_t dir,
+			const struct extres_property *p, struct content *c,
+			struct extres_err *err)
+{
+	if (c->cap < p->value_len + 1) {
+		char *data = realloc(c->data, p->value_len + 1);
+
+		if (!data)
+			return extres_err_set(err, ENOMEM, "out of memory");
+		c->data = data;
+		c->cap = p->value_len + 1;
+	}
+	memcpy(c->data, p->value, p->value_len);
+	c->data[p->value_len] = '\n';
+	return extres_tree_add_file(b, dir, p->key, c->data, p->value_len + 1,
+				    NULL, err);
 }
 
 static int add_resource(struct extres_tree_builder *b,
 			const struct extres_snapshot_resource *res,
-			struct extres_err *err)
+			struct content *c, struct extres_err *err)
 {
 	size_t rdir, idir, i, k;
 	char num[32];
@@ -48,7 +57,8 @@ static int add_resource(struct extres_tree_builder *b,
 		if (r < 0)
 			return r;
 		for (k = 0; k < res->infos[i].n_props; k++) {
-			r = add_property(b, idir, &res->infos[i].props[k], err);
+			r = add_property(b, idir, &res->infos[i].props[k], c,
+					 err);
 			if (r < 0)
 				return extres_err_prefix(
 					err, -r, "resource '%s' info %zu",
@@ -75,6 +85,7 @@ int extres_snapshot_build_meta(const struct extres_snapshot_resource *res,
 {
 	struct extres_infos_size size = { 0 };
 	struct extres_tree_builder *b;
+	struct content c = { NULL, 0 };
 	size_t i, meta;
 	int r;
 
@@ -94,10 +105,12 @@ int extres_snapshot_build_meta(const struct extres_snapshot_resource *res,
 	if (r < 0)
 		return extres_err_set(err, -r, "out of memory");
 	for (i = 0; i < n; i++) {
-		r = add_resource(b, &res[i], err);
+		r = add_resource(b, &res[i], &c, err);
 		if (r < 0)
 			goto fail;
 	}
+	free(c.data);
+	c.data = NULL;
 	if (n_files) {
 		r = extres_tree_add_dir(b, 0, ".meta", &meta, err);
 		if (r < 0)
@@ -112,6 +125,7 @@ int extres_snapshot_build_meta(const struct extres_snapshot_resource *res,
 	}
 	return extres_tree_seal(b, mtime, prev, ret, err);
 fail:
+	free(c.data);
 	extres_tree_builder_free(b);
 	return r;
 }

@@ -11,6 +11,10 @@
 
 struct bnode {
 	size_t parent;
+	size_t pos; /* among the parent's children */
+	/* In the builder's pool, by offset while it grows; extres_tree_seal()
+	 * sets the pointers. */
+	size_t name_off, data_off;
 	char *name;
 	int is_dir;
 	mode_t perm; /* files: 0444, or less */
@@ -23,6 +27,10 @@ struct bnode {
 struct extres_tree_builder {
 	struct bnode *nodes;
 	size_t n, cap;
+	/* Every name (NUL-terminated) and content, in the order added: the
+	 * tree takes it whole, instead of a block per name and content. */
+	char *pool;
+	size_t pool_len, pool_cap;
 };
 
 static uint64_t fnv_bytes(uint64_t h, const void *p, size_t len)
@@ -65,27 +73,46 @@ void extres_tree_builder_free(struct extres_tree_builder *b)
 
 	if (!b)
 		return;
-	for (i = 0; i < b->n; i++) {
-		free(b->nodes[i].name);
-		free(b->nodes[i].data);
+	for (i = 0; i < b->n; i++)
 		free(b->nodes[i].children);
-	}
 	free(b->nodes);
+	free(b->pool);
 	free(b);
+}
+
+/* Room for `len` more bytes in the pool. */
+static int pool_reserve(struct extres_tree_builder *b, size_t len)
+{
+	size_t cap = b->pool_cap ? b->pool_cap : 4096;
+	char *pool;
+
+	if (len <= b->pool_cap - b->pool_len)
+		return 0;
+	while (cap - b->pool_len < len) {
+		if (cap > SIZE_MAX / 2)
+			return -ENOMEM;
+		cap *= 2;
+	}
+	pool = realloc(b->pool, cap);
+	if (!pool)
+		return -ENOMEM;
+	b->pool = pool;
+	b->pool_cap = cap;
+	return 0;
 }
 
 static int add_node(struct extres_tree_builder *b, size_t parent,
 		    const char *name, int is_dir, mode_t perm, const char *data,
 		    size_t size, size_t *ret_id, struct extres_err *err)
 {
+	size_t id, name_len = strlen(name);
 	struct bnode *p, *n;
-	size_t id;
 
 	if (parent >= b->n || !b->nodes[parent].is_dir)
 		return extres_err_set(err, EINVAL, "no directory with id %zu",
 				      parent);
 	if (name[0] == '\0' || strchr(name, '/') || strcmp(name, ".") == 0 ||
-	    strcmp(name, "..") == 0 || strlen(name) > 255)
+	    strcmp(name, "..") == 0 || name_len > 255)
 		return extres_err_set(err, EINVAL, "invalid file name '%s'",
 				      name);
 	/* Duplicate names are found by extres_tree_seal(), in O(1) each. */
@@ -109,25 +136,27 @@ static int add_node(struct extres_tree_builder *b, size_t parent,
 		p->children = c;
 		p->cap_children = cap;
 	}
+	if (!is_dir && size > SIZE_MAX - name_len - 1)
+		return extres_err_set(err, ENOMEM, "out of memory");
+	if (pool_reserve(b, name_len + 1 + (is_dir ? 0 : size)) < 0)
+		return extres_err_set(err, ENOMEM, "out of memory");
 	id = b->n;
 	n = &b->nodes[id];
 	memset(n, 0, sizeof(*n));
 	n->parent = parent;
+	n->pos = p->n_children;
 	n->is_dir = is_dir;
 	n->perm = perm;
-	n->name = strdup(name);
+	n->name_off = b->pool_len;
+	memcpy(b->pool + b->pool_len, name, name_len + 1);
+	b->pool_len += name_len + 1;
 	if (!is_dir) {
-		/* malloc(0) may return NULL: always keep one byte. */
-		n->data = malloc(size ? size : 1);
+		n->data_off = b->pool_len;
 		/* An empty file may come without a buffer. */
-		if (n->data && size)
-			memcpy(n->data, data, size);
+		if (size)
+			memcpy(b->pool + b->pool_len, data, size);
+		b->pool_len += size;
 		n->size = size;
-	}
-	if (!n->name || (!is_dir && !n->data)) {
-		free(n->name);
-		free(n->data);
-		return extres_err_set(err, ENOMEM, "out of memory");
 	}
 	p->children[p->n_children++] = id;
 	b->n++;
@@ -224,6 +253,19 @@ static int same_dir(const struct extres_node *n, const struct extres_node *p)
 	return 1;
 }
 
+/* The child of `p`, prev's directory at bn's parent's path, named as `bn`,
+ * or NULL. A reload mostly lists the same names in the same order, so the
+ * same place is tried before the table. */
+static const struct extres_node *prev_child(const struct extres_tree *prev,
+					    const struct extres_node *p,
+					    const struct bnode *bn)
+{
+	if (prev->by_name && bn->pos < p->n_children &&
+	    strcmp(p->children[bn->pos]->name, bn->name) == 0)
+		return p->children[bn->pos];
+	return extres_tree_lookup(prev, p->ino, bn->name);
+}
+
 static int ino_free(const struct extres_tree *t, const struct extres_tree *prev,
 		    uint64_t ino)
 {
@@ -238,7 +280,7 @@ int extres_tree_seal(struct extres_tree_builder *b, struct timespec now,
 	struct extres_tree *t = NULL;
 	const struct extres_node **was = NULL;
 	uint64_t *path_hash = NULL;
-	size_t cap = 16, i, n_children = 0, next_child = 0, bytes = 1;
+	size_t cap = 16, i, n_children = 0, next_child = 0;
 	char *pool;
 	int r;
 
@@ -250,15 +292,8 @@ int extres_tree_seal(struct extres_tree_builder *b, struct timespec now,
 	while (cap < 2 * b->n)
 		cap *= 2;
 	t->mask = cap - 1;
-	/* Names and contents go in one block: a tree lives long, and tens of
-	 * thousands of small blocks of its own among the builder's would
-	 * leave the heap in holes that outlive it. */
-	for (i = 0; i < b->n; i++) {
+	for (i = 0; i < b->n; i++)
 		n_children += b->nodes[i].n_children;
-		if (i > 0)
-			bytes +=
-				strlen(b->nodes[i].name) + 1 + b->nodes[i].size;
-	}
 	t->nodes = calloc(b->n, sizeof(*t->nodes));
 	t->child_ptrs =
 		calloc(n_children ? n_children : 1, sizeof(*t->child_ptrs));
@@ -270,10 +305,23 @@ int extres_tree_seal(struct extres_tree_builder *b, struct timespec now,
 	if (!t->nodes || !t->child_ptrs || !t->strings || !t->by_ino ||
 	    !t->by_name || !path_hash || !was)
 		goto fail;
-	t->strings[0] = pool = malloc(bytes);
-	if (!pool)
-		goto fail;
-	t->n_strings = 1;
+	/* Names and contents go in one block, the builder's pool, taken
+	 * whole and cut to its length: a tree lives long, and tens of
+	 * thousands of small blocks of its own would leave the heap in holes
+	 * that outlive it. It moves no more, so the nodes point into it. */
+	if (b->pool) {
+		pool = realloc(b->pool, b->pool_len);
+		if (pool)
+			b->pool = pool;
+		t->strings[0] = b->pool;
+		t->n_strings = 1;
+	}
+	for (i = 1; i < b->n; i++) {
+		b->nodes[i].name = b->pool + b->nodes[i].name_off;
+		if (!b->nodes[i].is_dir)
+			b->nodes[i].data = b->pool + b->nodes[i].data_off;
+	}
+	b->pool = NULL;
 
 	/* Parents always precede their children (ids grow), so one pass
 	 * sees every parent's inode number before its children need it. */
@@ -297,8 +345,7 @@ int extres_tree_seal(struct extres_tree_builder *b, struct timespec now,
 				fnv_bytes(path_hash[bn->parent], "/", 1),
 				bn->name, strlen(bn->name));
 			was[i] = p && S_ISDIR(p->mode) ?
-					 extres_tree_lookup(prev, p->ino,
-							    bn->name) :
+					 prev_child(prev, p, bn) :
 					 NULL;
 			/*
 			 * What is unchanged keeps its number; a directory
@@ -327,8 +374,7 @@ int extres_tree_seal(struct extres_tree_builder *b, struct timespec now,
 			}
 			n->ino = ino;
 			n->parent = t->nodes[bn->parent].ino;
-			n->name = memcpy(pool, bn->name, strlen(bn->name) + 1);
-			pool += strlen(bn->name) + 1;
+			n->name = bn->name;
 		}
 		if (bn->is_dir) {
 			n->mode = S_IFDIR | 0555;
@@ -342,8 +388,7 @@ int extres_tree_seal(struct extres_tree_builder *b, struct timespec now,
 			}
 		} else {
 			n->mode = S_IFREG | bn->perm;
-			n->data = memcpy(pool, bn->data, bn->size);
-			pool += bn->size;
+			n->data = bn->data;
 			n->size = bn->size;
 			n->mtime = was[i] && was[i]->ino == n->ino ?
 					   was[i]->mtime :
