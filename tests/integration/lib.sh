@@ -254,6 +254,16 @@ daemon_expect_exit() {
 	check_daemon_stderr
 }
 
+# Whether extresd is a sanitizer build: those reserve and touch memory of
+# their own (ASan keeps freed blocks in quarantine), so no bound on its
+# memory means anything. ldd's output is read whole: `grep -q` would quit
+# early, and under pipefail ldd's SIGPIPE would hide the match.
+it_sanitized() {
+	local libs
+	libs=$(ldd "$EXTRESD" 2>/dev/null || true)
+	[[ $libs == *libasan* || $libs == *libubsan* || $libs == *libtsan* ]]
+}
+
 # Run extresd ARGS... to completion, expecting it to fail: sets RUN_STATUS,
 # RUN_SECONDS (wall time, 0.01 s resolution) and leaves stderr in $RUN_ERR.
 daemon_run_fail() {

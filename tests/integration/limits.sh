@@ -36,18 +36,12 @@ sized_config() {
 	mv -f "$WORK/extres.yaml.new" "$WORK/extres.yaml"
 }
 
-# Sanitizers reserve and touch memory of their own: a bound on RSS means
-# nothing under them.
-sanitized() {
-	ldd "$EXTRESD" 2>/dev/null | grep -Eq 'lib(asan|ubsan|tsan)'
-}
-
 # The daemon's peak RSS stays under 256 MiB (README states what it was).
 assert_hwm_bounded() {
 	local kb
 	kb=$(awk '$1 == "VmHWM:" { print $2 }' "/proc/$DAEMON_PID/status")
 	it_log "$1: VmHWM $kb kB"
-	sanitized && return 0
+	it_sanitized && return 0
 	((kb < 262144)) || fail "$1: extresd's peak RSS is $kb kB, over 256 MiB"
 }
 

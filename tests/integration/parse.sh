@@ -58,18 +58,12 @@ daemon_hwm_kb() {
 	awk '$1 == "VmHWM:" { print $2 }' "/proc/$DAEMON_PID/status"
 }
 
-# Sanitizers reserve and touch memory of their own: a bound on RSS means
-# nothing under them.
-sanitized() {
-	ldd "$EXTRESD" 2>/dev/null | grep -Eq 'lib(asan|ubsan|tsan)'
-}
-
 # At most 64 MiB, unless sanitized.
 assert_hwm_bounded() {
 	local what=$1 kb
 	kb=$(daemon_hwm_kb)
 	it_log "$what: VmHWM $kb kB"
-	if sanitized; then
+	if it_sanitized; then
 		it_log "sanitized build: the 64 MiB bound is not checked"
 		return 0
 	fi

@@ -271,11 +271,7 @@ case_max_read() {
 address_limit() {
 	local kib=$1 status=0
 	it_setup
-	local libs
-	# Read whole: `grep -q` would quit early, and under pipefail ldd's
-	# SIGPIPE would hide the match.
-	libs=$(ldd "$EXTRESD" 2>/dev/null || true)
-	if [[ $libs == *libasan* || $libs == *libubsan* ]]; then
+	if it_sanitized; then
 		echo "SKIP: $IT_CASE: a sanitizer build cannot run under ulimit -v"
 		exit 77
 	fi
