@@ -103,7 +103,7 @@ push_thread_state() {
 # right bytes.
 case_push() {
 	it_setup
-	local infos=64 props=8 mark reqs i idle
+	local infos=64 props=8 mark reqs idle
 	write_static_config "$WORK/extres.yaml" "$infos" "$props"
 	daemon_spawn -d -c "$WORK/extres.yaml" "$MNT"
 	wait_mounted "$MNT"
@@ -112,7 +112,7 @@ case_push() {
 	# three looks in a row, which takes milliseconds; 10 s only catches a
 	# hang. Reading /proc makes no request.
 	idle=0
-	for i in $(seq 200); do
+	for _ in $(seq 200); do
 		if [[ $(push_thread_state) == S ]]; then
 			idle=$((idle + 1))
 			((idle < 3)) || break
