@@ -19,8 +19,12 @@ void extres_coord_entry_clear(struct extres_coord_entry *e)
 		return;
 	free(e->line);
 	free(e->key);
+	free(e->lease);
 	memset(e, 0, sizeof(*e));
 }
+
+#define LEASE_TAG "lease="
+#define LEASE_TAG_LEN (sizeof(LEASE_TAG) - 1)
 
 int extres_coord_parse_line(const char *line, size_t len,
 			    struct extres_coord_entry *e)
@@ -47,10 +51,22 @@ int extres_coord_parse_line(const char *line, size_t len,
 	    extres_parse_dec(f[2], flen[2], UINT64_MAX, &starttime) == 0) {
 		n.has_starttime = 1;
 		n.starttime = starttime;
+		/* A lease's line names it: KEY PID STARTTIME lease=ID. */
+		if (extres_next_word(&p, end, &f[2], &flen[2]) &&
+		    flen[2] > LEASE_TAG_LEN &&
+		    memcmp(f[2], LEASE_TAG, LEASE_TAG_LEN) == 0) {
+			n.lease = strndup(f[2] + LEASE_TAG_LEN,
+					  flen[2] - LEASE_TAG_LEN);
+			if (!n.lease) {
+				free(n.line);
+				return -ENOMEM;
+			}
+		}
 	}
 	n.key = strndup(f[0], flen[0]);
 	if (!n.key) {
 		free(n.line);
+		free(n.lease);
 		return -ENOMEM;
 	}
 	n.pid = (pid_t)pid;
@@ -118,26 +134,48 @@ int extres_coord_is_taken(const struct extres_coord *c, const char *key)
 	return 0;
 }
 
+/* Whether `s` is a non-empty word (no whitespace, no NUL inside). */
+static int is_word(const char *s)
+{
+	size_t i;
+
+	for (i = 0; s[i]; i++)
+		if (extres_is_space(s[i]))
+			return 0;
+	return i > 0;
+}
+
 int extres_coord_add(struct extres_coord *c, const char *key, pid_t pid,
 		     uint64_t starttime)
 {
-	struct extres_coord_entry e = { 0 }, *entries;
-	size_t i;
+	return extres_coord_add_lease(c, key, pid, starttime, NULL);
+}
 
-	if (!key[0] || pid <= 0)
+int extres_coord_add_lease(struct extres_coord *c, const char *key, pid_t pid,
+			   uint64_t starttime, const char *lease)
+{
+	struct extres_coord_entry e = { 0 }, *entries;
+	int r;
+
+	if (!is_word(key) || pid <= 0 || (lease && !is_word(lease)))
 		return -EINVAL;
-	for (i = 0; key[i]; i++)
-		if (extres_is_space(key[i]))
-			return -EINVAL;
 	/* A tab, not a space, before the start time: Flink frees an index
 	 * with `sed -i "/INDEX /d"`, which must never match inside our
 	 * line (PID 981 and index 1). Its `grep "^INDEX "` and
 	 * `awk '{print $2}'` read the line as before. */
-	if (asprintf(&e.line, "%s %d\t%" PRIu64, key, (int)pid, starttime) < 0)
+	if (lease)
+		r = asprintf(&e.line, "%s %d\t%" PRIu64 "\t" LEASE_TAG "%s",
+			     key, (int)pid, starttime, lease);
+	else
+		r = asprintf(&e.line, "%s %d\t%" PRIu64, key, (int)pid,
+			     starttime);
+	if (r < 0)
 		return -ENOMEM;
 	e.line_len = strlen(e.line);
 	e.key = strdup(key);
-	entries = e.key ? realloc(c->entries, (c->n + 1) * sizeof(*entries)) :
+	e.lease = lease ? strdup(lease) : NULL;
+	entries = e.key && (!lease || e.lease) ?
+			  realloc(c->entries, (c->n + 1) * sizeof(*entries)) :
 			  NULL;
 	if (!entries) {
 		extres_coord_entry_clear(&e);

@@ -3,12 +3,13 @@
  * The coordination file: who holds which device on this host, shared with
  * Flink's discovery scripts.
  *
- * One line per taken device: `KEY PID[\tSTARTTIME]`. KEY is the coordination
- * key's value (a GPU index by default), PID the owner, STARTTIME field 22 of
- * /proc/PID/stat when the owner was recorded (extres writes it; Flink does
- * not). extres writes a tab before STARTTIME and reads any whitespace
- * between fields (older versions wrote a space). Lines that do not parse are
- * kept verbatim and ignored.
+ * One line per taken device: `KEY PID[\tSTARTTIME[\tlease=ID]]`. KEY is the
+ * coordination key's value (a GPU index by default), PID the owner,
+ * STARTTIME field 22 of /proc/PID/stat when the owner was recorded (extres
+ * writes it; Flink does not), and ID, on a lease's lines only (extresctl
+ * run), the lease's id. extres writes a tab before STARTTIME and ID and
+ * reads any whitespace between fields (older versions wrote a space). Lines
+ * that do not parse are kept verbatim and ignored.
  *
  * Every read-decide-write happens under an exclusive flock() on the file
  * itself, and the file is rewritten in place (pwrite + ftruncate on the locked
@@ -46,6 +47,7 @@ struct extres_coord_entry {
 	pid_t pid;
 	int has_starttime;
 	uint64_t starttime;
+	char *lease; /* parsed: the lease's id, or NULL for other owners */
 };
 
 struct extres_coord {
@@ -87,6 +89,11 @@ int extres_coord_lock_existing(const char *path, unsigned timeout_ms,
  * for an empty key, a key with whitespace or a pid <= 0. */
 int extres_coord_add(struct extres_coord *c, const char *key, pid_t pid,
 		     uint64_t starttime);
+
+/* The same for a lease's line, which carries its id: a non-empty word
+ * (-EINVAL otherwise). NULL: as extres_coord_add(). */
+int extres_coord_add_lease(struct extres_coord *c, const char *key, pid_t pid,
+			   uint64_t starttime, const char *lease);
 
 /* Remove entry i (in memory). */
 void extres_coord_remove(struct extres_coord *c, size_t i);

@@ -131,6 +131,45 @@ static void test_parse_extra_fields(void **state)
 	extres_coord_entry_clear(&e);
 }
 
+/* A lease's line: its id after the start time; written and read back. */
+static void test_lease_line(void **state)
+{
+	struct extres_coord c = { .fd = -1 };
+	struct extres_coord_entry e;
+
+	parse("2 77\t900\tlease=77-900", &e);
+	assert_int_equal(e.parsed, 1);
+	assert_string_equal(e.key, "2");
+	assert_int_equal(e.starttime, 900);
+	assert_string_equal(e.lease, "77-900");
+	extres_coord_entry_clear(&e);
+	/* Other fourth fields are no lease; nor is an empty id. */
+	parse("2 77 900 written-by", &e);
+	assert_null(e.lease);
+	extres_coord_entry_clear(&e);
+	parse("2 77 900 lease=", &e);
+	assert_null(e.lease);
+	extres_coord_entry_clear(&e);
+	/* Without a start time there is no lease. */
+	parse("2 77 lease=77-900", &e);
+	assert_null(e.lease);
+	extres_coord_entry_clear(&e);
+
+	assert_int_equal(extres_coord_add_lease(&c, "5", 77, 900, "77-900"), 0);
+	assert_string_equal(c.entries[0].line, "5 77\t900\tlease=77-900");
+	assert_string_equal(c.entries[0].lease, "77-900");
+	assert_int_equal(extres_coord_add_lease(&c, "6", 77, 900, NULL), 0);
+	assert_string_equal(c.entries[1].line, "6 77\t900");
+	assert_null(c.entries[1].lease);
+	assert_int_equal(extres_coord_add_lease(&c, "7", 77, 900, "a b"),
+			 -EINVAL);
+	assert_int_equal(extres_coord_add_lease(&c, "7", 77, 900, ""), -EINVAL);
+	assert_int_equal(c.n, 2);
+	extres_coord_remove(&c, 1);
+	extres_coord_remove(&c, 0);
+	free(c.entries);
+}
+
 static void test_parse_bad_pid(void **state)
 {
 	assert_unparsable("garbage");
@@ -862,6 +901,7 @@ int main(void)
 		cmocka_unit_test(test_parse_two_fields),
 		cmocka_unit_test(test_parse_three_fields),
 		cmocka_unit_test(test_parse_extra_fields),
+		cmocka_unit_test(test_lease_line),
 		cmocka_unit_test(test_parse_bad_pid),
 		cmocka_unit_test(test_parse_huge_numbers),
 		cmocka_unit_test(test_parse_zero_padded),
