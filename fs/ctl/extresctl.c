@@ -15,6 +15,8 @@
  *   extresctl coord list FILE [--json] [--timeout S]  entries, owners' states
  *   extresctl coord gc FILE [--json] [--dry-run] [--drop-unparsable]
  *                                            drop entries of owners gone
+ *   extresctl [-c CONFIG] run [--wait[=S]] [--bind-cpus] RES[=N]... -- CMD
+ *                                            CMD with a lease of devices
  *
  * Exit 0 on success, 1 when the config, a driver, the mount or the file
  * fails (a daemon that does not answer within a deadline too: see
@@ -62,9 +64,13 @@ static void usage(FILE *out)
 		"            [--timeout SECONDS]\n"
 		"                       remove the entries whose owner is gone (dead,\n"
 		"                       reused or zombie), rewriting FILE in place\n"
+		"    run [--wait[=SECONDS]] [--bind-cpus] RESOURCE[=N]... -- COMMAND [ARG...]\n"
+		"                       run COMMAND with a lease of N devices of each\n"
+		"                       RESOURCE, taken through its coordination file\n"
+		"                       and held as long as COMMAND runs\n"
 		"\n"
 		"options:\n"
-		"    -c, --config=FILE  configuration for check, discover and request\n"
+		"    -c, --config=FILE  configuration for check, discover, request and run\n"
 		"                       (default " EXTRES_DEFAULT_CONFIG ")\n"
 		"    -h, --help         this help; 'extresctl COMMAND --help' for one\n"
 		"    -V, --version      print the version\n"
@@ -121,6 +127,8 @@ int main(int argc, char *argv[])
 		status = extres_ctl_reload(argc, argv);
 	else if (strcmp(cmd, "coord") == 0)
 		status = extres_ctl_coord(argc, argv);
+	else if (strcmp(cmd, "run") == 0)
+		status = extres_ctl_run(config_path, argc, argv);
 	else
 		status =
 			extres_ctl_usage_error("", "unknown command '%s'", cmd);
