@@ -172,6 +172,11 @@ void extres_lease_env_free(char **env);
 int extres_lease_local_cpus(const struct extres_lease *l, void *ret,
 			    struct extres_err *err);
 
+/* 1 if `e` (a parsed queue line) is the line of waiter `w`. */
+struct extres_coord_entry;
+int extres_lease_is_waiter_line(const struct extres_coord_entry *e,
+				const struct extres_lease_waiter *w);
+
 /* Accept NULL / an empty one. */
 void extres_lease_free(struct extres_lease *l);
 void extres_lease_busy_clear(struct extres_lease_busy *b);

@@ -46,8 +46,4 @@ int extres_lease_files_write(struct lease_files *f, struct extres_err *err);
 /* Unlock and free. Accepts a zeroed set. */
 void extres_lease_files_clear(struct lease_files *f);
 
-/* 1 if `e` is the waiter's line in a queue. */
-int extres_lease_is_waiter_line(const struct extres_coord_entry *e,
-				const struct extres_lease_waiter *w);
-
 #endif

@@ -302,7 +302,7 @@ static int run(const char *config_path, const struct run_opts *o)
 	struct extres_err err;
 	sigset_t mask, old;
 	int sigfd = -1, status = 1;
-	size_t i;
+	size_t i, j;
 
 	if (extres_ctl_load_config(config_path, &cfg) < 0)
 		return 1;
@@ -316,6 +316,14 @@ static int run(const char *config_path, const struct run_opts *o)
 		status = parse_spec(cfg, o->specs[i], &wants[i]);
 		if (status)
 			goto out;
+		for (j = 0; j < i; j++)
+			if (wants[j].res == wants[i].res) {
+				status = extres_ctl_usage_error(
+					"run",
+					"run: resource '%s' is named twice",
+					wants[i].res->name);
+				goto out;
+			}
 		status = 1;
 		if (!wants[i].res->coordination_file) {
 			extres_log(

@@ -24,7 +24,12 @@
 
 #include "base/clock.h"
 #include "base/log.h"
+#include "base/text.h"
+#include "core/coord.h"
 #include "ctl/run.h"
+
+/* The largest queue looked at without its lock. */
+#define QUEUE_PEEK_MAX (1u << 20)
 
 /* What a wait sleeps on: the signalfd, inotify, then one pidfd each. */
 #define FIXED_FDS 2
@@ -66,12 +71,118 @@ static int watch_dirs(const struct run_take *t, struct extres_err *err)
 	return fd;
 }
 
-static void drain(int fd)
+/* 1 if `name` (an entry of a watched directory) is a coordination file
+ * of `t` or its queue. */
+static int is_ours(const struct run_take *t, const char *name)
 {
-	char buf[4096];
+	const char *file, *base;
+	size_t i, len;
 
-	while (read(fd, buf, sizeof(buf)) > 0)
-		;
+	for (i = 0; i < t->n; i++) {
+		file = t->wants[i].res->coordination_file;
+		base = strrchr(file, '/');
+		base = base ? base + 1 : file;
+		len = strlen(base);
+		if (strncmp(name, base, len) == 0 &&
+		    (name[len] == '\0' || strcmp(name + len, ".queue") == 0))
+			return 1;
+	}
+	return 0;
+}
+
+/* Read what is queued (one read: a busy directory must not keep us
+ * here; poll() says when there is more); 1 if an event was about our
+ * files, or the queue overflowed and anything may have changed. */
+static int drain(const struct run_take *t, int fd)
+{
+	char buf[4096]
+		__attribute__((aligned(__alignof__(struct inotify_event))));
+	const struct inotify_event *ev;
+	ssize_t n, off;
+	int ours = 0;
+
+	n = read(fd, buf, sizeof(buf));
+	for (off = 0; n > 0 && off < n;
+	     off += (ssize_t)sizeof(*ev) + (ssize_t)ev->len) {
+		ev = (const struct inotify_event *)(buf + off);
+		if ((ev->mask & IN_Q_OVERFLOW) ||
+		    (ev->len && is_ours(t, ev->name)))
+			ours = 1;
+	}
+	return ours;
+}
+
+/* Whether the queue at `path` shows a live waiter ahead of `w`. */
+static int behind_in(const char *path, const struct extres_lease_waiter *w)
+{
+	struct extres_coord_entry e, *all = NULL, *grown;
+	uint64_t mine = 0, t;
+	const char *p, *nl, *end;
+	size_t n = 0, len = 0, i;
+	int fd, found = 0, behind = 0;
+	char *buf = malloc(QUEUE_PEEK_MAX);
+	ssize_t got;
+
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+	while (fd >= 0 && buf && len < QUEUE_PEEK_MAX &&
+	       (got = read(fd, buf + len, QUEUE_PEEK_MAX - len)) > 0)
+		len += (size_t)got;
+	if (fd >= 0)
+		close(fd);
+	if (!buf || len == QUEUE_PEEK_MAX)
+		goto out;
+	for (p = buf, end = buf + len; p < end; p = nl + 1) {
+		nl = memchr(p, '\n', (size_t)(end - p));
+		if (!nl)
+			break;
+		grown = realloc(all, (n + 1) * sizeof(*all));
+		if (!grown ||
+		    extres_coord_parse_line(p, (size_t)(nl - p), &e) < 0) {
+			all = grown ? grown : all;
+			goto out;
+		}
+		all = grown;
+		all[n++] = e;
+		if (extres_lease_is_waiter_line(&e, w) &&
+		    extres_parse_dec(e.key, strlen(e.key), UINT64_MAX, &mine) ==
+			    0)
+			found = 1;
+	}
+	for (i = 0; found && i < n && !behind; i++)
+		behind = all[i].parsed && all[i].pid != w->pid &&
+			 extres_parse_dec(all[i].key, strlen(all[i].key),
+					  UINT64_MAX, &t) == 0 &&
+			 (t < mine || (t == mine && all[i].pid < w->pid)) &&
+			 extres_coord_owner_state(&all[i]) == EXTRES_OWNER_LIVE;
+out:
+	for (i = 0; i < n; i++)
+		extres_coord_entry_clear(&all[i]);
+	free(all);
+	free(buf);
+	return behind;
+}
+
+/*
+ * Whether a look at the queues, without their locks, shows a live waiter
+ * ahead of us in one of them: then taking cannot succeed, and trying
+ * would only make every waiter contend for the locks each time one of
+ * them moves. A look at a file being rewritten may be wrong; the rewrite
+ * ends with another event, and we look again.
+ */
+static int still_behind(const struct run_take *t)
+{
+	char *q;
+	size_t i;
+	int behind = 0;
+
+	for (i = 0; i < t->n && !behind; i++) {
+		if (extres_lease_queue_path(t->wants[i].res->coordination_file,
+					    &q) < 0)
+			return 0;
+		behind = behind_in(q, &t->waiter);
+		free(q);
+	}
+	return behind;
 }
 
 /* Print each line of `text` as one message. */
@@ -123,19 +234,29 @@ static int sleep_on(const struct run_take *t, int ino,
 		if (fd >= 0)
 			p[n++] = (struct pollfd){ .fd = fd, .events = POLLIN };
 	}
-	if (t->deadline_ms >= 0) {
-		left = t->deadline_ms - extres_now_ms();
-		timeout = left > 0 ? (left > INT_MAX ? INT_MAX : (int)left) : 0;
-	}
-	while (poll(p, n, timeout) < 0)
-		if (errno != EINTR) {
-			r = -errno;
-			goto out;
+	/* Changes to other files in the directories do not count. */
+	for (;;) {
+		if (t->deadline_ms >= 0) {
+			left = t->deadline_ms - extres_now_ms();
+			timeout = left > 0 ? (left > INT_MAX ? INT_MAX :
+							       (int)left) :
+					     0;
 		}
-	if (p[0].revents & POLLIN &&
-	    read(t->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si))
-		*ret_sig = (int)si.ssi_signo;
-	drain(ino);
+		if (poll(p, n, timeout) < 0) {
+			if (errno == EINTR)
+				continue;
+			r = -errno;
+			break;
+		}
+		if (p[0].revents & POLLIN &&
+		    read(t->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si))
+			*ret_sig = (int)si.ssi_signo;
+		if (drain(t, ino) || *ret_sig || timeout == 0)
+			break;
+		for (i = FIXED_FDS; i < n; i++)
+			if (p[i].revents)
+				goto out;
+	}
 out:
 	for (i = FIXED_FDS; i < n; i++)
 		close(p[i].fd);
@@ -203,6 +324,25 @@ int run_take(const struct run_take *t, struct extres_lease **ret)
 		if (r < 0) {
 			extres_log(EXTRES_LOG_ERR, "poll: %s", strerror(-r));
 			break;
+		}
+		if (sig == SIGCHLD && run_child_ended(t->child)) {
+			extres_log(
+				EXTRES_LOG_ERR,
+				"the command's process (PID %d) ended before it could run",
+				(int)t->child->pid);
+			break;
+		}
+		if (sig && sig != SIGCHLD) {
+			status = 128 + sig;
+			break;
+		}
+		sig = 0;
+		while (still_behind(t) && !sig &&
+		       (t->deadline_ms < 0 ||
+			extres_now_ms() < t->deadline_ms)) {
+			r = sleep_on(t, ino, &busy, &sig);
+			if (r < 0)
+				break;
 		}
 		if (sig == SIGCHLD && run_child_ended(t->child)) {
 			extres_log(
