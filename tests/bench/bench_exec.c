@@ -97,8 +97,8 @@ int main(int argc, char *argv[])
 			warmup = v;
 	}
 	if (c == '?' || optind >= argc) {
-		fprintf(stderr,
-			"usage: " PROG " [-r RUNS] [-w WARMUP] -- COMMAND [ARG...]\n");
+		fprintf(stderr, "usage: " PROG
+				" [-r RUNS] [-w WARMUP] -- COMMAND [ARG...]\n");
 		return 2;
 	}
 	ns = calloc(runs, sizeof(*ns));

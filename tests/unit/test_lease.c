@@ -99,8 +99,7 @@ static pid_t start_holder(void)
 
 	assert_true(pid >= 0);
 	if (pid == 0) {
-		if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 ||
-		    getppid() != parent)
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
 			_exit(1);
 		for (;;)
 			pause();
@@ -150,8 +149,8 @@ static void test_take_and_release(void **state)
 		 (int)holder, hst, (int)dead, (int)holder);
 	tf_write_file(f->path, before);
 	assert_int_equal(extres_lease_check(&f->want, 1, &err), 0);
-	assert_int_equal(extres_lease_try(&f->want, 1, f->me, f->st, NULL,
-					  5000, &l, &busy, &err),
+	assert_int_equal(extres_lease_try(&f->want, 1, f->me, f->st, NULL, 5000,
+					  &l, &busy, &err),
 			 0);
 	assert_null(busy.text);
 	assert_int_equal(l->n, 1);
@@ -160,9 +159,8 @@ static void test_take_and_release(void **state)
 			    "1");
 	assert_string_equal(extres_info_get(&l->parts[0]->infos[1], "index"),
 			    "2");
-	snprintf(want, sizeof(want), "0 %d\t%" PRIu64 "\n3 %d\n%s",
-		 (int)holder, hst, (int)holder,
-		 lease_lines(f, f->me, f->st, "1 2"));
+	snprintf(want, sizeof(want), "0 %d\t%" PRIu64 "\n3 %d\n%s", (int)holder,
+		 hst, (int)holder, lease_lines(f, f->me, f->st, "1 2"));
 	assert_string_equal(tf_read_file(f->path), want);
 	snprintf(want, sizeof(want), "%d-%" PRIu64, (int)f->me, f->st);
 	assert_string_equal(l->id, want);
@@ -192,8 +190,8 @@ static void test_busy_writes_nothing(void **state)
 	snprintf(before, sizeof(before), "1 %d\t%" PRIu64 "\n0 %d\t7\n",
 		 (int)holder, hst, (int)tf_dead_pid());
 	tf_write_file(f->path, before);
-	assert_int_equal(extres_lease_try(&f->want, 1, f->me, f->st, NULL,
-					  5000, &l, &busy, &err),
+	assert_int_equal(extres_lease_try(&f->want, 1, f->me, f->st, NULL, 5000,
+					  &l, &busy, &err),
 			 -EBUSY);
 	assert_ptr_equal(l, (struct extres_lease *)0x1);
 	assert_string_equal(tf_read_file(f->path), before);
@@ -259,8 +257,8 @@ static void test_queue_order(void **state)
 	/* The coordination file was not even looked at. */
 	assert_int_equal(access(f->path, F_OK), -1);
 	/* Not waiting is no way past. */
-	assert_int_equal(extres_lease_try(&f->want, 1, f->me, f->st, NULL,
-					  5000, &l, &busy, &err),
+	assert_int_equal(extres_lease_try(&f->want, 1, f->me, f->st, NULL, 5000,
+					  &l, &busy, &err),
 			 -EBUSY);
 	extres_lease_busy_clear(&busy);
 	/* The first waiter goes: we are first, take, and leave the queue. */
@@ -275,8 +273,9 @@ static void test_queue_order(void **state)
 	extres_lease_free(l);
 	/* Leaving removes only our line. */
 	tf_write_file(f->queue, "5 1\t2\tlease=waiting\n");
-	snprintf(lines, sizeof(lines), "5 1\t2\tlease=waiting\n9 %d\t%" PRIu64
-		 "\tlease=waiting\n", (int)f->me, f->st);
+	snprintf(lines, sizeof(lines),
+		 "5 1\t2\tlease=waiting\n9 %d\t%" PRIu64 "\tlease=waiting\n",
+		 (int)f->me, f->st);
 	tf_write_file(f->queue, lines);
 	assert_int_equal(extres_lease_queue_leave(&f->want, 1, &me, 5000, &err),
 			 0);
@@ -294,8 +293,8 @@ static void test_env_and_cpus(void **state)
 
 	make_want(f, 3, 2, "2-3,0");
 	f->res.env_var = "MY_DEVICES";
-	assert_int_equal(extres_lease_try(&f->want, 1, f->me, f->st, NULL,
-					  5000, &l, &busy, &err),
+	assert_int_equal(extres_lease_try(&f->want, 1, f->me, f->st, NULL, 5000,
+					  &l, &busy, &err),
 			 0);
 	assert_int_equal(extres_lease_env(l, &f->want, &env), 0);
 	assert_string_equal(env[0], "EXTRES_GPU_INDEXES=0,1");
@@ -326,8 +325,8 @@ static void test_env_quote(void **state)
 	assert_int_equal(extres_infos_begin(f->cands, NULL), 0);
 	assert_int_equal(extres_infos_add(f->cands, "index", "it's", NULL), 0);
 	f->want = (struct extres_lease_want){ &f->res, 1, f->cands };
-	assert_int_equal(extres_lease_try(&f->want, 1, f->me, f->st, NULL,
-					  5000, &l, &busy, &err),
+	assert_int_equal(extres_lease_try(&f->want, 1, f->me, f->st, NULL, 5000,
+					  &l, &busy, &err),
 			 0);
 	assert_int_equal(extres_lease_env(l, &f->want, &env), 0);
 	assert_string_equal(env[0], "EXTRES_GPU_INDEXES=it's");
@@ -366,9 +365,12 @@ static void test_cpulist(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		T(test_take_and_release), T(test_busy_writes_nothing),
-		T(test_check),		  T(test_queue_order),
-		T(test_env_and_cpus),	  T(test_env_quote),
+		T(test_take_and_release),
+		T(test_busy_writes_nothing),
+		T(test_check),
+		T(test_queue_order),
+		T(test_env_and_cpus),
+		T(test_env_quote),
 		cmocka_unit_test(test_cpulist),
 	};
 
