@@ -21,6 +21,7 @@
 #include "os/runlock.h"
 #include "core/holders.h"
 #include "core/transaction.h"
+#include "tree/snapshot.h"
 
 /* Everything the daemon owns, in one place. */
 struct extresd {
@@ -130,6 +131,25 @@ void extresd_holders_schedule(struct extresd *d, long long delay_ms);
 /* From the refresh callback: re-read and publish when due, look at the
  * owners again; the milliseconds until the next due, or -1 for none. */
 long long extresd_holders_tick(struct extresd *d);
+
+/* The live leases among the holders, for /.leases (daemon/self.h): one
+ * per lease id that names its line's owner (PID-STARTTIME), its devices
+ * resource by resource, each with the properties of the device the daemon
+ * serves under that key (a pool serves every device), or else only the
+ * coordination key. Points into d's holders and allocations: build it,
+ * use it and free it before they change. */
+struct extresd_leases {
+	size_t n;
+	struct extres_snapshot_lease *items;
+	struct extres_snapshot_resource *res;
+	struct extres_info *infos;
+	struct extres_property *props;
+};
+
+/* 0 or -ENOMEM (then *l is empty). */
+int extresd_leases_build(const struct extresd *d, struct extresd_leases *l);
+/* Accepts an empty one. */
+void extresd_leases_free(struct extresd_leases *l);
 
 /* Free what the holders hold. */
 void extresd_holders_free(struct extresd *d);

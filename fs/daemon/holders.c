@@ -219,6 +219,119 @@ long long extresd_holders_tick(struct extresd *d)
 		      now);
 }
 
+/* Whether holder x is a live lease whose id names its owner: only such
+ * an id is a directory name, and only such a lease can be found by a
+ * process's PID and start time. */
+static int lease_of(const struct extres_holder *x)
+{
+	uint64_t starttime;
+	pid_t pid;
+
+	return x->kind == EXTRES_HOLDER_LEASE &&
+	       x->state == EXTRES_OWNER_LIVE && x->lease &&
+	       extres_lease_id_parse(x->lease, &pid, &starttime) == 0 &&
+	       pid == x->pid &&
+	       (!x->has_starttime || starttime == x->starttime);
+}
+
+/* The info resource `a` serves for device `key`, or NULL. */
+static const struct extres_info *served_info(const struct extres_allocation *a,
+					     const char *key)
+{
+	const char *v;
+	size_t i;
+
+	for (i = 0; i < a->n; i++) {
+		v = extres_info_get(&a->infos[i], a->coordination_key);
+		if (v && strcmp(v, key) == 0)
+			return &a->infos[i];
+	}
+	return NULL;
+}
+
+int extresd_leases_build(const struct extresd *d, struct extresd_leases *l)
+{
+	const struct extres_holders *h = &d->holders;
+	size_t n = h->n ? h->n : 1, n_res = 0, n_infos = 0, i, j, k;
+	const struct extres_allocation *a;
+	const struct extres_info *info;
+	unsigned char *done;
+
+	memset(l, 0, sizeof(*l));
+	l->items = calloc(n, sizeof(*l->items));
+	l->res = calloc(n, sizeof(*l->res));
+	l->infos = calloc(n, sizeof(*l->infos));
+	l->props = calloc(n, sizeof(*l->props));
+	done = calloc(n, 1);
+	if (!l->items || !l->res || !l->infos || !l->props || !done) {
+		free(done);
+		extresd_leases_free(l);
+		return -ENOMEM;
+	}
+	/* Leases in the order first seen; in each, resources in config
+	 * order, and devices in the file's order: every lease's resources,
+	 * and every resource's infos, are runs of the arrays. */
+	for (i = 0; i < h->n; i++) {
+		struct extres_snapshot_lease *le = &l->items[l->n];
+		const char *id = h->items[i].lease;
+
+		if (done[i] || !lease_of(&h->items[i]))
+			continue;
+		le->id = id;
+		le->res = &l->res[n_res];
+		for (k = 0; k < d->allocs->n; k++) {
+			struct extres_snapshot_resource *sr = &l->res[n_res];
+
+			a = d->allocs->items[k];
+			*sr = (struct extres_snapshot_resource){
+				.name = a->resource,
+				.infos = &l->infos[n_infos],
+			};
+			for (j = i; j < h->n; j++) {
+				const struct extres_holder *x = &h->items[j];
+				struct extres_info *in = &l->infos[n_infos];
+
+				if (done[j] || !lease_of(x) ||
+				    strcmp(x->lease, id) != 0 ||
+				    strcmp(x->resource, a->resource) != 0)
+					continue;
+				done[j] = 1;
+				info = served_info(a, x->key);
+				if (info) {
+					*in = *info;
+				} else {
+					l->props[n_infos] =
+						(struct extres_property){
+							a->coordination_key,
+							x->key,
+							strlen(x->key),
+						};
+					in->n_props = 1;
+					in->props = &l->props[n_infos];
+				}
+				n_infos++;
+				sr->n_infos++;
+			}
+			if (sr->n_infos) {
+				le->n_res++;
+				n_res++;
+			}
+		}
+		l->n++;
+	}
+	free(done);
+	return 0;
+}
+
+void extresd_leases_free(struct extresd_leases *l)
+{
+	free(l->items);
+	free(l->res);
+	free(l->infos);
+	free(l->props);
+	memset(l, 0, sizeof(*l));
+}
+
 void extresd_holders_free(struct extresd *d)
 {
 	extres_holders_clear(&d->holders);

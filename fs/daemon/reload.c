@@ -167,6 +167,7 @@ int extresd_publish(struct extresd *d)
 {
 	struct extres_snapshot_resource *res = NULL;
 	struct extres_snapshot_file files[N_META];
+	struct extresd_leases leases = { 0 };
 	char *text[N_META] = { NULL };
 	struct extres_tree *tree = NULL;
 	struct extres_err err;
@@ -176,6 +177,8 @@ int extresd_publish(struct extresd *d)
 
 	res = calloc(d->allocs->n ? d->allocs->n : 1, sizeof(*res));
 	r = res ? meta_files(d, files, text) : -ENOMEM;
+	if (r == 0)
+		r = extresd_leases_build(d, &leases);
 	if (r < 0) {
 		extres_log(EXTRES_LOG_ERR, "cannot build .meta: %s",
 			   strerror(-r));
@@ -189,14 +192,16 @@ int extresd_publish(struct extresd *d)
 	clock_gettime(CLOCK_REALTIME, &now);
 	/* Only this thread swaps trees, so reading the current one for its
 	 * time stamps needs no lock. */
-	r = extres_snapshot_build_meta(res, d->allocs->n, files, N_META, now,
-				       d->fs.tree, &tree, &err);
+	r = extres_snapshot_build_self(res, d->allocs->n, files, N_META,
+				       leases.items, leases.n, now, d->fs.tree,
+				       &tree, &err);
 	if (r < 0) {
 		extres_log(EXTRES_LOG_ERR, "%s", err.msg);
 		goto out;
 	}
 	extres_fs_swap(&d->fs, d->se, tree);
 out:
+	extresd_leases_free(&leases);
 	for (i = 0; i < N_META; i++)
 		free(text[i]);
 	free(res);

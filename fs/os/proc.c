@@ -11,13 +11,13 @@
 
 #include "base/text.h"
 
-int extres_proc_parse_stat(const char *buf, size_t len, char *ret_state,
-			   pid_t *ret_ppid, uint64_t *ret_starttime)
+int extres_proc_parse_stat_full(const char *buf, size_t len,
+				struct extres_proc_stat *ret)
 {
 	const char *p, *end = buf + len, *f = NULL;
-	uint64_t starttime, ppid = 0;
+	struct extres_proc_stat st = { 0 };
+	uint64_t v;
 	size_t flen = 0;
-	char state;
 	int i;
 
 	/* The command name (field 2) may hold spaces and parentheses; it ends
@@ -28,21 +28,40 @@ int extres_proc_parse_stat(const char *buf, size_t len, char *ret_state,
 	p++;
 	if (!extres_next_word(&p, end, &f, &flen) || flen != 1)
 		return -EIO;
-	state = f[0];
+	st.state = f[0];
 	for (i = 4; i <= 22; i++) {
 		if (!extres_next_word(&p, end, &f, &flen))
 			return -EIO;
-		if (i == 4 && extres_parse_dec(f, flen, INT_MAX, &ppid) < 0)
+		if (i == 4 && extres_parse_dec(f, flen, INT_MAX, &v) < 0)
 			return -EIO;
+		if (i == 4)
+			st.ppid = (pid_t)v;
 	}
-	if (extres_parse_dec(f, flen, UINT64_MAX, &starttime) < 0)
+	if (extres_parse_dec(f, flen, UINT64_MAX, &st.starttime) < 0)
 		return -EIO;
+	/* Field 38, exit_signal, is -1 for a thread that is not its
+	 * process's first (older kernels may lack it: no thread then). */
+	for (i = 23; i <= 38 && extres_next_word(&p, end, &f, &flen); i++)
+		if (i == 38)
+			st.thread = flen == 2 && f[0] == '-' && f[1] == '1';
+	*ret = st;
+	return 0;
+}
+
+int extres_proc_parse_stat(const char *buf, size_t len, char *ret_state,
+			   pid_t *ret_ppid, uint64_t *ret_starttime)
+{
+	struct extres_proc_stat st;
+	int r = extres_proc_parse_stat_full(buf, len, &st);
+
+	if (r < 0)
+		return r;
 	if (ret_state)
-		*ret_state = state;
+		*ret_state = st.state;
 	if (ret_ppid)
-		*ret_ppid = (pid_t)ppid;
+		*ret_ppid = st.ppid;
 	if (ret_starttime)
-		*ret_starttime = starttime;
+		*ret_starttime = st.starttime;
 	return 0;
 }
 
@@ -91,6 +110,16 @@ int extres_proc_stat_ppid(pid_t pid, char *ret_state, pid_t *ret_ppid,
 		return (int)len;
 	return extres_proc_parse_stat(buf, (size_t)len, ret_state, ret_ppid,
 				      ret_starttime);
+}
+
+int extres_proc_stat_full(pid_t pid, struct extres_proc_stat *ret)
+{
+	char buf[4096];
+	ssize_t len = read_proc_file(pid, "stat", buf, sizeof(buf));
+
+	if (len < 0)
+		return (int)len;
+	return extres_proc_parse_stat_full(buf, (size_t)len, ret);
 }
 
 int extres_proc_stat(pid_t pid, char *ret_state, uint64_t *ret_starttime)
@@ -158,29 +187,48 @@ void extres_proc_probe(pid_t pid, struct extres_proc_probe *p)
 		p->unreadable = 1;
 }
 
-/* The real uid from /proc/PID/status's "Uid:" line. */
-static int read_uid(pid_t pid, uid_t *ret)
+/* The first number of /proc/PID/status's line `field` ("\nUid:"). */
+static int status_number(pid_t pid, const char *field, uint64_t max,
+			 uint64_t *ret)
 {
 	char buf[4096];
 	const char *p, *end, *f;
 	ssize_t len = read_proc_file(pid, "status", buf, sizeof(buf));
-	uint64_t uid;
 	size_t flen;
 
 	if (len < 0)
 		return (int)len;
-	p = strstr(buf, "\nUid:");
+	p = strstr(buf, field);
 	if (!p)
 		return -EIO;
-	p += 5;
+	p += strlen(field);
 	end = strchr(p, '\n');
 	if (!end)
 		end = buf + len;
 	if (!extres_next_word(&p, end, &f, &flen) ||
-	    extres_parse_dec(f, flen, UINT32_MAX - 1, &uid) < 0)
+	    extres_parse_dec(f, flen, max, ret) < 0)
 		return -EIO;
-	*ret = (uid_t)uid;
 	return 0;
+}
+
+static int read_uid(pid_t pid, uid_t *ret)
+{
+	uint64_t uid;
+	int r = status_number(pid, "\nUid:", UINT32_MAX - 1, &uid);
+
+	if (r == 0)
+		*ret = (uid_t)uid;
+	return r;
+}
+
+int extres_proc_tgid(pid_t tid, pid_t *ret)
+{
+	uint64_t tgid;
+	int r = status_number(tid, "\nTgid:", INT_MAX, &tgid);
+
+	if (r == 0)
+		*ret = (pid_t)tgid;
+	return r;
 }
 
 /* Any user chose these bytes: nothing below ' ' reaches a view. */

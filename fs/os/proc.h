@@ -32,6 +32,19 @@ int extres_proc_stat_ppid(pid_t pid, char *ret_state, pid_t *ret_ppid,
 int extres_proc_parse_stat(const char *buf, size_t len, char *ret_state,
 			   pid_t *ret_ppid, uint64_t *ret_starttime);
 
+/* What /proc/PID/stat says of a process (or a thread). */
+struct extres_proc_stat {
+	char state;
+	pid_t ppid;
+	uint64_t starttime;
+	int thread; /* a thread other than its process's first */
+};
+
+/* The same, whole; and from the text of a stat file (pure). */
+int extres_proc_stat_full(pid_t pid, struct extres_proc_stat *ret);
+int extres_proc_parse_stat_full(const char *buf, size_t len,
+				struct extres_proc_stat *ret);
+
 /* Field 22 of /proc/PID/stat. 0, -ESRCH (no such process), or -EIO. */
 int extres_proc_starttime(pid_t pid, uint64_t *ret);
 
@@ -55,6 +68,9 @@ struct extres_proc_info {
 	char comm[17]; /* /proc/PID/comm */
 	char exe[64]; /* base name of /proc/PID/exe (needs ptrace access) */
 };
+
+/* The process (thread group) of thread `tid`: 0, -ESRCH or -EIO. */
+int extres_proc_tgid(pid_t tid, pid_t *ret);
 
 /* Fill *ret for `pid`: 0, -ESRCH (no such process) or -EIO (its stat
  * unreadable); the other fields are best effort. */

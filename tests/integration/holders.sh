@@ -343,5 +343,73 @@ case_pool_bad() {
 	[[ ! -s $WORK/script.coord ]] || fail "lines left in the script's file: $(cat "$WORK/script.coord")"
 }
 
+# Start a process tree under a lease of KEYS: a leaser shell that waits
+# for $WORK/go, then runs a child that runs a grandchild, which reads
+# $MNT/self into $WORK/self.out. Its PID in LEASER.
+start_leaser() {
+	# shellcheck disable=SC2016 # expanded by the inner shells
+	bash -c 'while [[ ! -e $1/go ]]; do sleep 0.01; done
+		bash -c "bash -c '"'"'m=\$1; { readlink \$m/self; ls \$m/self/gpu; cat \$m/self/gpu/*/* ; } >\$2/self.out 2>&1'"'"' gc \$1 \$2" child "$2" "$1"' \
+		leaser "$WORK" "$MNT" </dev/null >/dev/null 2>&1 &
+	LEASER=$!
+	echo "$LEASER" >"$WORK/leaser.pid"
+	add_lease "$LEASER" "$@"
+}
+
+# A grandchild of a leased process reads its lease's devices through
+# self/, with every property the pool serves; an unrelated process finds
+# nothing there, before and after.
+case_self() {
+	it_setup
+	local st _
+	gpu_config pool 0,1,2,3
+	daemon_start -c "$WORK/extres.yaml" "$MNT"
+	assert_eq .leases/none "$(readlink "$MNT/self")" "self of a process without a lease"
+	assert_eq "" "$(ls -A "$MNT/self/")" "ls self/ without a lease"
+	start_leaser 3 1
+	st=$(proc_starttime "$LEASER")
+	wait_holders "$(line_of 3 "$LEASER" root bash lease "$LEASER-$st"
+		line_of 1 "$LEASER" root bash lease "$LEASER-$st")
+"
+	touch "$WORK/go"
+	wait "$LEASER" || fail "the leased process tree failed: $(cat "$WORK/self.out")"
+	assert_file "$WORK/self.out" ".leases/$LEASER-$st
+0
+1
+3
+1
+"
+	assert_eq .leases/none "$(readlink "$MNT/self")" "self of an unrelated process after a leased one"
+	assert_probe ENOENT stat "$MNT/self/gpu"
+	daemon_stop
+}
+
+# A lease of a device the daemon does not serve shows only its key.
+case_self_unserved() {
+	it_setup
+	local st
+	printf '%s\n' 'external-resources: gpu' \
+		'external-resource.gpu.amount: 1' \
+		'external-resource.gpu.driver: static' \
+		"external-resource.gpu.coordination-file: $WORK/gpu.coord" \
+		'external-resource.gpu.param.devices:' \
+		'  - {index: "0", uuid: GPU-0}' \
+		'  - {index: "1", uuid: GPU-1}' >"$WORK/extres.yaml"
+	daemon_start -c "$WORK/extres.yaml" "$MNT"
+	start_leaser 1
+	st=$(proc_starttime "$LEASER")
+	wait_holders "$(line_of 0 "$DAEMON_PID" root extresd daemon
+		line_of 1 "$LEASER" root bash lease "$LEASER-$st")
+"
+	assert_eq "index" "$(ls "$MNT/.leases/$LEASER-$st/gpu/0")" "properties of an unserved device"
+	touch "$WORK/go"
+	wait "$LEASER" || fail "the leased process tree failed: $(cat "$WORK/self.out")"
+	assert_file "$WORK/self.out" ".leases/$LEASER-$st
+0
+1
+"
+	daemon_stop
+}
+
 case=${1:?usage: holders.sh CASE}
 "case_${case//-/_}"
