@@ -304,6 +304,13 @@ int extres_json_null(struct extres_json *json)
 	return r < 0 ? r : put(json, "null", 4);
 }
 
+int extres_json_bool(struct extres_json *json, int v)
+{
+	int r = before_value(json);
+
+	return r < 0 ? r : v ? put(json, "true", 4) : put(json, "false", 5);
+}
+
 int extres_json_finish(struct extres_json *json, char **ret_text,
 		       size_t *ret_len)
 {

@@ -66,6 +66,9 @@ int extres_json_uint(struct extres_json *json, uint64_t v);
 
 int extres_json_null(struct extres_json *json);
 
+/* true for non-zero `v`, else false. */
+int extres_json_bool(struct extres_json *json, int v);
+
 /*
  * End the document: the top-level value must be complete. On success,
  * *ret_text is the NUL-terminated text, ending in "\n", which the caller

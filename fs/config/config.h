@@ -17,6 +17,7 @@
  *   external-resource.<name>.coordination-key   (default "index")
  *   external-resource.<name>.refresh-interval   (seconds, e.g. 30 or 0.5)
  *   external-resource.<name>.env-var            (see "Environment variables")
+ *   external-resource.<name>.pool               (true: a node pool, below)
  *   extres.mountpoint
  *   extres.lock-timeout        (seconds, default 10: the longest wait for a
  *                               coordination file's lock)
@@ -25,6 +26,13 @@
  * an unknown key inside them is a warning that names it with file:line:col.
  * No logging happens here: errors come back in struct extres_err, warnings in
  * the config's warnings list.
+ *
+ * A node pool (pool: true) serves every device the driver finds and takes
+ * none: the mount lists the node's inventory and .meta/holders who holds
+ * each device, leased out through the coordination file (extresctl run).
+ * It needs coordination-file; amount is then optional and takes no part in
+ * allocation (a Flink file sets it for Flink; extresctl request still
+ * prints it), and drivers are asked for up to EXTRES_MAX_AMOUNT devices.
  *
  * Environment variables (the mount's hidden .meta/env file; fs/views.h
  * writes the values): every resource sets EXTRES_<NAME>_INDEXES, and may set
@@ -68,7 +76,8 @@
 
 struct extres_resource_config {
 	char *name; /* safe directory name */
-	uint64_t amount; /* >= 1 */
+	uint64_t amount; /* >= 1; 0 only for a pool without amount */
+	int pool; /* serve every device, take none (see above) */
 	char *driver; /* a driver module's name, or an absolute module path */
 	/* MAPPING of param.* (prefix removed); never NULL (may be empty). */
 	struct extres_param *params;
@@ -129,8 +138,8 @@ int extres_config_load_buffer(const char *path, const char *buf, size_t len,
 void extres_config_free(struct extres_config *config);
 
 /* 1 if two resource configurations would discover and allocate alike: same
- * name, amount, driver, coordination file and key, and params (compared
- * deeply, in order). */
+ * name, amount, pool, driver, coordination file and key, and params
+ * (compared deeply, in order). */
 int extres_resource_config_same(const struct extres_resource_config *a,
 				const struct extres_resource_config *b);
 

@@ -23,6 +23,7 @@ const char *const extres_cfg_slot_keys[N_SLOTS] = {
 	[SLOT_COORD_KEY] = "coordination-key",
 	[SLOT_ENV_VAR] = "env-var",
 	[SLOT_REFRESH] = "refresh-interval",
+	[SLOT_POOL] = "pool",
 };
 
 /* What each slot's value must be, for messages. The driver alone may also
@@ -40,6 +41,7 @@ const char *const extres_cfg_slot_expected[N_SLOTS] = {
 	[SLOT_COORD_KEY] = "a property name",
 	[SLOT_ENV_VAR] = "a variable name",
 	[SLOT_REFRESH] = "a number of seconds",
+	[SLOT_POOL] = "true or false",
 };
 
 /*

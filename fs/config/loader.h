@@ -36,6 +36,7 @@ enum slot {
 	SLOT_COORD_KEY,
 	SLOT_ENV_VAR,
 	SLOT_REFRESH,
+	SLOT_POOL,
 	N_SLOTS,
 };
 

@@ -31,6 +31,8 @@ static int set_amount(struct loader *l, struct extres_resource_config *res,
 				 &text);
 	if (r < 0)
 		return r;
+	if (!text && res->pool)
+		return 0;
 	if (!text)
 		return extres_cfg_fail(l, EINVAL, res->line, res->column,
 				       "resource '%s': " RESOURCE_PREFIX
@@ -230,6 +232,49 @@ static int set_env_var(struct loader *l, struct extres_resource_config *res,
 	return extres_cfg_copy_opt(l, text, &res->env_var);
 }
 
+/* pool: YAML's core-schema booleans only; unset or null is false. */
+static int set_pool(struct loader *l, struct extres_resource_config *res,
+		    const struct extres_flat *e)
+{
+	static const char *const yes[] = { "true", "True", "TRUE" };
+	static const char *const no[] = { "false", "False", "FALSE" };
+	const char *text;
+	size_t i;
+	int r;
+
+	r = extres_cfg_scalar_of(l, e, extres_cfg_slot_expected[SLOT_POOL],
+				 &text);
+	if (r < 0 || !text)
+		return r;
+	for (i = 0; i < ARRAY_SIZE(yes); i++) {
+		if (strcmp(text, yes[i]) == 0)
+			res->pool = 1;
+		else if (strcmp(text, no[i]) == 0)
+			return 0;
+	}
+	if (!res->pool)
+		return extres_cfg_fail(l, EINVAL, extres_cfg_value_line(e),
+				       extres_cfg_value_column(e),
+				       "%s is '%s'; expected true or false",
+				       e->key, text);
+	return 0;
+}
+
+/* A pool shares its devices through its coordination file: without one
+ * nobody could lease them, nor could it say who holds them. */
+static int check_pool(struct loader *l,
+		      const struct extres_resource_config *res,
+		      const struct extres_flat *e)
+{
+	if (!res->pool || res->coordination_file)
+		return 0;
+	return extres_cfg_fail(
+		l, EINVAL, extres_cfg_value_line(e), extres_cfg_value_column(e),
+		"%s is true, but " RESOURCE_PREFIX
+		"%s.coordination-file is not set: a pool's devices are shared through its coordination file",
+		e->key, res->name);
+}
+
 int extres_cfg_finish_resource(struct loader *l, size_t index)
 {
 	struct extres_resource_config *res = &l->config->resources[index];
@@ -237,6 +282,9 @@ int extres_cfg_finish_resource(struct loader *l, size_t index)
 	const char *text;
 	int r;
 
+	r = set_pool(l, res, keys->slot[SLOT_POOL]);
+	if (r < 0)
+		return r;
 	r = set_amount(l, res, keys->slot[SLOT_AMOUNT]);
 	if (r < 0)
 		return r;
@@ -259,6 +307,9 @@ int extres_cfg_finish_resource(struct loader *l, size_t index)
 	if (r < 0)
 		return r;
 	r = set_coordination(l, res, keys);
+	if (r < 0)
+		return r;
+	r = check_pool(l, res, keys->slot[SLOT_POOL]);
 	if (r < 0)
 		return r;
 	r = set_refresh(l, res, keys->slot[SLOT_REFRESH]);

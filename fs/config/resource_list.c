@@ -26,6 +26,10 @@ static int add_resource(struct loader *l, const char *text, size_t len,
 	if (!name)
 		return extres_cfg_oom(l);
 	problem = extres_name_problem(name);
+	/* The mount's root holds it beside the resources. */
+	if (!problem && strcmp(name, "self") == 0)
+		problem =
+			"is reserved (the mount's self/ shows each process its own lease)";
 	if (problem) {
 		extres_cfg_fail(l, EINVAL, line, column,
 				"resource name '%s' in %s %s", name,

@@ -60,9 +60,10 @@ fail:
 }
 
 /* Every candidate must carry a key that fits in one field of a line. */
-static int check_keys(const struct extres_resource_config *res, const char *key,
-		      const struct extres_infos *candidates,
-		      struct extres_err *err)
+int extres_alloc_check_keys(const struct extres_resource_config *res,
+			    const char *key,
+			    const struct extres_infos *candidates,
+			    struct extres_err *err)
 {
 	const char *v;
 	size_t i, j;
@@ -84,11 +85,11 @@ static int check_keys(const struct extres_resource_config *res, const char *key,
 	return 0;
 }
 
-static int new_allocation(const struct extres_resource_config *res,
-			  int coordinated, pid_t owner, uint64_t starttime,
-			  const struct extres_infos *candidates,
-			  const size_t *picked, size_t n_picked,
-			  struct extres_allocation **ret)
+int extres_alloc_new(const struct extres_resource_config *res, int coordinated,
+		     pid_t owner, uint64_t starttime,
+		     const struct extres_infos *candidates,
+		     const size_t *picked, size_t n_picked,
+		     struct extres_allocation **ret)
 {
 	struct extres_allocation *a = calloc(1, sizeof(*a));
 	size_t i;
@@ -349,7 +350,7 @@ static int take_from_script(const struct extres_resource_config *res,
 		r = extres_err_set(err, ENOMEM, "out of memory");
 		goto out;
 	}
-	r = check_keys(res, key, candidates, err);
+	r = extres_alloc_check_keys(res, key, candidates, err);
 	if (r == 0)
 		r = owner_starttime(res, self, &starttime, err);
 	if (r < 0)
@@ -409,8 +410,8 @@ static int take_from_script(const struct extres_resource_config *res,
 			extres_err_append(err, "%s", who);
 		goto out;
 	}
-	r = new_allocation(res, 0, self, starttime, candidates, picked,
-			   n_picked, &a);
+	r = extres_alloc_new(res, 0, self, starttime, candidates, picked,
+			     n_picked, &a);
 	if (r < 0) {
 		r = extres_err_set(err, -r, "out of memory");
 		goto out;
@@ -456,6 +457,8 @@ int extres_alloc_retake(const struct extres_resource_config *res,
 	ssize_t k;
 	int r;
 
+	if (res->pool)
+		return extres_alloc_pool(res, candidates, owner, ret, err);
 	if (self_file)
 		return take_from_script(res, candidates, prev, ret, err);
 	if (!can_keep(res, coordinated, key, owner, prev))
@@ -469,7 +472,7 @@ int extres_alloc_retake(const struct extres_resource_config *res,
 	}
 
 	if (coordinated) {
-		r = check_keys(res, key, candidates, err);
+		r = extres_alloc_check_keys(res, key, candidates, err);
 		if (r < 0)
 			goto out;
 		r = owner_starttime(res, owner, &starttime, err);
@@ -546,8 +549,8 @@ int extres_alloc_retake(const struct extres_resource_config *res,
 		goto out;
 	}
 
-	r = new_allocation(res, coordinated, owner, starttime, candidates,
-			   picked, n_picked, &a);
+	r = extres_alloc_new(res, coordinated, owner, starttime, candidates,
+			     picked, n_picked, &a);
 	if (r < 0) {
 		r = extres_err_set(err, -r, "out of memory");
 		goto out;

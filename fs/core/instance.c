@@ -283,6 +283,7 @@ static int copy_settings(struct extres_driver *drv,
 		    0)
 		return -ENOMEM;
 	s->amount = res->amount;
+	s->pool = res->pool;
 	s->params = &drv->params;
 	return 0;
 }
@@ -326,7 +327,9 @@ int extres_driver_open(const struct extres_config *config,
 		.resource = drv->settings.name,
 		.config_path = drv->config_path ? drv->config_path : "",
 		.config_dir = drv->config_dir ? drv->config_dir : "",
-		.amount = res->amount,
+		/* A pool asks for every device (a script prints at most
+		 * its amount). */
+		.amount = res->pool ? EXTRES_MAX_AMOUNT : res->amount,
 		.log = host_log,
 		.error = host_error,
 		.core = drv,

@@ -2,6 +2,7 @@
 #include "core/json_view.h"
 
 #include "base/json.h"
+#include "core/holders.h"
 
 static void json_infos(struct extres_json *json,
 		       const struct extres_info *infos, size_t n)
@@ -24,6 +25,13 @@ static void json_infos(struct extres_json *json,
 int extres_json_view(const struct extres_json_resource *res, size_t n,
 		     char **ret_text, size_t *ret_len)
 {
+	return extres_json_view_holders(res, n, NULL, ret_text, ret_len);
+}
+
+int extres_json_view_holders(const struct extres_json_resource *res, size_t n,
+			     const struct extres_holders *holders,
+			     char **ret_text, size_t *ret_len)
+{
 	struct extres_json *json;
 	size_t i;
 	int r;
@@ -42,6 +50,10 @@ int extres_json_view(const struct extres_json_resource *res, size_t n,
 		extres_json_string(json, res[i].driver);
 		extres_json_key(json, "amount");
 		extres_json_uint(json, res[i].amount);
+		if (res[i].pool) {
+			extres_json_key(json, "pool");
+			extres_json_bool(json, 1);
+		}
 		if (res[i].infos) {
 			extres_json_key(json, "infos");
 			json_infos(json, res[i].infos, res[i].n_infos);
@@ -54,6 +66,10 @@ int extres_json_view(const struct extres_json_resource *res, size_t n,
 		extres_json_end_object(json);
 	}
 	extres_json_end_object(json);
+	if (holders) {
+		extres_json_key(json, "holders");
+		extres_holders_json(json, holders);
+	}
 	extres_json_end_object(json);
 	r = extres_json_finish(json, ret_text, ret_len);
 	extres_json_free(json);

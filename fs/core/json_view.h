@@ -6,12 +6,15 @@
  *
  *   {"resources": {"gpu": {"driver": "<driver>", "amount": 2,
  *     "infos": [{"index": "0", "uuid": "GPU-..."}, ...],
- *     "candidates": [{"index": "0", ...}, ...]}, ...}}
+ *     "candidates": [{"index": "0", ...}, ...]}, ...},
+ *   "holders": [...]}
  *
  * resources in configuration order; "infos" (what was allocated: element n
  * is directory <name>/<n> of the mount) only where something was
  * allocated, "candidates" (what the driver discovered, in its order) only
- * where discovery was asked for. Properties are in the driver's order,
+ * where discovery was asked for; "pool": true only for a node pool, whose
+ * "amount" is the number of devices it serves; "holders" only in the
+ * daemon's document (see extres_json_view_holders()). Properties are in the driver's order,
  * every value a string exactly as its file holds it without the "\n". The
  * text is on one line, in the JSON writer's layout (base/json.h), and ends
  * in "\n".
@@ -33,6 +36,7 @@ struct extres_json_resource {
 	size_t n_infos;
 	/* NULL: no "candidates" member. */
 	const struct extres_infos *candidates;
+	int pool; /* a node pool (config.h): adds "pool": true */
 };
 
 /*
@@ -42,5 +46,16 @@ struct extres_json_resource {
  */
 int extres_json_view(const struct extres_json_resource *res, size_t n,
 		     char **ret_text, size_t *ret_len);
+
+struct extres_holders;
+
+/*
+ * The same with a top-level "holders" member after "resources" (the array
+ * core/holders.h describes) when `holders` is not NULL: the daemon's
+ * .meta/extres.json.
+ */
+int extres_json_view_holders(const struct extres_json_resource *res, size_t n,
+			     const struct extres_holders *holders,
+			     char **ret_text, size_t *ret_len);
 
 #endif

@@ -258,6 +258,14 @@ int extres_view_spark(const struct extres_view_resource *res, size_t n,
 int extres_view_json(const struct extres_view_resource *res, size_t n,
 		     char **ret_text, size_t *ret_len)
 {
+	return extres_view_json_holders(res, n, NULL, NULL, ret_text, ret_len);
+}
+
+int extres_view_json_holders(const struct extres_view_resource *res, size_t n,
+			     const unsigned char *pools,
+			     const struct extres_holders *holders,
+			     char **ret_text, size_t *ret_len)
+{
 	/* Every resource allocated something: "infos" is always there. */
 	static const struct extres_info none;
 	struct extres_json_resource *doc;
@@ -271,11 +279,13 @@ int extres_view_json(const struct extres_view_resource *res, size_t n,
 		doc[i] = (struct extres_json_resource){
 			.name = res[i].name,
 			.driver = res[i].driver,
-			.amount = res[i].amount,
+			.amount = pools && pools[i] ? res[i].n_infos :
+						      res[i].amount,
+			.pool = pools && pools[i],
 			.infos = res[i].infos ? res[i].infos : &none,
 			.n_infos = res[i].n_infos,
 		};
-	r = extres_json_view(doc, n, ret_text, ret_len);
+	r = extres_json_view_holders(doc, n, holders, ret_text, ret_len);
 	free(doc);
 	return r;
 }

@@ -92,4 +92,15 @@ int extres_view_spark(const struct extres_view_resource *res, size_t n,
 int extres_view_json(const struct extres_view_resource *res, size_t n,
 		     char **ret_text, size_t *ret_len);
 
+struct extres_holders;
+
+/* The same with the "holders" array (core/holders.h) when `holders` is not
+ * NULL, and "pool": true (with the number of devices served as "amount")
+ * for each resource i where pools[i] is non-zero (`pools` may be NULL):
+ * what the daemon serves. */
+int extres_view_json_holders(const struct extres_view_resource *res, size_t n,
+			     const unsigned char *pools,
+			     const struct extres_holders *holders,
+			     char **ret_text, size_t *ret_len);
+
 #endif

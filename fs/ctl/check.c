@@ -120,10 +120,15 @@ int extres_ctl_check(const char *config_path, int argc, char *argv[])
 	for (i = 0; i < cfg->n_resources; i++) {
 		const struct extres_resource_config *r = &cfg->resources[i];
 
-		printf("%s: amount %llu, driver %s, coordination-file %s, "
+		if (r->pool)
+			printf("%s: pool (every device, none taken), ",
+			       r->name);
+		else
+			printf("%s: amount %llu, ", r->name,
+			       (unsigned long long)r->amount);
+		printf("driver %s, coordination-file %s, "
 		       "kubernetes %s, yarn %s\n",
-		       r->name, (unsigned long long)r->amount, r->driver,
-		       or_dash(r->coordination_file),
+		       r->driver, or_dash(r->coordination_file),
 		       or_dash(r->kubernetes_key), or_dash(r->yarn_key));
 	}
 	/* Every driver is tried, so that one run names every mistake; each

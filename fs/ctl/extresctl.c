@@ -12,6 +12,8 @@
  *                                            what a running extresd serves
  *   extresctl reload [--timeout S] [MOUNTPOINT]
  *                                            re-read its config, say if it took
+ *   extresctl leases [--kill LEASE] [--timeout S] [MOUNTPOINT]
+ *                                            live leases, or end one
  *   extresctl coord list FILE [--json] [--timeout S]  entries, owners' states
  *   extresctl coord gc FILE [--json] [--dry-run] [--drop-unparsable]
  *                                            drop entries of owners gone
@@ -56,6 +58,10 @@ static void usage(FILE *out)
 		"    reload [--timeout SECONDS] [MOUNTPOINT]\n"
 		"                       make that extresd re-read its configuration\n"
 		"                       and say whether the reload took\n"
+		"    leases [--kill LEASE] [--timeout SECONDS] [MOUNTPOINT]\n"
+		"                       list the live leases (extresctl run) in the\n"
+		"                       coordination files that extresd follows, or\n"
+		"                       end one: SIGTERM to its command\n"
 		"    coord list FILE [--json] [--timeout SECONDS]\n"
 		"                       show each entry of a coordination file and\n"
 		"                       whether its owner is live, dead, reused,\n"
@@ -129,6 +135,8 @@ int main(int argc, char *argv[])
 		status = extres_ctl_coord(argc, argv);
 	else if (strcmp(cmd, "run") == 0)
 		status = extres_ctl_run(config_path, argc, argv);
+	else if (strcmp(cmd, "leases") == 0)
+		status = extres_ctl_leases(argc, argv);
 	else
 		status =
 			extres_ctl_usage_error("", "unknown command '%s'", cmd);

@@ -114,6 +114,14 @@ static int collect(const struct extres_config *cfg, enum target t,
 				res->name, res->name, target_key(t));
 			continue;
 		}
+		/* A pool without amount asks the scheduler for nothing. */
+		if (res->amount == 0) {
+			extres_log(
+				EXTRES_LOG_NOTICE,
+				"note: resource '%s' skipped: a pool without external-resource.%s.amount",
+				res->name, res->name);
+			continue;
+		}
 		if (check_request_name(key) < 0) {
 			extres_log(
 				EXTRES_LOG_ERR,

@@ -58,6 +58,8 @@ static void usage_status(FILE *out)
 		"daemon does not answer an access within the deadline: 'extresd at\n"
 		"MOUNTPOINT is not responding'.\n"
 		"\n"
+		"Then who holds each device of the coordination files it follows\n"
+		"(MOUNTPOINT/.meta/holders), when any is recorded.\n"
 		"When its last reload failed, a warning says when, and why to root.\n"
 		"\n"
 		"    --json       the daemon's MOUNTPOINT/.meta/extres.json instead:\n"
@@ -269,6 +271,7 @@ static void print_text(const char *mnt, const struct node *root)
  * last reload failed (from .meta/error, which only root may read). */
 struct remarks {
 	char *status;
+	char *holders; /* .meta/holders, or NULL */
 	char *failed; /* "failed at TIME" of the last reload, or NULL */
 	char *why;
 	int why_errno;
@@ -277,6 +280,7 @@ struct remarks {
 static void remarks_clear(struct remarks *rm)
 {
 	free(rm->status);
+	free(rm->holders);
 	free(rm->failed);
 	free(rm->why);
 	*rm = (struct remarks){ 0 };
@@ -291,6 +295,8 @@ static void read_remarks(struct extres_ctl_mount *m, struct remarks *rm)
 
 	rm->status = extres_ctl_read_meta(m->mnt, "status");
 	extres_ctl_mount_step(m);
+	rm->holders = extres_ctl_read_meta(m->mnt, "holders");
+	extres_ctl_mount_step(m);
 	for (p = rm->status; p && (nl = strchr(p, '\n')); p = nl + 1)
 		if (strncmp(p, "last-reload failed", 18) == 0)
 			rm->failed = strndup(p + 12, (size_t)(nl - p) - 12);
@@ -301,6 +307,44 @@ static void read_remarks(struct extres_ctl_mount *m, struct remarks *rm)
 	extres_ctl_mount_step(m);
 	if (rm->why && (cut = strchr(rm->why, '\n')))
 		*cut = '\0';
+}
+
+/*
+ * Who holds each device of the coordination files the daemon follows, one
+ * line each: "  RESOURCE KEY: PID N USER COMMAND since SINCE (KIND[ LEASE])"
+ * for a live holder, "  RESOURCE KEY: PID N (KIND[ LEASE], STATE)" for a
+ * stale line.
+ */
+static void print_holders(const char *text)
+{
+	char *copy, *line, *save = NULL, *f[9], *p;
+	size_t n;
+
+	if (!text || !*text || !(copy = strdup(text)))
+		return;
+	printf("holders:\n");
+	for (line = strtok_r(copy, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		for (n = 0, p = line; n < 9 && p; n++) {
+			f[n] = p;
+			p = strchr(p, '\t');
+			if (p)
+				*p++ = '\0';
+		}
+		if (n < 9)
+			continue;
+		printf("  %s %s: PID %s", f[0], f[1], f[2]);
+		if (strcmp(f[8], "live") == 0)
+			printf(" %s %s since %s (%s", f[3], f[4], f[5], f[6]);
+		else
+			printf(" (%s", f[6]);
+		if (strcmp(f[7], "-") != 0)
+			printf(" %s", f[7]);
+		if (strcmp(f[8], "live") != 0)
+			printf(", %s", f[8]);
+		printf(")\n");
+	}
+	free(copy);
 }
 
 /*
@@ -365,6 +409,8 @@ static int status_job(struct extres_ctl_mount *m, void *arg)
 		fputs(json, stdout);
 	else
 		print_text(m->mnt, &root);
+	if (r == 0 && !o->json)
+		print_holders(rm.holders);
 	if (r == 0 && print_remarks(m->mnt, &rm) > 0)
 		r = -EBUSY;
 	remarks_clear(&rm);

@@ -113,14 +113,6 @@ void extresd_check_lines(struct extresd *d)
 	extresd_publish(d);
 }
 
-void extresd_guard_event(void *ctx)
-{
-	struct extresd *d = ctx;
-
-	if (extres_guard_changed(&d->guard))
-		extresd_check_lines(d);
-}
-
 long long extresd_guard_tick(struct extresd *d)
 {
 	long long left;

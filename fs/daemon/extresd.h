@@ -19,7 +19,9 @@
 #include "daemon/guard.h"
 #include "daemon/owner.h"
 #include "os/runlock.h"
+#include "core/holders.h"
 #include "core/transaction.h"
+#include "tree/snapshot.h"
 
 /* Everything the daemon owns, in one place. */
 struct extresd {
@@ -60,6 +62,18 @@ struct extresd {
 	struct extres_guard guard;
 	char *conflicts;
 	long long guard_due;
+	/* Who holds the devices of the coordination files we follow (see
+	 * daemon/holders.c), as .meta/holders shows them (holders_text),
+	 * re-read at holders_due (monotonic ms; 0: not scheduled), which
+	 * a burst of changes sets once; owners looked at again at
+	 * holders_probe_due (0: none to look at); the last read's error,
+	 * logged once (NULL: none). */
+	struct extres_holders holders;
+	char *holders_text;
+	size_t holders_len;
+	long long holders_due;
+	long long holders_probe_due;
+	char *holders_error;
 	/* When to hand freed pages back to the system (monotonic ms; 0:
 	 * nothing to hand back): once reloads pause, see extresd_publish(). */
 	long long trim_due;
@@ -99,5 +113,45 @@ void extresd_guard_event(void *ctx);
 /* From the refresh callback: check again when due while conflicts last;
  * the milliseconds until the next check, or -1 for none. */
 long long extresd_guard_tick(struct extresd *d);
+
+/*
+ * Watch every coordination file we follow: those of our allocations and a
+ * pool's (daemon/holders.c). Logs what cannot be watched.
+ */
+void extresd_watch_files(struct extresd *d);
+
+/* Re-read the holders of every followed file now (without publishing):
+ * 1 when .meta/holders changed, 0 when not, or a negative errno (the last
+ * holders stay; logged once). Control thread, or before it starts. */
+int extresd_holders_read(struct extresd *d);
+
+/* Re-read the holders `delay_ms` from now, or sooner if already due. */
+void extresd_holders_schedule(struct extresd *d, long long delay_ms);
+
+/* From the refresh callback: re-read and publish when due, look at the
+ * owners again; the milliseconds until the next due, or -1 for none. */
+long long extresd_holders_tick(struct extresd *d);
+
+/* The live leases among the holders, for /.leases (daemon/self.h): one
+ * per lease id that names its line's owner (PID-STARTTIME), its devices
+ * resource by resource, each with the properties of the device the daemon
+ * serves under that key (a pool serves every device), or else only the
+ * coordination key. Points into d's holders and allocations: build it,
+ * use it and free it before they change. */
+struct extresd_leases {
+	size_t n;
+	struct extres_snapshot_lease *items;
+	struct extres_snapshot_resource *res;
+	struct extres_info *infos;
+	struct extres_property *props;
+};
+
+/* 0 or -ENOMEM (then *l is empty). */
+int extresd_leases_build(const struct extresd *d, struct extresd_leases *l);
+/* Accepts an empty one. */
+void extresd_leases_free(struct extresd_leases *l);
+
+/* Free what the holders hold. */
+void extresd_holders_free(struct extresd *d);
 
 #endif

@@ -6,6 +6,8 @@
 #include <string.h>
 #include <sys/statvfs.h>
 
+#include "daemon/self.h"
+
 /*
  * Values change only on reload, which invalidates the kernel's cache
  * explicitly, so the kernel may trust what it has for a day.
@@ -62,6 +64,8 @@ static void op_init(void *userdata, struct fuse_conn_info *conn)
 		~(unsigned)(FUSE_CAP_WRITEBACK_CACHE | FUSE_CAP_POSIX_LOCKS |
 			    FUSE_CAP_FLOCK_LOCKS | FUSE_CAP_READDIRPLUS_AUTO |
 			    FUSE_CAP_AUTO_INVAL_DATA);
+	/* /self leads each caller elsewhere: the kernel must ask each time. */
+	conn->want &= ~(unsigned)FUSE_CAP_CACHE_SYMLINKS;
 }
 
 static int do_lookup(const struct extres_tree *t, fuse_ino_t parent,
@@ -459,6 +463,46 @@ static void op_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 	fuse_reply_err(req, EROFS);
 }
 
+static const struct extres_tree *lock_ctx(void *fs)
+{
+	return lock_tree(fs);
+}
+
+static void unlock_ctx(void *fs)
+{
+	unlock_tree(fs);
+}
+
+/*
+ * /self is answered for the process that asks (daemon/self.h), which reads
+ * its ancestry from /proc between short holds of the tree's lock, so that
+ * a swap never waits on /proc. Any other symlink reads as stored.
+ */
+static void op_readlink(fuse_req_t req, fuse_ino_t ino)
+{
+	struct extres_fs *fs = fuse_req_userdata(req);
+	char target[EXTRES_SELF_TARGET_MAX];
+	const struct extres_node *n;
+	size_t len;
+	int self;
+
+	lock_tree(fs);
+	n = extres_fs_node(fs, ino);
+	self = n && S_ISLNK(n->mode) && n->parent == EXTRES_ROOT_INO &&
+	       strcmp(n->name, "self") == 0;
+	if (!n || !S_ISLNK(n->mode))
+		fuse_reply_err(req, n ? EINVAL : ESTALE);
+	else if (!self)
+		fuse_reply_buf(req, n->data, n->size);
+	unlock_tree(fs);
+	if (!self)
+		return;
+	/* The target is ours, not the tree's: no lock for the reply. */
+	len = extres_self_resolve(fuse_req_ctx(req)->pid, lock_ctx, unlock_ctx,
+				  fs, target);
+	fuse_reply_buf(req, target, len);
+}
+
 /*
  * Nothing here is a terminal or a device: every ioctl is ENOTTY. The kernel
  * sends each one (CPython's open() asks isatty() every time before 3.14) and
@@ -479,6 +523,7 @@ static const struct fuse_lowlevel_ops ops = {
 	.forget = op_forget,
 	.forget_multi = op_forget_multi,
 	.getattr = op_getattr,
+	.readlink = op_readlink,
 	.open = op_open,
 	.opendir = op_opendir,
 	.read = op_read,

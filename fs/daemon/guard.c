@@ -84,22 +84,25 @@ static int add(struct extres_guard *g, const char *path, struct extres_err *err)
 	return 0;
 }
 
-int extres_guard_watch(struct extres_guard *g,
-		       const struct extres_allocations *allocs,
-		       struct extres_err *err)
+int extres_guard_watch(struct extres_guard *g, const char *const *files,
+		       size_t n, struct extres_err *err)
 {
-	size_t i;
+	size_t i, j;
 	int first = 0, r;
 
 	if (g->fd < 0)
 		return 0;
 	forget(g);
-	for (i = 0; allocs && i < allocs->n; i++) {
-		const struct extres_allocation *a = allocs->items[i];
-
-		if (!a->coordination_file || a->n == 0)
+	for (i = 0; i < n; i++) {
+		if (!files[i])
 			continue;
-		r = add(g, a->coordination_file, first ? NULL : err);
+		/* Two resources may share a file: one watch is enough. */
+		for (j = 0; j < i; j++)
+			if (files[j] && strcmp(files[j], files[i]) == 0)
+				break;
+		if (j < i)
+			continue;
+		r = add(g, files[i], first ? NULL : err);
 		if (r < 0 && first == 0)
 			first = r;
 	}

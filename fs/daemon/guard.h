@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Watching the coordination files that hold our lines.
+ * Watching the coordination files that hold our lines, and those whose
+ * holders the mount shows (daemon/holders.c).
  *
  * Other writers share those files: Flink's script frees a dead owner's
  * index with `sed -i "/INDEX /d"`, which also deletes a live "13 ..." line
@@ -21,7 +22,6 @@
 #include <stddef.h>
 
 #include "base/err.h"
-#include "core/transaction.h"
 
 struct extres_guard_watch;
 
@@ -35,13 +35,12 @@ struct extres_guard {
 int extres_guard_open(struct extres_guard *g, struct extres_err *err);
 
 /*
- * Watch the coordination files of `allocs` (those it holds lines in),
+ * Watch the coordination files `files` (n of them; NULL entries skipped),
  * instead of what was watched before. A directory that cannot be watched is
  * an error naming it; what could be watched stays watched.
  */
-int extres_guard_watch(struct extres_guard *g,
-		       const struct extres_allocations *allocs,
-		       struct extres_err *err);
+int extres_guard_watch(struct extres_guard *g, const char *const *files,
+		       size_t n, struct extres_err *err);
 
 /* Read every pending event: 1 if one concerned a watched file, else 0. */
 int extres_guard_changed(struct extres_guard *g);

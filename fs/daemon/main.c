@@ -181,13 +181,17 @@ static int build_tree(struct extresd *d)
 		extres_log(EXTRES_LOG_NOTICE, "stopped during start-up");
 		return -EINTR;
 	}
+	/* From now on our lines and the holders are watched (before they
+	 * are read, so that no change goes unseen); a file that cannot be
+	 * is no reason not to serve. */
+	extresd_watch_files(d);
+	if (extresd_holders_read(d) == -EINTR) {
+		extres_log(EXTRES_LOG_NOTICE, "stopped during start-up");
+		return -EINTR;
+	}
 	r = extresd_publish(d);
 	if (r < 0)
 		return r;
-	/* From now on our lines are watched; a file that cannot be is no
-	 * reason not to serve. */
-	if (extres_guard_watch(&d->guard, d->allocs, &err) < 0)
-		extres_log(EXTRES_LOG_WARNING, "%s", err.msg);
 	extresd_check_lines(d);
 	return 0;
 }
@@ -316,6 +320,7 @@ static void cleanup(struct extresd *d)
 	extres_owner_close(&d->owner_watch);
 	extres_guard_close(&d->guard);
 	free(d->conflicts);
+	extresd_holders_free(d);
 	/* A stop is obeyed within a second even when another process holds
 	 * a coordination file's lock forever: lines not removed then name a
 	 * process that is about to be gone, which every allocator (Flink's

@@ -78,23 +78,38 @@ static int status_text(const struct extresd *d, char **ret, size_t *ret_len)
  * (so may only root read it), and the status. The status comes last: a
  * swap invalidates in build order, so a reader who sees a new status
  * (tools poll it) finds every other file new as well. */
-enum { META_ENV, META_SPARK, META_JSON, META_ERROR, META_STATUS, N_META };
+enum {
+	META_ENV,
+	META_SPARK,
+	META_JSON,
+	META_HOLDERS,
+	META_ERROR,
+	META_STATUS,
+	N_META
+};
 
 static int meta_files(const struct extresd *d,
 		      struct extres_snapshot_file files[N_META],
 		      char *text[N_META])
 {
 	static const char *const names[N_META] = {
-		"env", "resources.json", "extres.json", "error", "status",
+		"env",	   "resources.json", "extres.json",
+		"holders", "error",	     "status",
 	};
 	static const mode_t perms[N_META] = { [META_ERROR] = 0400 };
-	struct extres_view_resource *views;
-	size_t len[N_META] = { 0 }, i;
+	struct extres_view_resource *views, *own;
+	size_t len[N_META] = { 0 }, i, n_own = 0;
+	unsigned char *pools;
 	int r;
 
-	views = calloc(d->allocs->n ? d->allocs->n : 1, sizeof(*views));
-	if (!views)
+	views = calloc(d->allocs->n ? d->allocs->n * 2 : 1, sizeof(*views));
+	pools = calloc(d->allocs->n ? d->allocs->n : 1, 1);
+	if (!views || !pools) {
+		free(views);
+		free(pools);
 		return -ENOMEM;
+	}
+	own = views + d->allocs->n;
 	for (i = 0; i < d->allocs->n; i++) {
 		const struct extres_resource_config *rc =
 			&d->config->resources[i];
@@ -104,19 +119,35 @@ static int meta_files(const struct extresd *d,
 		views[i].env_var = rc->env_var;
 		views[i].driver_info = &d->allocs->items[i]->driver;
 		views[i].amount = rc->amount;
+		pools[i] = (unsigned char)rc->pool;
 		views[i].infos = d->allocs->items[i]->infos;
 		views[i].n_infos = d->allocs->items[i]->n;
+		/* A pool's devices are the node's, not this mount's: no
+		 * program should take them all from .meta/env. */
+		if (!rc->pool)
+			own[n_own++] = views[i];
 	}
 	r = status_text(d, &text[META_STATUS], &len[META_STATUS]);
 	if (r == 0)
-		r = extres_view_env(views, d->allocs->n, &text[META_ENV],
+		r = extres_view_env(own, n_own, &text[META_ENV],
 				    &len[META_ENV]);
 	if (r == 0)
-		r = extres_view_spark(views, d->allocs->n, &text[META_SPARK],
+		r = extres_view_spark(own, n_own, &text[META_SPARK],
 				      &len[META_SPARK]);
 	if (r == 0)
-		r = extres_view_json(views, d->allocs->n, &text[META_JSON],
-				     &len[META_JSON]);
+		r = extres_view_json_holders(views, d->allocs->n, pools,
+					     &d->holders, &text[META_JSON],
+					     &len[META_JSON]);
+	if (r == 0 && d->holders_text) {
+		text[META_HOLDERS] = malloc(d->holders_len + 1);
+		if (text[META_HOLDERS]) {
+			memcpy(text[META_HOLDERS], d->holders_text,
+			       d->holders_len + 1);
+			len[META_HOLDERS] = d->holders_len;
+		} else {
+			r = -ENOMEM;
+		}
+	}
 	if (r == 0 && d->last_error[0] &&
 	    asprintf(&text[META_ERROR], "%s\n", d->last_error) < 0) {
 		text[META_ERROR] = NULL;
@@ -128,6 +159,7 @@ static int meta_files(const struct extresd *d,
 		files[i] = (struct extres_snapshot_file){ names[i], text[i],
 							  len[i], perms[i] };
 	free(views);
+	free(pools);
 	return r;
 }
 
@@ -135,6 +167,7 @@ int extresd_publish(struct extresd *d)
 {
 	struct extres_snapshot_resource *res = NULL;
 	struct extres_snapshot_file files[N_META];
+	struct extresd_leases leases = { 0 };
 	char *text[N_META] = { NULL };
 	struct extres_tree *tree = NULL;
 	struct extres_err err;
@@ -144,6 +177,8 @@ int extresd_publish(struct extresd *d)
 
 	res = calloc(d->allocs->n ? d->allocs->n : 1, sizeof(*res));
 	r = res ? meta_files(d, files, text) : -ENOMEM;
+	if (r == 0)
+		r = extresd_leases_build(d, &leases);
 	if (r < 0) {
 		extres_log(EXTRES_LOG_ERR, "cannot build .meta: %s",
 			   strerror(-r));
@@ -157,14 +192,16 @@ int extresd_publish(struct extresd *d)
 	clock_gettime(CLOCK_REALTIME, &now);
 	/* Only this thread swaps trees, so reading the current one for its
 	 * time stamps needs no lock. */
-	r = extres_snapshot_build_meta(res, d->allocs->n, files, N_META, now,
-				       d->fs.tree, &tree, &err);
+	r = extres_snapshot_build_self(res, d->allocs->n, files, N_META,
+				       leases.items, leases.n, now, d->fs.tree,
+				       &tree, &err);
 	if (r < 0) {
 		extres_log(EXTRES_LOG_ERR, "%s", err.msg);
 		goto out;
 	}
 	extres_fs_swap(&d->fs, d->se, tree);
 out:
+	extresd_leases_free(&leases);
 	for (i = 0; i < N_META; i++)
 		free(text[i]);
 	free(res);
@@ -238,6 +275,9 @@ static int try_reload(struct extresd *d)
 	d->allocs = allocs;
 	d->generation++;
 	set_last_reload(d, NULL);
+	/* The new lines show in the same tree; a file we cannot read now
+	 * keeps the last holders shown. */
+	extresd_holders_read(d);
 	r = extresd_publish(d);
 	if (r < 0) {
 		/* The old tree is still served: so stays the old state. */
@@ -257,9 +297,10 @@ static int try_reload(struct extresd *d)
 	if (extres_release_dropped(old, allocs, &err) < 0)
 		extres_log(EXTRES_LOG_ERR, "after reload: %s", err.msg);
 	extres_allocations_free(old);
-	if (extres_guard_watch(&d->guard, d->allocs, &err) < 0)
-		extres_log(EXTRES_LOG_ERR, "after reload: %s", err.msg);
+	extresd_watch_files(d);
 	extresd_check_lines(d);
+	/* What was released went from the files after the publish. */
+	extresd_holders_schedule(d, 0);
 	return 0;
 fail:
 	extres_config_free(config);
@@ -373,6 +414,7 @@ long long extresd_refresh(void *ctx)
 {
 	struct extresd *d = ctx;
 	long long now = extres_now_ms(), next = extresd_guard_tick(d);
+	long long held = extresd_holders_tick(d);
 	size_t n = d->config->n_resources, i;
 	int changed = 0;
 
@@ -402,6 +444,8 @@ long long extresd_refresh(void *ctx)
 			d->refresh_due[i] = now + (long long)rc->refresh_ms;
 		}
 	}
+	if (held >= 0 && (next < 0 || held < next))
+		next = held;
 	for (i = 0; i < n; i++) {
 		long long due = d->refresh_due[i];
 

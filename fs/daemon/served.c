@@ -72,7 +72,7 @@ const struct extres_tree *extres_fs_listing(const struct extres_fs *fs,
 
 static int pushed(const struct extres_node *n)
 {
-	return !S_ISDIR(n->mode) && n->size > 0 && n->size <= PUSH_MAX;
+	return S_ISREG(n->mode) && n->size > 0 && n->size <= PUSH_MAX;
 }
 
 int extres_fs_given(struct extres_fs *fs, const struct extres_node *n)

@@ -23,6 +23,28 @@ struct extres_proc_probe {
  * out-parameter may be NULL. 0, -ESRCH (no such process) or -EIO. */
 int extres_proc_stat(pid_t pid, char *ret_state, uint64_t *ret_starttime);
 
+/* The same, and the parent's PID (field 4). */
+int extres_proc_stat_ppid(pid_t pid, char *ret_state, pid_t *ret_ppid,
+			  uint64_t *ret_starttime);
+
+/* Parse the text of a /proc/PID/stat (`len` bytes): state, parent and start
+ * time, each out-parameter optional. 0 or -EIO. Pure. */
+int extres_proc_parse_stat(const char *buf, size_t len, char *ret_state,
+			   pid_t *ret_ppid, uint64_t *ret_starttime);
+
+/* What /proc/PID/stat says of a process (or a thread). */
+struct extres_proc_stat {
+	char state;
+	pid_t ppid;
+	uint64_t starttime;
+	int thread; /* a thread other than its process's first */
+};
+
+/* The same, whole; and from the text of a stat file (pure). */
+int extres_proc_stat_full(pid_t pid, struct extres_proc_stat *ret);
+int extres_proc_parse_stat_full(const char *buf, size_t len,
+				struct extres_proc_stat *ret);
+
 /* Field 22 of /proc/PID/stat. 0, -ESRCH (no such process), or -EIO. */
 int extres_proc_starttime(pid_t pid, uint64_t *ret);
 
@@ -34,5 +56,28 @@ void extres_proc_describe(pid_t pid, char *buf, size_t size);
 /* Fill *p for `pid`. kill(pid, 0) decides whether it exists (EPERM still
  * means it does); /proc only adds its state and start time. */
 void extres_proc_probe(pid_t pid, struct extres_proc_probe *p);
+
+/* What the views show of a live process. Text fields hold no control
+ * characters ('?' instead); empty when unknown. */
+struct extres_proc_info {
+	char state;
+	pid_t ppid;
+	uint64_t starttime;
+	int has_uid;
+	uid_t uid; /* real uid */
+	char comm[17]; /* /proc/PID/comm */
+	char exe[64]; /* base name of /proc/PID/exe (needs ptrace access) */
+};
+
+/* The process (thread group) of thread `tid`: 0, -ESRCH or -EIO. */
+int extres_proc_tgid(pid_t tid, pid_t *ret);
+
+/* Fill *ret for `pid`: 0, -ESRCH (no such process) or -EIO (its stat
+ * unreadable); the other fields are best effort. */
+int extres_proc_info(pid_t pid, struct extres_proc_info *ret);
+
+/* The boot time (seconds since the epoch, /proc/stat's btime): a start
+ * time in clock ticks is btime + ticks / sysconf(_SC_CLK_TCK). 0 or -EIO. */
+int extres_proc_boot_time(uint64_t *ret);
 
 #endif

@@ -40,7 +40,7 @@ static int add_property(struct extres_tree_builder *b, size_t dir,
 				    NULL, err);
 }
 
-static int add_resource(struct extres_tree_builder *b,
+static int add_resource(struct extres_tree_builder *b, size_t parent,
 			const struct extres_snapshot_resource *res,
 			struct content *c, struct extres_err *err)
 {
@@ -48,7 +48,7 @@ static int add_resource(struct extres_tree_builder *b,
 	char num[32];
 	int r;
 
-	r = extres_tree_add_dir(b, 0, res->name, &rdir, err);
+	r = extres_tree_add_dir(b, parent, res->name, &rdir, err);
 	if (r < 0)
 		return r;
 	for (i = 0; i < res->n_infos; i++) {
@@ -68,6 +68,13 @@ static int add_resource(struct extres_tree_builder *b,
 	return 0;
 }
 
+static int build(const struct extres_snapshot_resource *res, size_t n,
+		 const struct extres_snapshot_file *files, size_t n_files,
+		 const struct extres_snapshot_lease *leases, size_t n_leases,
+		 int self, struct timespec mtime,
+		 const struct extres_tree *prev, struct extres_tree **ret,
+		 struct extres_err *err);
+
 int extres_snapshot_build(const struct extres_snapshot_resource *res, size_t n,
 			  struct timespec mtime, const struct extres_tree *prev,
 			  struct extres_tree **ret, struct extres_err *err)
@@ -82,6 +89,54 @@ int extres_snapshot_build_meta(const struct extres_snapshot_resource *res,
 			       size_t n_files, struct timespec mtime,
 			       const struct extres_tree *prev,
 			       struct extres_tree **ret, struct extres_err *err)
+{
+	return build(res, n, files, n_files, NULL, 0, 0, mtime, prev, ret, err);
+}
+
+int extres_snapshot_build_self(const struct extres_snapshot_resource *res,
+			       size_t n,
+			       const struct extres_snapshot_file *files,
+			       size_t n_files,
+			       const struct extres_snapshot_lease *leases,
+			       size_t n_leases, struct timespec mtime,
+			       const struct extres_tree *prev,
+			       struct extres_tree **ret, struct extres_err *err)
+{
+	return build(res, n, files, n_files, leases, n_leases, 1, mtime, prev,
+		     ret, err);
+}
+
+/* /self and /.leases. */
+static int add_self(struct extres_tree_builder *b,
+		    const struct extres_snapshot_lease *leases, size_t n,
+		    struct content *c, struct extres_err *err)
+{
+	size_t dir, ldir, i, k;
+	int r;
+
+	r = extres_tree_add_symlink(b, 0, "self", EXTRES_SNAPSHOT_NO_LEASE,
+				    NULL, err);
+	if (r == 0)
+		r = extres_tree_add_dir(b, 0, EXTRES_SNAPSHOT_LEASES, &dir,
+					err);
+	if (r == 0)
+		r = extres_tree_add_dir(b, dir, "none", NULL, err);
+	for (i = 0; r == 0 && i < n; i++) {
+		r = extres_tree_add_dir(b, dir, leases[i].id, &ldir, err);
+		for (k = 0; r == 0 && k < leases[i].n_res; k++)
+			r = add_resource(b, ldir, &leases[i].res[k], c, err);
+		if (r < 0)
+			extres_err_prefix(err, -r, "lease '%s'", leases[i].id);
+	}
+	return r;
+}
+
+static int build(const struct extres_snapshot_resource *res, size_t n,
+		 const struct extres_snapshot_file *files, size_t n_files,
+		 const struct extres_snapshot_lease *leases, size_t n_leases,
+		 int self, struct timespec mtime,
+		 const struct extres_tree *prev, struct extres_tree **ret,
+		 struct extres_err *err)
 {
 	struct extres_infos_size size = { 0 };
 	struct extres_tree_builder *b;
@@ -105,7 +160,14 @@ int extres_snapshot_build_meta(const struct extres_snapshot_resource *res,
 	if (r < 0)
 		return extres_err_set(err, -r, "out of memory");
 	for (i = 0; i < n; i++) {
-		r = add_resource(b, &res[i], &c, err);
+		r = add_resource(b, 0, &res[i], &c, err);
+		if (r < 0)
+			goto fail;
+	}
+	/* Before .meta, whose status comes last (see the daemon's
+	 * publish). */
+	if (self) {
+		r = add_self(b, leases, n_leases, &c, err);
 		if (r < 0)
 			goto fail;
 	}

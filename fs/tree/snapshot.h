@@ -8,6 +8,14 @@
  *   /.meta/<file>          what the daemon shows besides (status, views):
  *                          under a hidden name, so that `ls` and globs see
  *                          only resources
+ *
+ * and, built with extres_snapshot_build_self(), a process's own lease:
+ *
+ *   /self                  a symlink, to .leases/none in the tree; the
+ *                          daemon answers its readlink per caller
+ *   /.leases/none/         empty: where a process without a lease lands
+ *   /.leases/<id>/<resource>/<n>/<key>
+ *                          each lease's devices, laid out like the top
  */
 #ifndef EXTRES_SNAPSHOT_H
 #define EXTRES_SNAPSHOT_H
@@ -49,5 +57,27 @@ int extres_snapshot_build_meta(const struct extres_snapshot_resource *res,
 			       const struct extres_tree *prev,
 			       struct extres_tree **ret,
 			       struct extres_err *err);
+
+/* A lease's devices, resource by resource (n_infos of each: the lease's
+ * devices of that resource, in its order). `id` must be a valid file name
+ * other than "none". */
+struct extres_snapshot_lease {
+	const char *id;
+	const struct extres_snapshot_resource *res;
+	size_t n_res;
+};
+
+/* Where /self leads for a process without a lease, and the directory the
+ * leases are in. */
+#define EXTRES_SNAPSHOT_LEASES ".leases"
+#define EXTRES_SNAPSHOT_NO_LEASE ".leases/none"
+
+/* The same with /self and /.leases (see above), before /.meta. */
+int extres_snapshot_build_self(
+	const struct extres_snapshot_resource *res, size_t n,
+	const struct extres_snapshot_file *meta, size_t n_meta,
+	const struct extres_snapshot_lease *leases, size_t n_leases,
+	struct timespec mtime, const struct extres_tree *prev,
+	struct extres_tree **ret, struct extres_err *err);
 
 #endif

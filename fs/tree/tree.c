@@ -17,7 +17,8 @@ struct bnode {
 	size_t name_off, data_off;
 	char *name;
 	int is_dir;
-	mode_t perm; /* files: 0444, or less */
+	int is_link; /* a symlink: `data` is its target */
+	mode_t perm; /* files: 0444, or less; symlinks: 0777 */
 	char *data;
 	size_t size;
 	size_t *children;
@@ -179,6 +180,23 @@ int extres_tree_add_file(struct extres_tree_builder *b, size_t parent,
 	return add_node(b, parent, name, 0, 0444, data, size, ret_id, err);
 }
 
+int extres_tree_add_symlink(struct extres_tree_builder *b, size_t parent,
+			    const char *name, const char *target,
+			    size_t *ret_id, struct extres_err *err)
+{
+	size_t id;
+	int r;
+
+	r = add_node(b, parent, name, 0, 0777, target, strlen(target), &id,
+		     err);
+	if (r < 0)
+		return r;
+	b->nodes[id].is_link = 1;
+	if (ret_id)
+		*ret_id = id;
+	return 0;
+}
+
 int extres_tree_add_file_perm(struct extres_tree_builder *b, size_t parent,
 			      const char *name, const char *data, size_t size,
 			      mode_t perm, size_t *ret_id,
@@ -234,6 +252,7 @@ static int insert_name(struct extres_tree *t, const struct extres_node *n)
 static int same_file(const struct bnode *bn, const struct extres_node *p)
 {
 	return p && !bn->is_dir && !S_ISDIR(p->mode) &&
+	       (S_ISLNK(p->mode) ? 1 : 0) == bn->is_link &&
 	       (p->mode & 07777) == bn->perm && p->size == bn->size &&
 	       memcmp(p->data, bn->data, bn->size) == 0;
 }
@@ -387,7 +406,7 @@ int extres_tree_seal(struct extres_tree_builder *b, struct timespec now,
 					n->n_subdirs++;
 			}
 		} else {
-			n->mode = S_IFREG | bn->perm;
+			n->mode = (bn->is_link ? S_IFLNK : S_IFREG) | bn->perm;
 			n->data = bn->data;
 			n->size = bn->size;
 			n->mtime = was[i] && was[i]->ino == n->ino ?

@@ -30,8 +30,9 @@ struct extres_node {
 	uint64_t ino;
 	uint64_t parent; /* the parent's inode number; root: itself */
 	const char *name; /* "" for the root */
-	mode_t mode; /* S_IFDIR | 0555, or S_IFREG | 0444 or less */
-	/* Files: the content (not NUL-terminated for readers; len is size). */
+	mode_t mode; /* S_IFDIR | 0555, S_IFREG | 0444 or less, S_IFLNK | 0777 */
+	/* Files: the content (not NUL-terminated for readers; len is size);
+	 * symlinks: the target. */
 	const char *data;
 	size_t size;
 	/* Directories: children in insertion order (readdir order). */
@@ -63,6 +64,12 @@ int extres_tree_add_dir(struct extres_tree_builder *b, size_t parent,
 int extres_tree_add_file(struct extres_tree_builder *b, size_t parent,
 			 const char *name, const char *data, size_t size,
 			 size_t *ret_id, struct extres_err *err);
+
+/* A symbolic link to `target` (copied; its content and size), mode
+ * S_IFLNK | 0777. */
+int extres_tree_add_symlink(struct extres_tree_builder *b, size_t parent,
+			    const char *name, const char *target,
+			    size_t *ret_id, struct extres_err *err);
 
 /* The same as extres_tree_add_file() with permissions `perm` instead of
  * 0444 (only read bits: -EINVAL otherwise), for a file that not every user

@@ -71,7 +71,7 @@ case_mountpoint_config() {
 	write_std_config "$WORK/extres.yaml"
 	printf 'extres.mountpoint: %s\n' "$MNT" >>"$WORK/extres.yaml"
 	daemon_start -c "$WORK/extres.yaml"
-	assert_eq $'gpu\nnic' "$(ls -1 "$MNT")" "ls $MNT"
+	assert_eq $'gpu\nnic\nself' "$(ls -1 "$MNT")" "ls $MNT"
 	assert_eq "$STD_CONTENTS" "$(tree_contents "$MNT")" "every property file"
 	daemon_stop
 }

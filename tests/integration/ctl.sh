@@ -581,7 +581,7 @@ STD_STATUS='gpu: 2 infos
 nic: 1 info
   0: index=0 name=mlx5_0 link_layer=InfiniBand
 '
-STD_STATUS_JSON='{"resources": {"gpu": {"driver": "static", "amount": 2, "infos": [{"index": "0", "uuid": "GPU-0f4c6d3e-1a2b-4c5d-8e9f-000000000000", "name": "Test GPU", "memory.total": "16384 MiB"}, {"index": "1", "uuid": "GPU-0f4c6d3e-1a2b-4c5d-8e9f-000000000001", "name": "Test GPU", "memory.total": "32768 MiB"}]}, "nic": {"driver": "static", "amount": 1, "infos": [{"index": "0", "name": "mlx5_0", "link_layer": "InfiniBand"}]}}}
+STD_STATUS_JSON='{"resources": {"gpu": {"driver": "static", "amount": 2, "infos": [{"index": "0", "uuid": "GPU-0f4c6d3e-1a2b-4c5d-8e9f-000000000000", "name": "Test GPU", "memory.total": "16384 MiB"}, {"index": "1", "uuid": "GPU-0f4c6d3e-1a2b-4c5d-8e9f-000000000001", "name": "Test GPU", "memory.total": "32768 MiB"}]}, "nic": {"driver": "static", "amount": 1, "infos": [{"index": "0", "name": "mlx5_0", "link_layer": "InfiniBand"}]}}, "holders": []}
 '
 
 # What the live daemon serves, in its order, through a relative path too;

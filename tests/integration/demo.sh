@@ -19,7 +19,7 @@ case_demo() {
 	grep -q "^external-resource.gpu.coordination-file: $DEMO_COORD\$" "$cfg" ||
 		fail "$cfg does not use $DEMO_COORD"
 	daemon_start -c "$cfg" "$MNT"
-	assert_eq $'fpga\ngpu' "$(ls -1 "$MNT")" "ls $MNT"
+	assert_eq $'fpga\ngpu\nself' "$(ls -1 "$MNT")" "ls $MNT"
 	assert_eq $'0\n1' "$(ls -1 "$MNT/gpu")" "ls gpu"
 	assert_eq "$gpu_keys" "$(ls -1 "$MNT/gpu/0")" "ls gpu/0"
 	assert_eq "$gpu_keys" "$(ls -1 "$MNT/gpu/1")" "ls gpu/1"

@@ -485,7 +485,8 @@ f 444 41 ./gpu/1/uuid
 f 444 7 ./nic/0/name
 f 444 9 ./gpu/0/name
 f 444 9 ./gpu/1/name
-f 444 11 ./nic/0/link_layer'
+f 444 11 ./nic/0/link_layer
+l 777 12 ./self'
 STD_LISTING=$(sort <<<"$STD_LISTING")
 
 # Every property file of the standard tree as "path=value" (value without

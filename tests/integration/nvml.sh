@@ -83,7 +83,7 @@ case_mount() {
 	nvml_setup
 	write_nvml_config 2 "$FAKE_LIB"
 	daemon_start -c "$WORK/extres.yaml" "$MNT"
-	assert_eq gpu "$(ls -1 "$MNT")" "ls"
+	assert_eq $'gpu\nself' "$(ls -1 "$MNT")" "ls"
 	assert_eq $'0\n1' "$(ls -1 "$MNT/gpu")" "ls gpu"
 	assert_eq "$NVML_KEYS" "$(ls -1 "$MNT/gpu/0")" "ls gpu/0"
 	assert_eq "$NVML_KEYS" "$(ls -1 "$MNT/gpu/1")" "ls gpu/1"

@@ -294,7 +294,7 @@ case_add_remove() {
 	} | install_config
 	daemon_start -c "$WORK/extres.yaml" "$MNT"
 	st=$(proc_starttime "$DAEMON_PID")
-	assert_eq $'gpu\nnic' "$(ls -1 "$MNT")" "ls before"
+	assert_eq $'gpu\nnic\nself' "$(ls -1 "$MNT")" "ls before"
 	assert_probe ENOENT stat "$MNT/fpga"
 	assert_probe ENOENT stat "$MNT/fpga/0/index"
 	nic_tree=$(tree_contents "$MNT/nic")
@@ -306,8 +306,8 @@ case_add_remove() {
 		static_resource fpga 2 "$WORK/fpga.coord" 4 6 7
 	} | install_config
 	reload_ok
-	assert_eq $'fpga\ngpu\nnic' "$(ls -1 "$MNT")" "ls after adding fpga"
-	assert_eq "$MNT/fpga $MNT/gpu $MNT/nic" "$(echo "$MNT"/*)" "glob after adding fpga"
+	assert_eq $'fpga\ngpu\nnic\nself' "$(ls -1 "$MNT")" "ls after adding fpga"
+	assert_eq "$MNT/fpga $MNT/gpu $MNT/nic $MNT/self" "$(echo "$MNT"/*)" "glob after adding fpga"
 	assert_eq $'0\n1' "$(ls -1 "$MNT/fpga")" "ls fpga"
 	assert_file "$MNT/fpga/0/index" $'4\n'
 	assert_file "$MNT/fpga/1/serial" $'SN-fpga-6\n'
@@ -326,8 +326,8 @@ case_add_remove() {
 		static_resource fpga 2 "$WORK/fpga.coord" 4 6 7
 	} | install_config
 	reload_ok
-	assert_eq $'fpga\nnic' "$(ls -1 "$MNT")" "ls after removing gpu"
-	assert_eq $'.meta\nfpga\nnic' "$(ls -1A "$MNT")" "ls -A after removing gpu"
+	assert_eq $'fpga\nnic\nself' "$(ls -1 "$MNT")" "ls after removing gpu"
+	assert_eq $'.leases\n.meta\nfpga\nnic\nself' "$(ls -1A "$MNT")" "ls -A after removing gpu"
 	assert_probe ENOENT stat "$MNT/gpu"
 	assert_probe ENOENT stat "$MNT/gpu/0"
 	assert_probe ENOENT stat "$MNT/gpu/0/index"

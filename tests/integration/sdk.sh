@@ -177,7 +177,7 @@ case_hello_mount() {
 	sdk_build_hello
 	write_hello_config "$cfg" 2 'count: 3' 'greeting: bonjour le monde'
 	daemon_start -c "$cfg" "$MNT"
-	assert_eq hello "$(ls -1 "$MNT")" "ls $MNT"
+	assert_eq $'hello\nself' "$(ls -1 "$MNT")" "ls $MNT"
 	listing=$(sort <<-'EOF'
 	d 555 ./0
 	d 555 ./1

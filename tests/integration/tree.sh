@@ -28,11 +28,11 @@ case_mount_info() {
 
 case_ls_root() {
 	mount_std
-	assert_eq $'gpu\nnic' "$(ls -1 "$MNT")" "ls $MNT"
+	assert_eq $'gpu\nnic\nself' "$(ls -1 "$MNT")" "ls $MNT"
 	# The daemon's own files live under a hidden name: only -a shows it.
-	assert_eq $'.\n..\n.meta\ngpu\nnic' "$(ls -1a "$MNT")" "ls -a $MNT"
-	assert_eq $'.meta\ngpu\nnic' "$(ls -1A "$MNT")" "ls -A $MNT"
-	assert_eq "$MNT/gpu $MNT/nic" "$(echo "$MNT"/*)" "glob $MNT/*"
+	assert_eq $'.\n..\n.leases\n.meta\ngpu\nnic\nself' "$(ls -1a "$MNT")" "ls -a $MNT"
+	assert_eq $'.leases\n.meta\ngpu\nnic\nself' "$(ls -1A "$MNT")" "ls -A $MNT"
+	assert_eq "$MNT/gpu $MNT/nic $MNT/self" "$(echo "$MNT"/*)" "glob $MNT/*"
 	daemon_stop
 }
 
@@ -111,6 +111,7 @@ case_find() {
 	$MNT/nic/0/index
 	$MNT/nic/0/link_layer
 	$MNT/nic/0/name
+	$MNT/self
 	EOF
 	)
 	assert_eq "$want" "$(find "$MNT" -name '.?*' -prune -o -print | sort)" "find $MNT (hidden pruned)"
@@ -200,7 +201,7 @@ case_nested() {
 	it_setup
 	write_std_config_nested "$WORK/config.yaml"
 	daemon_start -c "$WORK/config.yaml" "$MNT"
-	assert_eq $'gpu\nnic' "$(ls -1 "$MNT")" "ls $MNT"
+	assert_eq $'gpu\nnic\nself' "$(ls -1 "$MNT")" "ls $MNT"
 	assert_eq "$STD_LISTING" "$(tree_listing "$MNT")" "types, modes and sizes of the tree"
 	assert_eq "$STD_CONTENTS" "$(tree_contents "$MNT")" "every property file"
 	daemon_stop

@@ -106,7 +106,7 @@ FPGA1_JSON='{"index": "3", "name": "Alveo \"U280\" \\ rev2", "vendor": "Xilinx",
 expected_extres_json() {
 	local nasty_json=${NASTY//\\/\\\\}
 	nasty_json=${nasty_json//\"/\\\"}
-	printf '%s\n' "{\"resources\": {\"fpga\": {\"driver\": \"static\", \"amount\": 2, \"infos\": [$FPGA0_JSON, $FPGA1_JSON]}, \"gpu\": {\"driver\": \"nvml\", \"amount\": 2, \"infos\": [$(gpu_json 0 "$UUID0" 00000000:3B:00.0), $(gpu_json 1 "$UUID1" 00000000:3C:00.0)]}, \"nic\": {\"driver\": \"static\", \"amount\": 2, \"infos\": [{\"index\": \"mlx5_0\", \"link_layer\": \"InfiniBand\"}, {\"index\": \"$nasty_json\", \"link_layer\": \"Ethernet\"}]}}}"
+	printf '%s\n' "{\"resources\": {\"fpga\": {\"driver\": \"static\", \"amount\": 2, \"infos\": [$FPGA0_JSON, $FPGA1_JSON]}, \"gpu\": {\"driver\": \"nvml\", \"amount\": 2, \"infos\": [$(gpu_json 0 "$UUID0" 00000000:3B:00.0), $(gpu_json 1 "$UUID1" 00000000:3C:00.0)]}, \"nic\": {\"driver\": \"static\", \"amount\": 2, \"infos\": [{\"index\": \"mlx5_0\", \"link_layer\": \"InfiniBand\"}, {\"index\": \"$nasty_json\", \"link_layer\": \"Ethernet\"}]}}, \"holders\": []}"
 }
 
 # .meta/env, exactly, with st_size matching.
@@ -183,11 +183,11 @@ case_extres_json() {
 case_hidden() {
 	views_setup
 	daemon_start -c "$WORK/extres.yaml" "$MNT"
-	assert_eq $'fpga\ngpu\nnic' "$(ls "$MNT")" "ls"
-	assert_eq $'.meta\nfpga\ngpu\nnic' "$(ls -A "$MNT")" "ls -A"
-	assert_eq "$MNT/fpga $MNT/gpu $MNT/nic" "$(echo "$MNT"/*)" "echo MNT/*"
-	assert_eq 3 "$(find "$MNT" -mindepth 1 -maxdepth 1 -name '[!.]*' | wc -l)" "find -name '[!.]*' | wc -l"
-	assert_eq $'env\nerror\nextres.json\nresources.json\nstatus' "$(ls "$MNT/.meta")" "ls .meta"
+	assert_eq $'fpga\ngpu\nnic\nself' "$(ls "$MNT")" "ls"
+	assert_eq $'.leases\n.meta\nfpga\ngpu\nnic\nself' "$(ls -A "$MNT")" "ls -A"
+	assert_eq "$MNT/fpga $MNT/gpu $MNT/nic $MNT/self" "$(echo "$MNT"/*)" "echo MNT/*"
+	assert_eq 3 "$(find "$MNT" -mindepth 1 -maxdepth 1 -type d -name '[!.]*' | wc -l)" "find -type d -name '[!.]*' | wc -l"
+	assert_eq $'env\nerror\nextres.json\nholders\nresources.json\nstatus' "$(ls "$MNT/.meta")" "ls .meta"
 	local f
 	for f in env extres.json resources.json status; do
 		assert_eq "444 $(wc -c <"$MNT/.meta/$f")" "$(stat -c '%a %s' "$MNT/.meta/$f")" "mode and size of .meta/$f"
@@ -222,8 +222,8 @@ export CUDA_VISIBLE_DEVICES='$UUID0,$UUID1,$UUID2'
 	assert_file "$MNT/.meta/env" "$want"
 	assert_eq "${#want}" "$(stat -c %s "$MNT/.meta/env")" "st_size of .meta/env after the reload"
 	assert_file "$MNT/.meta/resources.json" '[{"id": {"componentName": "spark.executor", "resourceName": "fpga"}, "addresses": ["0"]}, {"id": {"componentName": "spark.executor", "resourceName": "gpu"}, "addresses": ["0", "1", "2"]}]'$'\n'
-	assert_file "$MNT/.meta/extres.json" "{\"resources\": {\"fpga\": {\"driver\": \"static\", \"amount\": 1, \"infos\": [$FPGA0_JSON]}, \"gpu\": {\"driver\": \"nvml\", \"amount\": 3, \"infos\": [$(gpu_json 0 "$UUID0" 00000000:3B:00.0), $(gpu_json 1 "$UUID1" 00000000:3C:00.0), $(gpu_json 2 "$UUID2" 00000000:3D:00.0)]}}}"$'\n'
-	assert_eq $'fpga\ngpu' "$(ls "$MNT")" "ls after the reload"
+	assert_file "$MNT/.meta/extres.json" "{\"resources\": {\"fpga\": {\"driver\": \"static\", \"amount\": 1, \"infos\": [$FPGA0_JSON]}, \"gpu\": {\"driver\": \"nvml\", \"amount\": 3, \"infos\": [$(gpu_json 0 "$UUID0" 00000000:3B:00.0), $(gpu_json 1 "$UUID1" 00000000:3C:00.0), $(gpu_json 2 "$UUID2" 00000000:3D:00.0)]}}, \"holders\": []}"$'\n'
+	assert_eq $'fpga\ngpu\nself' "$(ls "$MNT")" "ls after the reload"
 	assert_file "$MNT/gpu/2/pci.bus_id" $'00000000:3D:00.0\n'
 	# shellcheck disable=SC2016 # expanded by the inner shell
 	out=$(env -i PATH="$PATH" sh -c '. "$1"; printenv CUDA_VISIBLE_DEVICES; printenv NIC_DEVICES || echo unset' \

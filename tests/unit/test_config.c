@@ -441,6 +441,57 @@ static void test_amount_missing(void **state)
 		":1:26: resource 'gpu': external-resource.gpu.amount is not set");
 }
 
+/* pool: a boolean; amount optional with it; coordination-file required. */
+static void test_pool(void **state)
+{
+	struct extres_config *c;
+
+	c = load_ok("external-resources: gpu;nic\n"
+		    "external-resource.gpu.pool: true\n"
+		    "external-resource.gpu.driver: static\n"
+		    "external-resource.gpu.coordination-file: /run/gpu.coord\n"
+		    "external-resource.nic.pool: False\n"
+		    "external-resource.nic.amount: 1\n"
+		    "external-resource.nic.driver: static\n");
+	assert_int_equal(c->resources[0].pool, 1);
+	assert_int_equal(c->resources[0].amount, 0);
+	assert_int_equal(c->resources[1].pool, 0);
+	assert_int_equal(c->resources[1].amount, 1);
+	assert_false(extres_resource_config_same(&c->resources[0],
+						 &c->resources[1]));
+	extres_config_free(c);
+	c = load_ok("external-resources: gpu\n"
+		    "external-resource.gpu.pool: TRUE\n"
+		    "external-resource.gpu.amount: 2\n"
+		    "external-resource.gpu.driver: static\n"
+		    "external-resource.gpu.coordination-file: gpu.coord\n");
+	assert_int_equal(c->resources[0].pool, 1);
+	assert_int_equal(c->resources[0].amount, 2);
+	extres_config_free(c);
+	expect_error(
+		"external-resources: gpu\n"
+		"external-resource.gpu.pool: true\n"
+		"external-resource.gpu.driver: static\n",
+		EINVAL,
+		BUF_PATH
+		":2:29: external-resource.gpu.pool is true, but external-resource.gpu.coordination-file is not set: a pool's devices are shared through its coordination file");
+	expect_error(
+		"external-resources: gpu\n"
+		"external-resource.gpu.pool: 1\n"
+		"external-resource.gpu.amount: 1\n"
+		"external-resource.gpu.driver: static\n",
+		EINVAL,
+		BUF_PATH
+		":2:29: external-resource.gpu.pool is '1'; expected true or false");
+	expect_error(
+		"external-resources: gpu\n"
+		"external-resource.gpu.pool: false\n"
+		"external-resource.gpu.driver: static\n",
+		EINVAL,
+		BUF_PATH
+		":1:21: resource 'gpu': external-resource.gpu.amount is not set");
+}
+
 static void test_amount_bad_values(void **state)
 {
 	static const struct {
@@ -1714,6 +1765,7 @@ int main(void)
 		cmocka_unit_test(test_mountpoint_empty),
 		cmocka_unit_test(test_coordination_key),
 		cmocka_unit_test(test_refresh_interval),
+		cmocka_unit_test(test_pool),
 		cmocka_unit_test(test_lock_timeout),
 		cmocka_unit_test(test_env_var_key),
 		cmocka_unit_test(test_env_var_bad),

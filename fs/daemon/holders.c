@@ -1,0 +1,352 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Following the coordination files of the resources we serve, to show who
+ * holds each device (.meta/holders, extres.json's "holders").
+ *
+ * Runs on the control thread only: the files are read under their lock,
+ * with a deadline, never in a request handler. A change the guard's
+ * inotify descriptor reports schedules one re-read HOLDERS_DELAY_MS later,
+ * however many changes follow meanwhile, so a burst of writes costs one
+ * rebuild of the tree; the tree is published only when the text changed.
+ * An owner's exit changes nothing in the file, so while holders other than
+ * this daemon are live their processes are looked at every
+ * HOLDERS_PROBE_MS, and a change of state re-reads the files.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/clock.h"
+#include "base/log.h"
+#include "base/text.h"
+#include "daemon/extresd.h"
+#include "os/proc.h"
+
+/* From a change to the re-read: bursts coalesce within this. */
+#define HOLDERS_DELAY_MS 50
+/* How often live owners are looked at. */
+#define HOLDERS_PROBE_MS 1000
+/* The longest wait for a file's lock here: someone holding it forever must
+ * not hold up reloads for long, and the next try comes soon anyway. */
+#define HOLDERS_LOCK_MS 1000u
+#define HOLDERS_RETRY_MS 5000
+
+/* The coordination file resource i follows: its allocation's, or a
+ * pool's, which records nothing of ours. */
+static const char *followed(const struct extresd *d, size_t i)
+{
+	const struct extres_allocation *a = d->allocs->items[i];
+
+	return a->coordination_file ? a->coordination_file :
+				      d->config->resources[i].coordination_file;
+}
+
+void extresd_watch_files(struct extresd *d)
+{
+	const char **files;
+	struct extres_err err;
+	size_t i, n = d->allocs ? d->allocs->n : 0;
+
+	files = calloc(n ? n : 1, sizeof(*files));
+	if (!files) {
+		extres_log(EXTRES_LOG_ERR, "out of memory");
+		return;
+	}
+	for (i = 0; i < n; i++)
+		files[i] = followed(d, i);
+	if (extres_guard_watch(&d->guard, files, n, &err) < 0)
+		extres_log(EXTRES_LOG_WARNING, "%s", err.msg);
+	free(files);
+}
+
+/* Log a failure once, not at every retry; NULL: it is over. */
+static void note_error(struct extresd *d, const char *msg)
+{
+	if (extres_same_text(msg, d->holders_error))
+		return;
+	if (msg)
+		extres_log(EXTRES_LOG_WARNING, "cannot read the holders: %s",
+			   msg);
+	free(d->holders_error);
+	d->holders_error = msg ? strdup(msg) : NULL;
+}
+
+static int read_all(const struct extresd *d, struct extres_holders *h,
+		    struct extres_err *err)
+{
+	struct extres_holders_ctx ctx = {
+		.self = d->owner,
+		.ticks = sysconf(_SC_CLK_TCK),
+	};
+	struct extres_coord *c;
+	const char *file;
+	unsigned timeout;
+	size_t i;
+	int r = 0;
+
+	if (extres_proc_starttime(d->owner, &ctx.self_starttime) < 0)
+		ctx.self_starttime = 0;
+	if (extres_proc_boot_time(&ctx.boot_time) < 0)
+		ctx.boot_time = 0;
+	for (i = 0; r == 0 && i < d->allocs->n; i++) {
+		file = followed(d, i);
+		if (!file)
+			continue;
+		timeout = d->config->lock_timeout_ms < HOLDERS_LOCK_MS ?
+				  d->config->lock_timeout_ms :
+				  HOLDERS_LOCK_MS;
+		r = extres_coord_lock_existing(file, timeout, &c, err);
+		if (r == -ENOENT) {
+			/* Nobody took anything yet. */
+			r = 0;
+			continue;
+		}
+		if (r < 0)
+			break;
+		r = extres_holders_add_file(h, d->allocs->items[i]->resource, c,
+					    &ctx);
+		extres_coord_close(c);
+		if (r < 0)
+			extres_err_set(err, -r, "out of memory");
+	}
+	return r;
+}
+
+/* Look at the live owners again: 1 when one is gone or was replaced. */
+static int owners_changed(const struct extres_holders *h, int *ret_watch)
+{
+	uint64_t starttime;
+	size_t i;
+	char state;
+
+	*ret_watch = 0;
+	for (i = 0; i < h->n; i++) {
+		const struct extres_holder *x = &h->items[i];
+
+		if (x->state != EXTRES_OWNER_LIVE ||
+		    x->kind == EXTRES_HOLDER_DAEMON)
+			continue;
+		*ret_watch = 1;
+		if (extres_proc_stat(x->pid, &state, &starttime) < 0 ||
+		    state == 'Z' || state == 'X' ||
+		    (x->has_starttime && starttime != x->starttime))
+			return 1;
+	}
+	return 0;
+}
+
+int extresd_holders_read(struct extresd *d)
+{
+	struct extres_holders h = { 0 };
+	struct extres_err err;
+	char *text = NULL;
+	size_t len = 0;
+	int r, watch;
+
+	d->holders_due = 0;
+	r = read_all(d, &h, &err);
+	if (r == -EINTR) {
+		/* A stop: the control thread ends next. */
+		extres_holders_clear(&h);
+		return r;
+	}
+	if (r < 0) {
+		note_error(d, err.msg);
+		extres_holders_clear(&h);
+		d->holders_due = extres_now_ms() + HOLDERS_RETRY_MS;
+		return r;
+	}
+	note_error(d, NULL);
+	r = extres_holders_text(&h, &text, &len);
+	if (r < 0) {
+		extres_log(EXTRES_LOG_ERR, "cannot show the holders: %s",
+			   strerror(-r));
+		extres_holders_clear(&h);
+		return r;
+	}
+	owners_changed(&h, &watch);
+	d->holders_probe_due = watch ? extres_now_ms() + HOLDERS_PROBE_MS : 0;
+	extres_holders_clear(&d->holders);
+	d->holders = h;
+	if (d->holders_text && len == d->holders_len &&
+	    memcmp(text, d->holders_text, len) == 0) {
+		free(text);
+		return 0;
+	}
+	free(d->holders_text);
+	d->holders_text = text;
+	d->holders_len = len;
+	return 1;
+}
+
+void extresd_holders_schedule(struct extresd *d, long long delay_ms)
+{
+	long long due = extres_now_ms() + delay_ms;
+
+	if (!d->holders_due || due < d->holders_due)
+		d->holders_due = due;
+}
+
+/* The delay until `due` (0: never) as the control loop takes it, folded
+ * into `next` (-1: nothing due). */
+static long long sooner(long long next, long long due, long long now)
+{
+	long long left;
+
+	if (!due)
+		return next;
+	left = due > now ? due - now : 0;
+	return next < 0 || left < next ? left : next;
+}
+
+long long extresd_holders_tick(struct extresd *d)
+{
+	long long now = extres_now_ms();
+	int watch;
+
+	if (d->holders_probe_due && d->holders_probe_due <= now) {
+		if (owners_changed(&d->holders, &watch))
+			extresd_holders_schedule(d, 0);
+		d->holders_probe_due = watch ? now + HOLDERS_PROBE_MS : 0;
+	}
+	if (d->holders_due && d->holders_due <= now) {
+		if (extresd_holders_read(d) > 0)
+			extresd_publish(d);
+		now = extres_now_ms();
+	}
+	return sooner(sooner(-1, d->holders_due, now), d->holders_probe_due,
+		      now);
+}
+
+/* Whether holder x is a live lease whose id names its owner: only such
+ * an id is a directory name, and only such a lease can be found by a
+ * process's PID and start time. */
+static int lease_of(const struct extres_holder *x)
+{
+	uint64_t starttime;
+	pid_t pid;
+
+	return x->kind == EXTRES_HOLDER_LEASE &&
+	       x->state == EXTRES_OWNER_LIVE && x->lease &&
+	       extres_lease_id_parse(x->lease, &pid, &starttime) == 0 &&
+	       pid == x->pid &&
+	       (!x->has_starttime || starttime == x->starttime);
+}
+
+/* The info resource `a` serves for device `key`, or NULL. */
+static const struct extres_info *served_info(const struct extres_allocation *a,
+					     const char *key)
+{
+	const char *v;
+	size_t i;
+
+	for (i = 0; i < a->n; i++) {
+		v = extres_info_get(&a->infos[i], a->coordination_key);
+		if (v && strcmp(v, key) == 0)
+			return &a->infos[i];
+	}
+	return NULL;
+}
+
+int extresd_leases_build(const struct extresd *d, struct extresd_leases *l)
+{
+	const struct extres_holders *h = &d->holders;
+	size_t n = h->n ? h->n : 1, n_res = 0, n_infos = 0, i, j, k;
+	const struct extres_allocation *a;
+	const struct extres_info *info;
+	unsigned char *done;
+
+	memset(l, 0, sizeof(*l));
+	l->items = calloc(n, sizeof(*l->items));
+	l->res = calloc(n, sizeof(*l->res));
+	l->infos = calloc(n, sizeof(*l->infos));
+	l->props = calloc(n, sizeof(*l->props));
+	done = calloc(n, 1);
+	if (!l->items || !l->res || !l->infos || !l->props || !done) {
+		free(done);
+		extresd_leases_free(l);
+		return -ENOMEM;
+	}
+	/* Leases in the order first seen; in each, resources in config
+	 * order, and devices in the file's order: every lease's resources,
+	 * and every resource's infos, are runs of the arrays. */
+	for (i = 0; i < h->n; i++) {
+		struct extres_snapshot_lease *le = &l->items[l->n];
+		const char *id = h->items[i].lease;
+
+		if (done[i] || !lease_of(&h->items[i]))
+			continue;
+		le->id = id;
+		le->res = &l->res[n_res];
+		for (k = 0; k < d->allocs->n; k++) {
+			struct extres_snapshot_resource *sr = &l->res[n_res];
+
+			a = d->allocs->items[k];
+			*sr = (struct extres_snapshot_resource){
+				.name = a->resource,
+				.infos = &l->infos[n_infos],
+			};
+			for (j = i; j < h->n; j++) {
+				const struct extres_holder *x = &h->items[j];
+				struct extres_info *in = &l->infos[n_infos];
+
+				if (done[j] || !lease_of(x) ||
+				    strcmp(x->lease, id) != 0 ||
+				    strcmp(x->resource, a->resource) != 0)
+					continue;
+				done[j] = 1;
+				info = served_info(a, x->key);
+				if (info) {
+					*in = *info;
+				} else {
+					l->props[n_infos] =
+						(struct extres_property){
+							a->coordination_key,
+							x->key,
+							strlen(x->key),
+						};
+					in->n_props = 1;
+					in->props = &l->props[n_infos];
+				}
+				n_infos++;
+				sr->n_infos++;
+			}
+			if (sr->n_infos) {
+				le->n_res++;
+				n_res++;
+			}
+		}
+		l->n++;
+	}
+	free(done);
+	return 0;
+}
+
+void extresd_leases_free(struct extresd_leases *l)
+{
+	free(l->items);
+	free(l->res);
+	free(l->infos);
+	free(l->props);
+	memset(l, 0, sizeof(*l));
+}
+
+void extresd_holders_free(struct extresd *d)
+{
+	extres_holders_clear(&d->holders);
+	free(d->holders_text);
+	free(d->holders_error);
+	d->holders_text = NULL;
+	d->holders_error = NULL;
+}
+
+void extresd_guard_event(void *ctx)
+{
+	struct extresd *d = ctx;
+
+	if (!extres_guard_changed(&d->guard))
+		return;
+	extresd_check_lines(d);
+	extresd_holders_schedule(d, HOLDERS_DELAY_MS);
+}

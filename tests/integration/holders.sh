@@ -1,0 +1,415 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+#
+# Who holds each device: .meta/holders, the "holders" array of
+# .meta/extres.json, `extresctl status` and `extresctl leases`, following
+# the coordination file as other processes change it; and node pools
+# (external-resource.<name>.pool), which serve every device and take none.
+# shellcheck source=tests/integration/lib.sh
+source "$(dirname "$0")/lib.sh"
+
+WRITER=$(dirname "$0")/flink-writer.sh
+NOBODY=65534
+
+# A static gpu resource over INDEXES taking AMOUNT (or "pool"), through
+# $WORK/gpu.coord; EXTRA lines are appended.
+gpu_config() {
+	local amount=$1 indexes=$2
+	shift 2
+	{
+		printf '%s\n' 'external-resources: gpu' \
+			'external-resource.gpu.driver: static' \
+			"external-resource.gpu.param.indexes: $indexes" \
+			"external-resource.gpu.coordination-file: $WORK/gpu.coord"
+		if [[ $amount == pool ]]; then
+			echo 'external-resource.gpu.pool: true'
+		else
+			echo "external-resource.gpu.amount: $amount"
+		fi
+		printf '%s\n' "$@"
+	} >"$WORK/extres.yaml"
+}
+
+# The date .meta/holders shows for PID's start time.
+since_of() {
+	local st bt tck
+	st=$(proc_starttime "$1")
+	bt=$(awk '$1 == "btime" { print $2 }' /proc/stat)
+	tck=$(getconf CLK_TCK)
+	date -u -d "@$((bt + st / tck))" +%Y-%m-%dT%H:%M:%SZ
+}
+
+# A process that sleeps until the cleanup (or the case) ends it, as
+# user $1 (default: ours); its PID in SLEEPER.
+start_sleeper() {
+	if [[ -n ${1:-} ]]; then
+		setpriv --reuid="$1" --regid="$1" --clear-groups -- sleep 300 </dev/null >/dev/null 2>&1 &
+	else
+		sleep 300 </dev/null >/dev/null 2>&1 &
+	fi
+	SLEEPER=$!
+	echo "$SLEEPER" >"$WORK/sleeper.$SLEEPER.pid"
+	local _
+	for _ in $(seq 100); do
+		[[ $(cat "/proc/$SLEEPER/comm" 2>/dev/null) == sleep ]] && return 0
+		sleep 0.02
+	done
+	fail "sleeper $SLEEPER did not start"
+}
+
+# Append a lease's lines (KEY PID<tab>STARTTIME<tab>lease=PID-STARTTIME)
+# for PID and each KEY, under the file's lock, as extresctl run does.
+add_lease() {
+	local pid=$1 st
+	shift
+	st=$(proc_starttime "$pid")
+	(
+		flock -x 9
+		for k in "$@"; do
+			printf '%s %s\t%s\tlease=%s-%s\n' "$k" "$pid" "$st" "$pid" "$st" >&9
+		done
+	) 9>>"$WORK/gpu.coord"
+}
+
+# One expected line of .meta/holders for a live owner.
+line_of() {
+	local key=$1 pid=$2 user=$3 cmd=$4 kind=$5 lease=${6:--}
+	printf 'gpu\t%s\t%s\t%s\t%s\t%s\t%s\t%s\tlive\n' "$key" "$pid" "$user" "$cmd" "$(since_of "$pid")" "$kind" "$lease"
+}
+
+# Poll .meta/holders until it is $1, for $2 seconds at most (default 2):
+# a daemon that never follows the file fails here, not by hanging.
+wait_holders() {
+	local want=$1 secs=${2:-2} got _ t0 t1
+	t0=$(date +%s%N)
+	for _ in $(seq $((secs * 50))); do
+		got=$(file_bytes "$MNT/.meta/holders" && printf x) || fail "cannot read .meta/holders"
+		got=${got%x}
+		if [[ $got == "$want" ]]; then
+			t1=$(date +%s%N)
+			WAITED_MS=$(((t1 - t0) / 1000000))
+			return 0
+		fi
+		sleep 0.02
+	done
+	fail ".meta/holders after ${secs} s: wanted
+$want
+got
+$got"
+}
+
+# Every kind: this daemon's lines, a lease's, another extresd's, a Flink
+# script's; in .meta/holders, extres.json and extresctl status.
+case_kinds() {
+	it_setup
+	local want st out
+	gpu_config 2 0,1,2,3,4,5
+	daemon_start -c "$WORK/extres.yaml" "$MNT"
+	wait_holders "$(line_of 0 "$DAEMON_PID" root extresd daemon; line_of 1 "$DAEMON_PID" root extresd daemon)
+"
+	# Another extres daemon on the same file takes 2 and 3.
+	mkdir "$WORK/mnt2"
+	env --default-signal=INT,QUIT "$EXTRESD" -f -c "$WORK/extres.yaml" "$WORK/mnt2" \
+		>/dev/null 2>"$WORK/d2.err" &
+	PID2=$!
+	echo "$PID2" >"$WORK/d2.pid"
+	wait_mounted "$WORK/mnt2"
+	# Flink's script takes 4 for a sleeper; a lease takes 5.
+	start_sleeper
+	local flink=$SLEEPER
+	out=$("$WRITER" "$WORK/gpu.coord" "$flink" 1 4 5) || fail "flink writer failed"
+	assert_eq 4 "$out" "Flink's pick"
+	start_sleeper "$NOBODY"
+	local leaser=$SLEEPER
+	add_lease "$leaser" 5
+	st=$(proc_starttime "$leaser")
+	want="$(line_of 0 "$DAEMON_PID" root extresd daemon
+		line_of 1 "$DAEMON_PID" root extresd daemon
+		line_of 2 "$PID2" root extresd extresd
+		line_of 3 "$PID2" root extresd extresd
+		line_of 4 "$flink" root sleep other
+		line_of 5 "$leaser" nobody sleep lease "$leaser-$st")
+"
+	wait_holders "$want"
+	out=$(cat "$MNT/.meta/extres.json")
+	assert_contains "$out" "\"holders\": [{\"resource\": \"gpu\", \"key\": \"0\", \"pid\": $DAEMON_PID, \"uid\": 0, \"user\": \"root\", \"command\": \"extresd\", \"since\": \"$(since_of "$DAEMON_PID")\", \"kind\": \"daemon\", \"lease\": null, \"state\": \"live\"}" "extres.json"
+	assert_contains "$out" "{\"resource\": \"gpu\", \"key\": \"5\", \"pid\": $leaser, \"uid\": $NOBODY, \"user\": \"nobody\", \"command\": \"sleep\", \"since\": \"$(since_of "$leaser")\", \"kind\": \"lease\", \"lease\": \"$leaser-$st\", \"state\": \"live\"}]}" "extres.json"
+	out=$("$EXTRESCTL" status "$MNT") || fail "extresctl status failed: $out"
+	assert_contains "$out" "holders:
+  gpu 0: PID $DAEMON_PID root extresd since $(since_of "$DAEMON_PID") (daemon)" "extresctl status"
+	assert_contains "$out" "  gpu 5: PID $leaser nobody sleep since $(since_of "$leaser") (lease $leaser-$st)" "extresctl status"
+	# The second daemon goes: its lines go, and the first one sees it.
+	kill "$PID2"
+	wait "$PID2" || fail "second extresd exited with status $?"
+	want="$(line_of 0 "$DAEMON_PID" root extresd daemon
+		line_of 1 "$DAEMON_PID" root extresd daemon
+		line_of 4 "$flink" root sleep other
+		line_of 5 "$leaser" nobody sleep lease "$leaser-$st")
+"
+	wait_holders "$want"
+	daemon_stop
+}
+
+# Changes reach readers within a bounded wait: a line appended, a burst
+# of lines, a holder that exits (the file does not change: shown stale),
+# the file truncated.
+case_follow() {
+	it_setup
+	local want st k
+	gpu_config 1 0,1,2,3,4,5,6,7
+	daemon_start -c "$WORK/extres.yaml" "$MNT"
+	local mine
+	mine=$(line_of 0 "$DAEMON_PID" root extresd daemon)
+	wait_holders "$mine
+"
+	start_sleeper
+	st=$(proc_starttime "$SLEEPER")
+	add_lease "$SLEEPER" 1
+	wait_holders "$mine
+$(line_of 1 "$SLEEPER" root sleep lease "$SLEEPER-$st")
+" 1
+	it_log "one line shown after ${WAITED_MS} ms"
+	# A burst: 200 writes, each under the lock; the last state shows.
+	for k in $(seq 200); do
+		add_lease "$SLEEPER" "x$k"
+	done
+	want="$mine
+$(line_of 1 "$SLEEPER" root sleep lease "$SLEEPER-$st")"
+	for k in $(seq 200); do
+		want+="
+$(line_of "x$k" "$SLEEPER" root sleep lease "$SLEEPER-$st")"
+	done
+	wait_holders "$want
+" 1
+	it_log "burst of 200 shown ${WAITED_MS} ms after the last write"
+	# The owner exits: its lines stay in the file, shown stale.
+	kill "$SLEEPER"
+	wait "$SLEEPER" 2>/dev/null || true
+	want="$mine
+$(printf 'gpu\t1\t%s\t-\t-\t-\tlease\t%s\tdead' "$SLEEPER" "$SLEEPER-$st")"
+	for k in $(seq 200); do
+		want+="
+$(printf 'gpu\tx%s\t%s\t-\t-\t-\tlease\t%s\tdead' "$k" "$SLEEPER" "$SLEEPER-$st")"
+	done
+	wait_holders "$want
+" 3
+	# Truncated by hand: the guard writes our line back, the rest is gone.
+	: >"$WORK/gpu.coord"
+	wait_holders "$mine
+" 3
+	daemon_stop
+}
+
+# extresctl leases lists live leases, one line per lease and resource;
+# --kill ends one, only for root or its owner, and never a reused PID.
+case_leases() {
+	it_setup
+	command -v setpriv >/dev/null || fail "setpriv (util-linux) is missing"
+	local a b sta stb out
+	# nobody must reach the mount point.
+	chmod 0755 "$WORK"
+	gpu_config 1 0,1,2,3,4,5
+	daemon_start -c "$WORK/extres.yaml" "$MNT"
+	start_sleeper
+	a=$SLEEPER
+	sta=$(proc_starttime "$a")
+	add_lease "$a" 1 2
+	start_sleeper "$NOBODY"
+	b=$SLEEPER
+	stb=$(proc_starttime "$b")
+	add_lease "$b" 3
+	# A lease whose command is gone is not live.
+	local gone
+	gone=$(dead_pid)
+	printf '4 %s\t1\tlease=%s-1\n' "$gone" "$gone" >>"$WORK/gpu.coord"
+	wait_holders "$(line_of 0 "$DAEMON_PID" root extresd daemon
+		line_of 1 "$a" root sleep lease "$a-$sta"
+		line_of 2 "$a" root sleep lease "$a-$sta"
+		line_of 3 "$b" nobody sleep lease "$b-$stb")
+$(printf 'gpu\t4\t%s\t-\t-\t-\tlease\t%s-1\tdead' "$gone" "$gone")
+"
+	out=$("$EXTRESCTL" leases "$MNT") || fail "extresctl leases failed: $out"
+	assert_eq "$a-$sta $a root sleep gpu 1,2
+$b-$stb $b nobody sleep gpu 3" "$out" "extresctl leases"
+	# nobody may not end root's lease.
+	out=$(setpriv --reuid=$NOBODY --regid=$NOBODY --clear-groups -- \
+		"$EXTRESCTL" leases --kill "$a-$sta" "$MNT" 2>&1) &&
+		fail "nobody ended root's lease: $out"
+	assert_contains "$out" "lease $a-$sta belongs to uid 0; only root or that user may end it" "refusal"
+	pid_alive "$a" || fail "root's lease command died"
+	# A start time that does not match is no lease of the file.
+	out=$("$EXTRESCTL" leases --kill "$a-$((sta + 1))" "$MNT" 2>&1) && fail "a wrong start time was accepted"
+	assert_contains "$out" "no live lease $a-$((sta + 1)) at $MNT" "wrong start time"
+	pid_alive "$a" || fail "root's lease command died of a wrong id"
+	# nobody ends its own; root ends the other.
+	out=$(setpriv --reuid=$NOBODY --regid=$NOBODY --clear-groups -- \
+		"$EXTRESCTL" leases --kill "$b-$stb" "$MNT" 2>&1) || fail "nobody could not end its lease: $out"
+	assert_eq "sent SIGTERM to PID $b (sleep 300), the command of lease $b-$stb" "$out" "--kill output"
+	out=$("$EXTRESCTL" leases --kill "$a-$sta" "$MNT" 2>&1) || fail "root could not end a lease: $out"
+	local _
+	for _ in $(seq 100); do
+		pid_alive "$a" || pid_alive "$b" || break
+		sleep 0.02
+	done
+	! pid_alive "$a" && ! pid_alive "$b" || fail "lease commands still run after --kill"
+	wait "$a" "$b" 2>/dev/null || true
+	for _ in $(seq 150); do
+		out=$("$EXTRESCTL" leases "$MNT") || fail "extresctl leases failed: $out"
+		[[ -z $out ]] && break
+		sleep 0.02
+	done
+	assert_eq "" "$out" "extresctl leases once both ended"
+	out=$("$EXTRESCTL" leases --kill "$a-$sta" "$MNT" 2>&1) && fail "an ended lease was killed again"
+	daemon_stop
+}
+
+# A pool serves every device and takes none: the file holds no line of
+# the daemon's, before, during and after; leases show in .meta/holders.
+case_pool() {
+	it_setup
+	local st out
+	gpu_config pool 0,1,2,3 'external-resource.gpu.amount: 1'
+	start_sleeper
+	local first=$SLEEPER
+	add_lease "$first" 2
+	st=$(proc_starttime "$first")
+	local lease_line
+	lease_line=$(printf '2 %s\t%s\tlease=%s-%s' "$first" "$st" "$first" "$st")
+	daemon_start -c "$WORK/extres.yaml" "$MNT"
+	assert_eq $'0\n1\n2\n3' "$(ls "$MNT/gpu")" "ls gpu of a pool"
+	assert_file "$MNT/gpu/3/index" $'3\n'
+	assert_file "$WORK/gpu.coord" "$lease_line"$'\n'
+	wait_holders "$(line_of 2 "$first" root sleep lease "$first-$st")
+"
+	assert_file "$MNT/.meta/env" ""
+	assert_file "$MNT/.meta/resources.json" $'[]\n'
+	out=$(cat "$MNT/.meta/extres.json")
+	assert_contains "$out" '{"resources": {"gpu": {"driver": "static", "amount": 4, "pool": true, "infos": [{"index": "0"}, {"index": "1"}, {"index": "2"}, {"index": "3"}]}}, "holders": [{"resource": "gpu", "key": "2", ' "extres.json of a pool"
+	# A reload (one device more) keeps taking nothing.
+	gpu_config pool 0,1,2,3,4
+	out=$("$EXTRESCTL" reload "$MNT" 2>&1) || fail "extresctl reload failed: $out"
+	assert_eq $'0\n1\n2\n3\n4' "$(ls "$MNT/gpu")" "ls gpu after the reload"
+	assert_file "$WORK/gpu.coord" "$lease_line"$'\n'
+	# Leases come and go; the daemon only watches.
+	start_sleeper
+	local st2
+	st2=$(proc_starttime "$SLEEPER")
+	add_lease "$SLEEPER" 0 4
+	wait_holders "$(line_of 2 "$first" root sleep lease "$first-$st"
+		line_of 0 "$SLEEPER" root sleep lease "$SLEEPER-$st2"
+		line_of 4 "$SLEEPER" root sleep lease "$SLEEPER-$st2")
+"
+	out=$("$EXTRESCTL" leases "$MNT") || fail "extresctl leases failed: $out"
+	assert_contains "$out" "$SLEEPER-$st2 $SLEEPER root sleep gpu 0,4" "leases of a pool"
+	daemon_stop
+	assert_eq 3 "$(wc -l <"$WORK/gpu.coord")" "lines left by the leases"
+	! grep -q "^[0-9]* $DAEMON_PID\b" "$WORK/gpu.coord" || fail "the pool recorded a line: $(cat "$WORK/gpu.coord")"
+}
+
+# Pools that make no sense are refused, naming the key.
+case_pool_bad() {
+	it_setup
+	# No coordination file.
+	printf '%s\n' 'external-resources: gpu' \
+		'external-resource.gpu.driver: static' \
+		'external-resource.gpu.param.indexes: 0,1' \
+		'external-resource.gpu.pool: true' >"$WORK/extres.yaml"
+	daemon_run_fail -f -c "$WORK/extres.yaml" "$MNT"
+	assert_startup_error "$WORK/extres.yaml:4:29: external-resource.gpu.pool is true, but external-resource.gpu.coordination-file is not set: a pool's devices are shared through its coordination file"
+	# Not a boolean.
+	gpu_config 1 0,1 'external-resource.gpu.pool: yes'
+	daemon_run_fail -f -c "$WORK/extres.yaml" "$MNT"
+	assert_startup_error "external-resource.gpu.pool is 'yes'; expected true or false"
+	# Without pool, amount is still required.
+	printf '%s\n' 'external-resources: gpu' \
+		'external-resource.gpu.driver: static' \
+		'external-resource.gpu.param.indexes: 0,1' \
+		'external-resource.gpu.pool: false' >"$WORK/extres.yaml"
+	daemon_run_fail -f -c "$WORK/extres.yaml" "$MNT"
+	assert_startup_error "resource 'gpu': external-resource.gpu.amount is not set"
+	# A script that records every device it returns for the daemon.
+	printf '#!/bin/sh\necho 0,1\n' >"$WORK/discover.sh"
+	chmod 0755 "$WORK/discover.sh"
+	printf '%s\n' 'external-resources: gpu' \
+		'external-resource.gpu.driver: script' \
+		'external-resource.gpu.pool: true' \
+		"external-resource.gpu.coordination-file: $WORK/gpu.coord" \
+		"external-resource.gpu.param.discovery-script.path: $WORK/discover.sh" \
+		"external-resource.gpu.param.discovery-script.args: --enable-coordination-mode --coordination-file $WORK/script.coord" \
+		>"$WORK/extres.yaml"
+	daemon_run_fail -f -c "$WORK/extres.yaml" "$MNT"
+	assert_startup_error "resource 'gpu': external-resource.gpu.pool is true, but its discovery script coordinates by itself (in $WORK/script.coord)"
+	[[ ! -s $WORK/gpu.coord ]] || fail "a refused pool recorded: $(cat "$WORK/gpu.coord")"
+	[[ ! -s $WORK/script.coord ]] || fail "lines left in the script's file: $(cat "$WORK/script.coord")"
+}
+
+# Start a process tree under a lease of KEYS: a leaser shell that waits
+# for $WORK/go, then runs a child that runs a grandchild, which reads
+# $MNT/self into $WORK/self.out. Its PID in LEASER.
+start_leaser() {
+	# shellcheck disable=SC2016 # expanded by the inner shells
+	bash -c 'while [[ ! -e $1/go ]]; do sleep 0.01; done
+		bash -c "bash -c '"'"'m=\$1; { readlink \$m/self; ls \$m/self/gpu; cat \$m/self/gpu/*/* ; } >\$2/self.out 2>&1'"'"' gc \$1 \$2" child "$2" "$1"' \
+		leaser "$WORK" "$MNT" </dev/null >/dev/null 2>&1 &
+	LEASER=$!
+	echo "$LEASER" >"$WORK/leaser.pid"
+	add_lease "$LEASER" "$@"
+}
+
+# A grandchild of a leased process reads its lease's devices through
+# self/, with every property the pool serves; an unrelated process finds
+# nothing there, before and after.
+case_self() {
+	it_setup
+	local st _
+	gpu_config pool 0,1,2,3
+	daemon_start -c "$WORK/extres.yaml" "$MNT"
+	assert_eq .leases/none "$(readlink "$MNT/self")" "self of a process without a lease"
+	assert_eq "" "$(ls -A "$MNT/self/")" "ls self/ without a lease"
+	start_leaser 3 1
+	st=$(proc_starttime "$LEASER")
+	wait_holders "$(line_of 3 "$LEASER" root bash lease "$LEASER-$st"
+		line_of 1 "$LEASER" root bash lease "$LEASER-$st")
+"
+	touch "$WORK/go"
+	wait "$LEASER" || fail "the leased process tree failed: $(cat "$WORK/self.out")"
+	assert_file "$WORK/self.out" ".leases/$LEASER-$st
+0
+1
+3
+1
+"
+	assert_eq .leases/none "$(readlink "$MNT/self")" "self of an unrelated process after a leased one"
+	assert_probe ENOENT stat "$MNT/self/gpu"
+	daemon_stop
+}
+
+# A lease of a device the daemon does not serve shows only its key.
+case_self_unserved() {
+	it_setup
+	local st
+	printf '%s\n' 'external-resources: gpu' \
+		'external-resource.gpu.amount: 1' \
+		'external-resource.gpu.driver: static' \
+		"external-resource.gpu.coordination-file: $WORK/gpu.coord" \
+		'external-resource.gpu.param.devices:' \
+		'  - {index: "0", uuid: GPU-0}' \
+		'  - {index: "1", uuid: GPU-1}' >"$WORK/extres.yaml"
+	daemon_start -c "$WORK/extres.yaml" "$MNT"
+	start_leaser 1
+	st=$(proc_starttime "$LEASER")
+	wait_holders "$(line_of 0 "$DAEMON_PID" root extresd daemon
+		line_of 1 "$LEASER" root bash lease "$LEASER-$st")
+"
+	assert_eq "index" "$(ls "$MNT/.leases/$LEASER-$st/gpu/0")" "properties of an unserved device"
+	touch "$WORK/go"
+	wait "$LEASER" || fail "the leased process tree failed: $(cat "$WORK/self.out")"
+	assert_file "$WORK/self.out" ".leases/$LEASER-$st
+0
+1
+"
+	daemon_stop
+}
+
+case=${1:?usage: holders.sh CASE}
+"case_${case//-/_}"
