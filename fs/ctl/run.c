@@ -14,10 +14,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "extres_build.h"
+
 #include "base/clock.h"
+#include "base/fileio.h"
 #include "base/log.h"
 #include "base/text.h"
 #include "config/config.h"
@@ -25,6 +31,7 @@
 #include "core/module.h"
 #include "ctl/ctl.h"
 #include "ctl/run.h"
+#include "os/mountpoint.h"
 #include "os/proc.h"
 #include "os/stop.h"
 
@@ -252,9 +259,71 @@ static const cpu_set_t *local_cpus(const struct extres_lease *l, cpu_set_t *set)
 	return set;
 }
 
+/* How long a lease may take to show under an extresd mount's self/: the
+ * daemon follows the coordination files within about 50 ms. */
+#define VISIBLE_WAIT_MS 2000
+
+/* In extres_ctl_on_mount()'s child: wait until m->mnt shows lease `arg`. */
+static int wait_lease_shown(struct extres_ctl_mount *m, void *arg)
+{
+	const char *id = arg;
+	long long end = extres_now_ms() + VISIBLE_WAIT_MS;
+	char path[4096];
+	struct stat st;
+	int r;
+
+	/* A daemon without leases (an older one) shows none: no wait. */
+	snprintf(path, sizeof(path), "%s/.leases", m->mnt);
+	r = stat(path, &st);
+	extres_ctl_mount_step(m);
+	if (r < 0)
+		return 0;
+	snprintf(path, sizeof(path), "%s/.leases/%s", m->mnt, id);
+	while ((r = stat(path, &st)) < 0 && extres_now_ms() < end) {
+		extres_ctl_mount_step(m);
+		nanosleep(&(struct timespec){ 0, 2000000 }, NULL);
+	}
+	extres_ctl_mount_done(m);
+	if (r < 0)
+		fprintf(stderr,
+			"extresctl: warning: %s/self does not show lease %s after %d ms; running anyway\n",
+			m->mnt, id, VISIBLE_WAIT_MS);
+	return 0;
+}
+
+/*
+ * When an extresd serves the config's mount point, let COMMAND start only
+ * once the mount shows its lease, so that it finds its devices under
+ * self/ from its first instruction. Only a mount that /proc/self/mountinfo
+ * says is extresd's is asked, and then under a deadline: a hung daemon
+ * costs seconds, not the run.
+ */
+static void wait_visible(const struct extres_config *cfg, const char *id)
+{
+	const char *mnt = cfg->mountpoint ? cfg->mountpoint :
+					    EXTRES_DEFAULT_MOUNTPOINT;
+	char *info = NULL, *fstype = NULL;
+	size_t len;
+	int fd;
+
+	fd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	if (extres_read_all(fd, 16u << 20, &info, &len) == 0 &&
+	    extres_mountinfo_lookup(info, mnt, &fstype) == 1 &&
+	    strcmp(fstype, "fuse.extresd") == 0)
+		extres_ctl_on_mount(mnt, CTL_MOUNT_TIMEOUT_S,
+				    CTL_MOUNT_TIMEOUT_S, wait_lease_shown,
+				    (void *)id);
+	close(fd);
+	free(info);
+	free(fstype);
+}
+
 /* Let the child exec with its lease; wait for its end. Its status, or
  * 126/127 when it could not run. */
 static int run_leased(const struct run_opts *o,
+		      const struct extres_config *cfg,
 		      const struct extres_lease_want *wants,
 		      struct extres_lease *lease, struct run_child *ch,
 		      int sigfd)
@@ -274,6 +343,7 @@ static int run_leased(const struct run_opts *o,
 	}
 	if (o->bind_cpus)
 		cpus = local_cpus(lease, &set);
+	wait_visible(cfg, lease->id);
 	r = run_child_go(ch, env, cpus, &err);
 	extres_lease_env_free(env);
 	if (r < 0) {
@@ -382,7 +452,7 @@ static int run(const char *config_path, const struct run_opts *o)
 	status = run_take(&take, &lease);
 	if (status)
 		goto out;
-	status = run_leased(o, wants, lease, &ch, sigfd);
+	status = run_leased(o, cfg, wants, lease, &ch, sigfd);
 	/* The lines name a process that is gone: anyone may take them
 	 * already; removing them is tidiness, and quick. */
 	if (extres_lease_release(lease, cfg->lock_timeout_ms, &err) < 0)
