@@ -300,8 +300,8 @@ static int wait_lease_shown(struct extres_ctl_mount *m, void *arg)
  */
 static void wait_visible(const struct extres_config *cfg, const char *id)
 {
-	const char *mnt = cfg->mountpoint ? cfg->mountpoint :
-					    EXTRES_DEFAULT_MOUNTPOINT;
+	const char *mnt =
+		cfg->mountpoint ? cfg->mountpoint : EXTRES_DEFAULT_MOUNTPOINT;
 	char *info = NULL, *fstype = NULL;
 	size_t len;
 	int fd;
@@ -322,8 +322,7 @@ static void wait_visible(const struct extres_config *cfg, const char *id)
 
 /* Let the child exec with its lease; wait for its end. Its status, or
  * 126/127 when it could not run. */
-static int run_leased(const struct run_opts *o,
-		      const struct extres_config *cfg,
+static int run_leased(const struct run_opts *o, const struct extres_config *cfg,
 		      const struct extres_lease_want *wants,
 		      struct extres_lease *lease, struct run_child *ch,
 		      int sigfd)
