@@ -274,6 +274,25 @@ static int stop_signal(int sigfd)
 	return SIGTERM;
 }
 
+/* Whether a wait must end after signal `sig` (0: none) woke it: the
+ * command's process died before it could run (status stays 1), or a signal
+ * to stop came (status 128 + it). */
+static int wait_over(const struct run_take *t, int sig, int *status)
+{
+	if (sig == SIGCHLD && run_child_ended(t->child)) {
+		extres_log(
+			EXTRES_LOG_ERR,
+			"the command's process (PID %d) ended before it could run",
+			(int)t->child->pid);
+		return 1;
+	}
+	if (sig && sig != SIGCHLD) {
+		*status = 128 + sig;
+		return 1;
+	}
+	return 0;
+}
+
 int run_take(const struct run_take *t, struct extres_lease **ret)
 {
 	struct extres_lease_busy busy = { 0 };
@@ -325,17 +344,8 @@ int run_take(const struct run_take *t, struct extres_lease **ret)
 			extres_log(EXTRES_LOG_ERR, "poll: %s", strerror(-r));
 			break;
 		}
-		if (sig == SIGCHLD && run_child_ended(t->child)) {
-			extres_log(
-				EXTRES_LOG_ERR,
-				"the command's process (PID %d) ended before it could run",
-				(int)t->child->pid);
+		if (wait_over(t, sig, &status))
 			break;
-		}
-		if (sig && sig != SIGCHLD) {
-			status = 128 + sig;
-			break;
-		}
 		sig = 0;
 		while (still_behind(t) && !sig &&
 		       (t->deadline_ms < 0 ||
@@ -344,17 +354,8 @@ int run_take(const struct run_take *t, struct extres_lease **ret)
 			if (r < 0)
 				break;
 		}
-		if (sig == SIGCHLD && run_child_ended(t->child)) {
-			extres_log(
-				EXTRES_LOG_ERR,
-				"the command's process (PID %d) ended before it could run",
-				(int)t->child->pid);
+		if (wait_over(t, sig, &status))
 			break;
-		}
-		if (sig && sig != SIGCHLD) {
-			status = 128 + sig;
-			break;
-		}
 		sig = 0;
 	}
 	if (status != 0)
