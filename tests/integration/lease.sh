@@ -102,7 +102,9 @@ start_sampler() {
 						print "key " $1 " held twice: " $0
 				}
 				END { if (n > max) print n " live lines, more than " max }
-			' "$WORK/sample" >>"$out"
+			' "$WORK/sample" >>"$out" || true
+			# (mawk dies on a read of /proc/PID/stat that fails
+			# with ESRCH as PID exits: that sample is lost, no more.)
 			echo x >>"$WORK/samples"
 			sleep 0.01
 		done
