@@ -32,6 +32,8 @@
  *                       nvidia-smi --format=csv,nounits print it: "196592"
  *   numa_node           <that device dir>/numa_node as the file says ("-1"
  *                       included: no NUMA affinity)
+ *   local_cpulist       <that device dir>/local_cpulist, the kernel's list of
+ *                       the CPUs near the GPU ("0-47,96-143")
  *
  * Whatever cannot be read leaves its property out with a warning naming the
  * node and the file; a node whose properties cannot be read (or have no
@@ -46,7 +48,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include <extres/driver.h>
 #include <extres/driver_util.h>
@@ -54,11 +55,9 @@
 #include "sysfs_util.h"
 #include "lib/identity.h"
 
-#define PARAM_ROOT "sysfs-root"
-#define DEFAULT_ROOT "/sys"
 #define KFD_NODES "/class/kfd/kfd/topology/nodes"
 
-static const char *const known_params[] = { PARAM_ROOT, NULL };
+static const char *const known_params[] = { SYSFS_PARAM_ROOT, NULL };
 
 /* The kernel's MINORBITS: a larger "minor" is no device number. */
 #define MINOR_LIMIT (1u << 20)
@@ -135,56 +134,19 @@ static int parse_u64(const char *s, size_t len, uint64_t *ret)
 static int32_t amdgpu_open(const struct extres_host *host,
 			   const struct extres_param *params, void **ret_handle)
 {
-	const char *root = DEFAULT_ROOT, *why = NULL;
-	const struct extres_param *root_p;
-	struct amdgpu *a = NULL;
-	struct stat st;
-	size_t n;
+	struct amdgpu *a;
 	int32_t r;
 
 	extres_params_warn_unknown(host, params, known_params);
-	root_p = extres_param_get(params, PARAM_ROOT);
-	if (root_p) {
-		if (root_p->kind != EXTRES_PARAM_SCALAR ||
-		    root_p->value[0] == '\0')
-			return extres_param_error(
-				host, root_p,
-				"param.sysfs-root must be a directory such as /sys");
-		root = root_p->value;
-	}
-
 	a = calloc(1, sizeof(*a));
 	if (!a)
 		return -ENOMEM;
 	a->host = host;
-	if (root[0] != '/' && host->config_dir && host->config_dir[0])
-		r = asprintf(&a->root, "%s/%s", host->config_dir, root);
+	r = sysfs_root_param(host, params, &a->root);
+	if (r < 0)
+		amdgpu_free(a);
 	else
-		r = asprintf(&a->root, "%s", root);
-	if (r < 0) {
-		a->root = NULL;
-		r = -ENOMEM;
-		goto fail;
-	}
-	n = strlen(a->root);
-	while (n > 1 && a->root[n - 1] == '/')
-		a->root[--n] = '\0';
-
-	/* A sysfs-root that is not there is a typo, not a host without GPUs. */
-	if (root_p && stat(a->root, &st) < 0)
-		why = strerror(errno);
-	else if (root_p && !S_ISDIR(st.st_mode))
-		why = "not a directory";
-	if (why) {
-		r = extres_param_error(host, root_p,
-				       "param.sysfs-root '%s': %s", a->root,
-				       why);
-		goto fail;
-	}
-	*ret_handle = a;
-	return 0;
-fail:
-	amdgpu_free(a);
+		*ret_handle = a;
 	return r;
 }
 
@@ -381,8 +343,8 @@ static int32_t read_dev_attr(struct scan *s, const struct kfd_node *node,
 	return 0;
 }
 
-/* pci.bus_id, memory.total and numa_node, from the DRM render node's PCI
- * device directory. */
+/* pci.bus_id, memory.total, numa_node and local_cpulist, from the DRM
+ * render node's PCI device directory. */
 static int32_t add_drm(struct scan *s, const struct kfd_node *node,
 		       uint64_t gpu, uint64_t minor)
 {
@@ -404,7 +366,7 @@ static int32_t add_drm(struct scan *s, const struct kfd_node *node,
 		host->log(
 			host, EXTRES_LOG_WARNING,
 			"GPU %" PRIu64 " (KFD node %" PRIu32
-			"): cannot resolve %s: %s; pci.bus_id, memory.total and numa_node left out",
+			"): cannot resolve %s: %s; pci.bus_id, memory.total, numa_node and local_cpulist left out",
 			gpu, node->id, link, strerror(errno));
 		r = 0;
 		goto out;
@@ -432,6 +394,11 @@ static int32_t add_drm(struct scan *s, const struct kfd_node *node,
 				  &value);
 	if (r == 0 && value)
 		r = s->sink->add_property(s->sink, "numa_node", value);
+	if (r == 0)
+		r = read_dev_attr(s, node, gpu, dev, "local_cpulist",
+				  "local_cpulist", &value);
+	if (r == 0 && value)
+		r = s->sink->add_property(s->sink, "local_cpulist", value);
 out:
 	free(dev);
 	free(link);
@@ -473,7 +440,7 @@ static int32_t add_gpu(struct scan *s, const struct kfd_node *node,
 		s->a->host->log(
 			s->a->host, EXTRES_LOG_WARNING,
 			"GPU %" PRIu64 " (KFD node %" PRIu32
-			"): no valid drm_render_minor in %s; drm_render_minor, device, pci.bus_id, memory.total and numa_node left out",
+			"): no valid drm_render_minor in %s; drm_render_minor, device, pci.bus_id, memory.total, numa_node and local_cpulist left out",
 			gpu, node->id, node->properties);
 		return 0;
 	}

@@ -11,9 +11,12 @@
  *             refused when a user other than root or the daemon's could
  *             modify it (host->check_trusted_path).
  *
+ *   sysfs-root  optional; where sysfs is mounted, "/sys" by default (a fake
+ *             tree in tests), as for the amdgpu driver.
+ *
  * The library is opened with dlopen() in open() and closed in close(); extres
  * has no build-time dependency on NVIDIA headers or libraries, so the few
- * NVML types and entry points used are declared here from NVML's nvml.h.
+ * NVML types and entry points used are declared in nvml_api.h.
  * Each discover() brackets its calls with nvmlInit and nvmlShutdown (NVML
  * counts them), so no NVML state is held while the daemon serves files.
  *
@@ -22,7 +25,10 @@
  * `--format=csv,noheader,nounits` prints: index, uuid, name, serial,
  * pci.bus_id, memory.total (MiB), driver_version, compute_cap; plus
  * minor_number and device (/dev/nvidia<minor>), which nvidia-smi cannot
- * query. A property NVML cannot give for a device (not supported, an older
+ * query; and numa_node and local_cpulist, the kernel's files of those names
+ * in the GPU's PCI function directory, <sysfs-root>/bus/pci/devices/<bus id
+ * as the kernel writes it, "0000:3b:00.0">/, as they read ("-1": no NUMA
+ * node; "0-3,8-11"). A property NVML cannot give for a device (not supported, an older
  * library without the call, any error) is absent rather than empty.
  */
 #include <dlfcn.h>
@@ -36,63 +42,14 @@
 #include <extres/driver_util.h>
 
 #include "lib/identity.h"
+#include "nvml_api.h"
+#include "sysfs_util.h"
 
 #define PARAM_LIBRARY "library"
 #define DEFAULT_LIBRARY "libnvidia-ml.so.1"
 
-static const char *const known_params[] = { PARAM_LIBRARY, NULL };
-
-/* From nvml.h. */
-typedef int nvml_return; /* nvmlReturn_t */
-typedef struct nvml_device *nvml_device; /* nvmlDevice_t, opaque */
-
-#define NVML_SUCCESS 0
-#define NVML_ERROR_NOT_SUPPORTED 3
-#define NVML_ERROR_NO_PERMISSION 4
-#define NVML_ERROR_DRIVER_NOT_LOADED 9
-#define NVML_ERROR_LIBRARY_NOT_FOUND 12
-#define NVML_ERROR_FUNCTION_NOT_FOUND 13
-#define NVML_ERROR_GPU_IS_LOST 15
-
-/* nvmlPciInfo_t as nvmlDeviceGetPciInfo_v3 fills it. The older calls fill a
- * shorter struct with domain, bus and device at the same offsets, which are
- * all that is read here. */
-struct nvml_pci_info {
-	char bus_id_legacy[16];
-	unsigned int domain;
-	unsigned int bus;
-	unsigned int device;
-	unsigned int pci_device_id;
-	unsigned int pci_subsystem_id;
-	char bus_id[32];
-};
-_Static_assert(offsetof(struct nvml_pci_info, domain) == 16,
-	       "nvmlPciInfo_t.domain");
-_Static_assert(offsetof(struct nvml_pci_info, device) == 24,
-	       "nvmlPciInfo_t.device");
-_Static_assert(sizeof(struct nvml_pci_info) == 68, "sizeof(nvmlPciInfo_t)");
-
-/* nvmlMemory_t, in bytes. */
-struct nvml_memory {
-	unsigned long long total;
-	unsigned long long free;
-	unsigned long long used;
-};
-
-/* Big enough for every string call used: NVML asks for at most 96 bytes
- * (NVML_DEVICE_NAME_V2_BUFFER_SIZE, NVML_DEVICE_UUID_V2_BUFFER_SIZE). */
-#define NVML_STRING_MAX 256
-
-typedef nvml_return (*nvml_void_fn)(void);
-typedef const char *(*nvml_error_string_fn)(nvml_return);
-typedef nvml_return (*nvml_count_fn)(unsigned int *);
-typedef nvml_return (*nvml_handle_fn)(unsigned int, nvml_device *);
-typedef nvml_return (*nvml_uint_fn)(nvml_device, unsigned int *);
-typedef nvml_return (*nvml_string_fn)(nvml_device, char *, unsigned int);
-typedef nvml_return (*nvml_pci_fn)(nvml_device, struct nvml_pci_info *);
-typedef nvml_return (*nvml_memory_fn)(nvml_device, struct nvml_memory *);
-typedef nvml_return (*nvml_system_string_fn)(char *, unsigned int);
-typedef nvml_return (*nvml_cc_fn)(nvml_device, int *, int *);
+static const char *const known_params[] = { PARAM_LIBRARY, SYSFS_PARAM_ROOT,
+					    NULL };
 
 /* An entry point: the names to try, newest first, and the one found. */
 struct nvml_symbol {
@@ -143,6 +100,7 @@ static const struct nvml_symbol symbol_names[N_SYMBOLS] = {
 struct nvml {
 	const struct extres_host *host;
 	char *library; /* as loaded, for messages */
+	char *root; /* sysfs, without a trailing '/' */
 	void *dl;
 	struct nvml_symbol sym[N_SYMBOLS];
 };
@@ -154,6 +112,7 @@ static void nvml_free(struct nvml *n)
 	if (n->dl)
 		dlclose(n->dl);
 	free(n->library);
+	free(n->root);
 	free(n);
 }
 
@@ -269,12 +228,54 @@ static int32_t add_index(const struct nvml *n, struct extres_sink *sink,
 	return add(n, sink, gpu, "index", buf);
 }
 
+/* numa_node and local_cpulist from the GPU's PCI function in sysfs, named
+ * as the kernel names it ("0000:3b:00.0"): NVML's bus id has 8 domain
+ * digits and capitals. A file that is not there (a GPU passed through
+ * without its PCI function in sysfs) is as quiet as "not supported". */
+static int32_t add_topology(const struct nvml *n, struct extres_sink *sink,
+			    unsigned int gpu, const struct nvml_pci_info *pci)
+{
+	static const char *const attrs[] = { "numa_node", "local_cpulist" };
+	struct sysfs_buf *buf;
+	const char *value, *why;
+	char *path = NULL;
+	int32_t r = 0, e;
+	size_t i;
+
+	buf = malloc(sizeof(*buf));
+	if (!buf)
+		return -ENOMEM;
+	for (i = 0; i < 2 && r == 0; i++) {
+		if (asprintf(&path, "%s/bus/pci/devices/%04x:%02x:%02x.0/%s",
+			     n->root, pci->domain, pci->bus, pci->device,
+			     attrs[i]) < 0) {
+			path = NULL;
+			r = -ENOMEM;
+			break;
+		}
+		e = sysfs_read_value(path, buf, &value, &why);
+		if (e < 0)
+			n->host->log(n->host,
+				     e == -ENOENT ? EXTRES_LOG_DEBUG :
+						    EXTRES_LOG_INFO,
+				     "GPU %u: no %s: %s: %s", gpu, attrs[i],
+				     path, why);
+		else
+			r = add(n, sink, gpu, attrs[i], value);
+		free(path);
+		path = NULL;
+	}
+	free(buf);
+	return r;
+}
+
 static int32_t add_pci(const struct nvml *n, struct extres_sink *sink,
 		       nvml_device dev, unsigned int gpu)
 {
 	struct nvml_pci_info pci = { .domain = 0 };
 	char buf[32];
 	nvml_return rc;
+	int32_t r;
 
 	if (!n->sym[SYM_PCI].addr)
 		return 0;
@@ -287,7 +288,10 @@ static int32_t add_pci(const struct nvml *n, struct extres_sink *sink,
 	 * domain, so it is built from the numbers. */
 	snprintf(buf, sizeof(buf), "%08X:%02X:%02X.0", pci.domain, pci.bus,
 		 pci.device);
-	return add(n, sink, gpu, "pci.bus_id", buf);
+	r = add(n, sink, gpu, "pci.bus_id", buf);
+	if (r == 0)
+		r = add_topology(n, sink, gpu, &pci);
+	return r;
 }
 
 static int32_t add_memory(const struct nvml *n, struct extres_sink *sink,
@@ -517,6 +521,9 @@ static int32_t nvml_open(const struct extres_host *host,
 		goto fail;
 	}
 	n->host = host;
+	r = sysfs_root_param(host, params, &n->root);
+	if (r < 0)
+		goto fail;
 	r = library_path(host, library, &n->library);
 	if (r < 0)
 		goto fail;

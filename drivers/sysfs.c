@@ -10,7 +10,8 @@
  *                                           sequence of names
  *
  * Each match is one info, in the natural order of the matches' base names
- * ("mlx5_2" before "mlx5_10"; equal names in path order), with:
+ * ("mlx5_2" before "mlx5_10"; PCI addresses by their hex fields,
+ * "0000:07:00.0" before "0000:0f:00.0"; equal names in path order), with:
  *
  *   index   its position in that order, from 0
  *   name    the match's base name ("mlx5_0")

@@ -3,10 +3,14 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include "lib/text.h"
+
+#include <extres/driver_util.h>
 
 static int is_digit(char c)
 {
@@ -111,7 +115,110 @@ int sysfs_read_value(const char *path, struct sysfs_buf *buf,
 	return 0;
 }
 
-int sysfs_natcmp(const char *a, const char *b)
+int32_t sysfs_root_param(const struct extres_host *host,
+			 const struct extres_param *params, char **ret_root)
+{
+	const struct extres_param *p;
+	const char *root = "/sys", *why = NULL;
+	char *s = NULL;
+	struct stat st;
+	size_t n;
+	int32_t r;
+
+	p = extres_param_get(params, SYSFS_PARAM_ROOT);
+	if (p && (p->kind != EXTRES_PARAM_SCALAR || p->value[0] == '\0')) {
+		r = extres_param_error(
+			host, p,
+			"param.sysfs-root must be a directory such as /sys");
+		goto out;
+	}
+	if (p)
+		root = p->value;
+	if (root[0] != '/' && host->config_dir && host->config_dir[0])
+		r = asprintf(&s, "%s/%s", host->config_dir, root);
+	else
+		r = asprintf(&s, "%s", root);
+	if (r < 0) {
+		s = NULL;
+		r = -ENOMEM;
+		goto out;
+	}
+	r = 0;
+	n = strlen(s);
+	while (n > 1 && s[n - 1] == '/')
+		s[--n] = '\0';
+	/* A sysfs-root that is not there is a typo, not a host without the
+	 * devices. */
+	if (p && stat(s, &st) < 0)
+		why = strerror(errno);
+	else if (p && !S_ISDIR(st.st_mode))
+		why = "not a directory";
+	if (why)
+		r = extres_param_error(host, p, "param.sysfs-root '%s': %s", s,
+				       why);
+out:
+	if (r == 0)
+		*ret_root = s;
+	else
+		free(s);
+	return r;
+}
+
+/* The hex number of exactly `min` to `max` digits at *p, moving *p past it;
+ * -1 when there is none. */
+static long hex_field(const char **p, size_t min, size_t max)
+{
+	const char *s = *p;
+	long v = 0;
+	size_t n;
+	int d;
+
+	for (n = 0; n < max; n++) {
+		if (is_digit(s[n]))
+			d = s[n] - '0';
+		else if ((s[n] | 0x20) >= 'a' && (s[n] | 0x20) <= 'f')
+			d = (s[n] | 0x20) - 'a' + 10;
+		else
+			break;
+		v = v * 16 + d;
+	}
+	if (n < min || is_digit(s[n]) ||
+	    ((s[n] | 0x20) >= 'a' && (s[n] | 0x20) <= 'f'))
+		return -1;
+	*p = s + n;
+	return v;
+}
+
+/*
+ * The key a name sorts by: itself, or for a PCI address (the kernel's
+ * dddd:bb:dd.f, domain 4 to 8 hex digits) the same fields in decimal,
+ * "0000:0f:00.0" -> "0:15:0.0". Natural order reads a hex field as decimal
+ * runs and letters, putting "0f" before "07"; one key for every name, rather
+ * than a second comparison for PCI names alone, keeps the order transitive
+ * when PCI and other names are sorted together, as qsort() needs.
+ */
+static const char *sort_key(const char *name, char *buf, size_t size)
+{
+	const char *p = name;
+	long f[4];
+
+	f[0] = hex_field(&p, 4, 8);
+	if (f[0] < 0 || *p++ != ':')
+		return name;
+	f[1] = hex_field(&p, 2, 2);
+	if (f[1] < 0 || *p++ != ':')
+		return name;
+	f[2] = hex_field(&p, 2, 2);
+	if (f[2] < 0 || *p++ != '.')
+		return name;
+	f[3] = hex_field(&p, 1, 1);
+	if (f[3] < 0 || *p != '\0')
+		return name;
+	snprintf(buf, size, "%ld:%ld:%ld.%ld", f[0], f[1], f[2], f[3]);
+	return buf;
+}
+
+static int natcmp(const char *a, const char *b)
 {
 	const char *x = a, *y = b;
 
@@ -146,4 +253,14 @@ int sysfs_natcmp(const char *a, const char *b)
 	if (*x || *y)
 		return *x ? 1 : -1;
 	return strcmp(a, b);
+}
+
+int sysfs_natcmp(const char *a, const char *b)
+{
+	char key_a[40], key_b[40];
+	int c;
+
+	c = natcmp(sort_key(a, key_a, sizeof(key_a)),
+		   sort_key(b, key_b, sizeof(key_b)));
+	return c != 0 ? c : strcmp(a, b);
 }

@@ -8,6 +8,9 @@
 #define EXTRES_SYSFS_UTIL_H
 
 #include <stddef.h>
+#include <stdint.h>
+
+#include <extres/driver.h>
 
 /* The most an attribute may hold: one page, which is all a sysfs attribute
  * can show. A longer file (outside sysfs) is refused, never cut. */
@@ -39,8 +42,21 @@ int sysfs_read_value(const char *path, struct sysfs_buf *buf,
 		     const char **ret_value, const char **ret_why);
 
 /*
+ * param.sysfs-root, as the amdgpu and nvml drivers take it: where sysfs is
+ * mounted, "/sys" by default (a fake tree in tests); a relative one is taken
+ * from the config file's directory. *ret_root is malloc'd, without a
+ * trailing '/'. Returns 0, -ENOMEM, or -EINVAL after the host's error for a
+ * value that is not a directory.
+ */
+#define SYSFS_PARAM_ROOT "sysfs-root"
+int32_t sysfs_root_param(const struct extres_host *host,
+			 const struct extres_param *params, char **ret_root);
+
+/*
  * Natural order: runs of digits compare as numbers, so "mlx5_2" < "mlx5_10";
- * everything else byte by byte. Names equal as numbers ("a01", "a1") fall
+ * everything else byte by byte. A name shaped like a PCI address
+ * (dddd:bb:dd.f, hex) compares as its four numbers, so "0000:07:00.0" <
+ * "0000:0f:00.0" < "0000:10:00.0". Names equal as numbers ("a01", "a1") fall
  * back to strcmp(), so the order is total. Returns <0, 0, >0 like strcmp().
  */
 int sysfs_natcmp(const char *a, const char *b);

@@ -88,6 +88,10 @@ static void put_node(const char *root, unsigned node,
 	fake_put(root, rel, strcmp(p->simd_count, "0") ? "45412\n" : "0\n");
 }
 
+/* The CPUs near each socket of a two-socket host, as local_cpulist says. */
+#define CPUS0 "0-47,96-143"
+#define CPUS1 "48-95,144-191"
+
 /*
  * The PCI function `bdf` behind root port `port`, with render node
  * renderD<minor> linked both ways as in real sysfs. `vram` NULL: no
@@ -113,6 +117,8 @@ static void put_pci_gpu(const char *root, const char *port, const char *bdf,
 	}
 	fake_fmt(rel, sizeof(rel), "%s/numa_node", dev);
 	fake_put(root, rel, numa);
+	fake_fmt(rel, sizeof(rel), "%s/local_cpulist", dev);
+	fake_put(root, rel, strcmp(numa, "0\n") ? CPUS1 "\n" : CPUS0 "\n");
 	fake_fmt(rel, sizeof(rel), "%s/vendor", dev);
 	fake_put(root, rel, "0x1002\n");
 }
@@ -176,12 +182,43 @@ static void test_mi300x(void **state)
 	assert_string_equal(log, want);
 	assert_int_equal(infos->n, 2);
 	EXPECT_PROPS(&infos->items[0], GPU0_PROPS, "pci.bus_id", "0000:c1:00.0",
-		     "memory.total", "196592", "numa_node", "0");
+		     "memory.total", "196592", "numa_node", "0",
+		     "local_cpulist", CPUS0);
 	EXPECT_PROPS(&infos->items[1], "index", "1", "unique_id",
 		     "0xbc732d05184c6948", "vendor_id", "0x1002", "device_id",
 		     "0x74a0", "gfx_target_version", "90402",
 		     "drm_render_minor", "136", "device", "/dev/dri/renderD136",
-		     "pci.bus_id", "0000:41:00.0", "numa_node", "1");
+		     "pci.bus_id", "0000:41:00.0", "numa_node", "1",
+		     "local_cpulist", CPUS1);
+	extres_infos_free(infos);
+}
+
+/* No local_cpulist (an older kernel, a PCI function without one): only that
+ * property is left out, with a warning naming the file. */
+static void test_no_local_cpulist(void **state)
+{
+	const char *root = *state;
+	char real[PATH_MAX], path[PATH_MAX], want[PATH_MAX + 512], log[4096];
+	struct extres_infos *infos;
+
+	make_mi300x(root, 1);
+	real_root(root, real);
+	fake_path(path, root,
+		  "devices/pci0000:c0/0000:c0:01.1/0000:c1:00.0/local_cpulist");
+	assert_int_equal(unlink(path), 0);
+	infos = discover_root(root, log, sizeof(log));
+
+	fake_fmt(
+		want, sizeof(want),
+		WARN
+		"GPU 0 (KFD node 1): %s/devices/pci0000:c0/0000:c0:01.1/0000:c1:00.0/local_cpulist: No such file or directory; local_cpulist left out\n",
+		real);
+	assert_string_equal(log, want);
+	assert_int_equal(infos->n, 2);
+	EXPECT_PROPS(&infos->items[0], GPU0_PROPS, "pci.bus_id", "0000:c1:00.0",
+		     "memory.total", "196592", "numa_node", "0");
+	assert_string_equal(extres_info_get(&infos->items[1], "local_cpulist"),
+			    CPUS1);
 	extres_infos_free(infos);
 }
 
@@ -208,7 +245,7 @@ static void test_missing_properties(void **state)
 		     "0x74a0", "gfx_target_version", "90402",
 		     "drm_render_minor", "136", "device", "/dev/dri/renderD136",
 		     "pci.bus_id", "0000:41:00.0", "memory.total", "196592",
-		     "numa_node", "1");
+		     "numa_node", "1", "local_cpulist", CPUS1);
 	extres_infos_free(infos);
 }
 
@@ -235,8 +272,8 @@ static void test_render_link(void **state)
 	fake_fmt(
 		want, sizeof(want),
 		WARN
-		"GPU 0 (KFD node 1): cannot resolve %s: No such file or directory; pci.bus_id, memory.total and numa_node left out\n" WARN
-		"GPU 1 (KFD node 2): cannot resolve %s: Too many levels of symbolic links; pci.bus_id, memory.total and numa_node left out\n",
+		"GPU 0 (KFD node 1): cannot resolve %s: No such file or directory; pci.bus_id, memory.total, numa_node and local_cpulist left out\n" WARN
+		"GPU 1 (KFD node 2): cannot resolve %s: Too many levels of symbolic links; pci.bus_id, memory.total, numa_node and local_cpulist left out\n",
 		link0, link1);
 	assert_string_equal(log, want);
 	assert_int_equal(infos->n, 2);
@@ -314,9 +351,9 @@ static void test_odd_nodes(void **state)
 		"%s/stray: not a KFD node number; ignored\n" WARN
 		"KFD node 0: no valid simd_count in %s; node skipped\n" WARN
 		"GPU 0 (KFD node 1): no valid gfx_target_version in %s; property gfx_target_version left out\n" WARN
-		"GPU 0 (KFD node 1): no valid drm_render_minor in %s; drm_render_minor, device, pci.bus_id, memory.total and numa_node left out\n" WARN
+		"GPU 0 (KFD node 1): no valid drm_render_minor in %s; drm_render_minor, device, pci.bus_id, memory.total, numa_node and local_cpulist left out\n" WARN
 		"GPU 1 (KFD node 2): no valid unique_id in %s; property unique_id left out\n" WARN
-		"GPU 1 (KFD node 2): no valid drm_render_minor in %s; drm_render_minor, device, pci.bus_id, memory.total and numa_node left out\n",
+		"GPU 1 (KFD node 2): no valid drm_render_minor in %s; drm_render_minor, device, pci.bus_id, memory.total, numa_node and local_cpulist left out\n",
 		nodes, props[0], props[1], props[1], props[2], props[2]);
 	assert_string_equal(log, want);
 	assert_int_equal(infos->n, 2);
@@ -365,7 +402,8 @@ static void test_relative_root(void **state)
 	assert_string_equal(log, "");
 	assert_int_equal(infos->n, 2);
 	EXPECT_PROPS(&infos->items[0], GPU0_PROPS, "pci.bus_id", "0000:c1:00.0",
-		     "memory.total", "196592", "numa_node", "0");
+		     "memory.total", "196592", "numa_node", "0",
+		     "local_cpulist", CPUS0);
 	extres_infos_free(infos);
 }
 
@@ -467,6 +505,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_mi300x, fake_setup,
 						fake_teardown),
+		cmocka_unit_test_setup_teardown(test_no_local_cpulist,
+						fake_setup, fake_teardown),
 		cmocka_unit_test_setup_teardown(test_missing_properties,
 						fake_setup, fake_teardown),
 		cmocka_unit_test_setup_teardown(test_render_link, fake_setup,

@@ -6,6 +6,8 @@
  * the unversioned calls). The stand-ins read FAKE_NVML_* from the
  * environment at each first nvmlInit, so every test sets what it needs and
  * the driver's nvmlShutdown at the end of discover() makes it read again.
+ * Their GPUs' PCI functions are in a fake sysfs (param.sysfs-root), so that
+ * numa_node and local_cpulist do not depend on this machine's /sys.
  */
 #include <dirent.h>
 #include <dlfcn.h>
@@ -19,7 +21,7 @@
 
 #include <cmocka.h>
 
-#include "driver_run.h"
+#include "fake_tree.h"
 
 #define NVML_SO EXTRES_DRIVERS_BUILD_DIR "/nvml.so"
 #define FAKE EXTRES_MOCK_DIR "/libnvidia-ml.so.1"
@@ -40,6 +42,35 @@ struct state {
 	struct fake current;
 	struct fake legacy;
 };
+
+/* The fake sysfs every GPU of the stand-in has its PCI function in. */
+static char *sys_root;
+
+/* The kernel's numa_node and local_cpulist of stand-in GPU `gpu`: GPUs 0, 2,
+ * ... on node 0, the others on node 1. */
+#define GPU_NUMA(gpu) ((gpu) % 2 ? "1" : "0")
+#define GPU_CPUS(gpu) ((gpu) % 2 ? "4-7,12-15" : "0-3,8-11")
+
+/* GPUs 0..15 as the kernel names their PCI functions: the stand-in gives GPU
+ * i the bus id "00000000:%02X:00.0" of bus 0x3b + i. */
+static void make_sys(const char *root)
+{
+	char rel[PATH_MAX], text[32];
+	unsigned int gpu;
+
+	for (gpu = 0; gpu < 16; gpu++) {
+		fake_fmt(rel, sizeof(rel),
+			 "bus/pci/devices/0000:%02x:00.0/numa_node",
+			 0x3b + gpu);
+		fake_fmt(text, sizeof(text), "%s\n", GPU_NUMA(gpu));
+		fake_put(root, rel, text);
+		fake_fmt(rel, sizeof(rel),
+			 "bus/pci/devices/0000:%02x:00.0/local_cpulist",
+			 0x3b + gpu);
+		fake_fmt(text, sizeof(text), "%s\n", GPU_CPUS(gpu));
+		fake_put(root, rel, text);
+	}
+}
 
 static const char *const fake_env[] = {
 	"FAKE_NVML_GPUS",	 "FAKE_NVML_FAIL_INIT", "FAKE_NVML_FAIL_COUNT",
@@ -64,6 +95,8 @@ static int group_setup(void **state)
 	assert_non_null(s);
 	fake_load(&s->current, FAKE);
 	fake_load(&s->legacy, FAKE_LEGACY);
+	sys_root = fake_tmpdir("nvml-sys");
+	make_sys(sys_root);
 	*state = s;
 	return 0;
 }
@@ -74,6 +107,7 @@ static int group_teardown(void **state)
 
 	dlclose(s->current.dl);
 	dlclose(s->legacy.dl);
+	fake_rmdir(sys_root);
 	free(s);
 	return 0;
 }
@@ -125,6 +159,7 @@ static struct extres_infos *discover_lib(const char *library)
 {
 	const struct extres_param items[] = {
 		SCALAR("library", library, 4, 14),
+		SCALAR("sysfs-root", sys_root, 5, 17),
 	};
 	char log[4096];
 
@@ -158,20 +193,36 @@ static void expect_open_error(const struct extres_param *items, uint32_t count,
 	assert_string_equal(run.err.msg, msg);
 }
 
+/* 1 if `key` is one of the space-separated words of `skip` (NULL: none). */
+static int skipped(const char *skip, const char *key)
+{
+	size_t n = strlen(key);
+	const char *w;
+
+	for (w = skip; w && (w = strstr(w, key)); w += n)
+		if ((w == skip || w[-1] == ' ') && (w[n] == ' ' || !w[n]))
+			return 1;
+	return 0;
+}
+
 /* Every property of stand-in GPU `gpu` (0..9), in the driver's order,
- * leaving out `skip` (NULL: none). Returns the next position. */
+ * leaving out those in `skip` (NULL: none). Returns the next position. */
 static size_t expect_gpu(const struct extres_info *info, unsigned int gpu,
 			 const char *skip)
 {
 	char index[4], uuid[64], serial[32], bus[32], minor[4], dev[32];
-	const char *keys[] = { "index",		 "uuid",	"name",
-			       "serial",	 "pci.bus_id",	"memory.total",
-			       "driver_version", "compute_cap", "minor_number",
-			       "device" };
-	const char *values[] = { index,	      uuid,  "NVIDIA H100 80GB HBM3",
-				 serial,      bus,   "81559",
-				 "550.54.15", "9.0", minor,
-				 dev };
+	const char *keys[] = { "index",		 "uuid",
+			       "name",		 "serial",
+			       "pci.bus_id",	 "numa_node",
+			       "local_cpulist",	 "memory.total",
+			       "driver_version", "compute_cap",
+			       "minor_number",	 "device" };
+	const char *values[] = {
+		index,	       uuid,	"NVIDIA H100 80GB HBM3",
+		serial,	       bus,	GPU_NUMA(gpu),
+		GPU_CPUS(gpu), "81559", "550.54.15",
+		"9.0",	       minor,	dev
+	};
 	size_t i, at = 0;
 
 	snprintf(index, sizeof(index), "%u", gpu);
@@ -182,7 +233,7 @@ static size_t expect_gpu(const struct extres_info *info, unsigned int gpu,
 	snprintf(minor, sizeof(minor), "%u", gpu);
 	snprintf(dev, sizeof(dev), "/dev/nvidia%u", gpu);
 	for (i = 0; i < N(keys); i++) {
-		if (skip && strcmp(keys[i], skip) == 0)
+		if (skipped(skip, keys[i]))
 			continue;
 		expect_prop(info, at++, keys[i], values[i]);
 	}
@@ -238,6 +289,7 @@ static void test_field_errors(void **state)
 {
 	const struct extres_param items[] = {
 		SCALAR("library", FAKE, 4, 14),
+		SCALAR("sysfs-root", sys_root, 5, 17),
 	};
 	struct extres_infos *infos;
 	char log[4096];
@@ -259,20 +311,61 @@ static void test_field_errors(void **state)
 	expect_prop(&infos->items[0], 3, "serial", "1654922001000");
 	expect_prop(&infos->items[0], 4, "driver_version", "550.54.15");
 	expect_prop(&infos->items[0], 5, "compute_cap", "9.0");
+	/* No bus id, so no PCI function to ask about topology. */
 	assert_null(extres_info_get(&infos->items[0], "pci.bus_id"));
+	assert_null(extres_info_get(&infos->items[0], "numa_node"));
 	assert_null(extres_info_get(&infos->items[0], "memory.total"));
 
 	expect_gpu(&infos->items[1], 1, NULL);
 
 	/* GPU 3 keeps its own index after the skipped one. */
-	assert_int_equal(infos->items[2].n_props, 7);
+	assert_int_equal(infos->items[2].n_props, 9);
 	expect_prop(&infos->items[2], 0, "index", "3");
 	expect_prop(&infos->items[2], 4, "pci.bus_id", "00000000:3E:00.0");
-	expect_prop(&infos->items[2], 5, "memory.total", "81559");
-	expect_prop(&infos->items[2], 6, "driver_version", "550.54.15");
+	expect_prop(&infos->items[2], 5, "numa_node", "1");
+	expect_prop(&infos->items[2], 6, "local_cpulist", "4-7,12-15");
+	expect_prop(&infos->items[2], 7, "memory.total", "81559");
+	expect_prop(&infos->items[2], 8, "driver_version", "550.54.15");
 	assert_null(extres_info_get(&infos->items[2], "compute_cap"));
 	assert_null(extres_info_get(&infos->items[2], "device"));
 	extres_infos_free(infos);
+}
+
+/* numa_node and local_cpulist come from the kernel's name for the bus id,
+ * "0000:3b:00.0", and read as the kernel wrote them, "-1" (no NUMA node)
+ * included. A file or PCI function that is not there leaves its property
+ * out, quietly: a debug message, which the default level hides. */
+static void test_topology(void **state)
+{
+	struct extres_param items[] = {
+		SCALAR("library", FAKE, 4, 14),
+		SCALAR("sysfs-root", NULL, 5, 17),
+	};
+	char *root = fake_tmpdir("nvml-topology"), path[PATH_MAX], log[4096];
+	struct extres_infos *infos;
+
+	make_sys(root);
+	fake_put(root, "bus/pci/devices/0000:3b:00.0/numa_node", "-1\n");
+	fake_path(path, root, "bus/pci/devices/0000:3c:00.0/local_cpulist");
+	assert_int_equal(unlink(path), 0);
+	fake_path(path, root, "bus/pci/devices/0000:3d:00.0/numa_node");
+	assert_int_equal(unlink(path), 0);
+	fake_path(path, root, "bus/pci/devices/0000:3d:00.0/local_cpulist");
+	assert_int_equal(unlink(path), 0);
+	fake_path(path, root, "bus/pci/devices/0000:3d:00.0");
+	assert_int_equal(rmdir(path), 0);
+	items[1].value = root;
+	infos = discover_in("/etc/extres", items, N(items), log, sizeof(log));
+	assert_string_equal(log, "");
+	assert_int_equal(infos->n, 3);
+	expect_prop(&infos->items[0], 4, "pci.bus_id", "00000000:3B:00.0");
+	expect_prop(&infos->items[0], 5, "numa_node", "-1");
+	expect_prop(&infos->items[0], 6, "local_cpulist", "0-3,8-11");
+	assert_int_equal(infos->items[0].n_props, 12);
+	expect_gpu(&infos->items[1], 1, "local_cpulist");
+	expect_gpu(&infos->items[2], 2, "numa_node local_cpulist");
+	extres_infos_free(infos);
+	fake_rmdir(root);
 }
 
 /* The driver version fails for every GPU alike. */
@@ -439,12 +532,15 @@ static void test_unknown_key(void **state)
  * the loader answers with it. */
 static void test_default_library(void **state)
 {
+	const struct extres_param items[] = {
+		SCALAR("sysfs-root", sys_root, 4, 17),
+	};
 	struct state *s = *state;
 	unsigned long inits = s->current.inits();
 	struct extres_infos *infos;
 	char log[4096];
 
-	infos = discover_in("/etc/extres", NULL, 0, log, sizeof(log));
+	infos = discover_in("/etc/extres", items, N(items), log, sizeof(log));
 	assert_int_equal(infos->n, 3);
 	expect_gpu(&infos->items[2], 2, NULL);
 	extres_infos_free(infos);
@@ -549,6 +645,7 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_field_errors, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_topology, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_no_driver_version, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_init_fails, setup,

@@ -95,6 +95,58 @@ static void test_natcmp(void **state)
 	}
 }
 
+/* PCI addresses by their hex fields, which natural order gets wrong for a
+ * field with a letter ("0f" before "07"); other names keep natural order,
+ * and the two together still sort one way. */
+static void test_natcmp_pci(void **state)
+{
+	static const char *const ordered[] = {
+		"0000:00:1f.3", "0000:07:00.0",	 "0000:0f:00.0", "0000:0F:00.1",
+		"0000:0f:00.1", "0000:10:00.0",	 "0000:a0:00.0", "0001:00:00.0",
+		"ffff:00:00.0", "10000:01:00.0", "card2",	 "card10",
+	};
+	size_t i, j;
+
+	(void)state;
+	for (i = 0; i < N(ordered); i++) {
+		for (j = 0; j < N(ordered); j++) {
+			int c = sysfs_natcmp(ordered[i], ordered[j]);
+
+			if ((i < j && c >= 0) || (i == j && c != 0) ||
+			    (i > j && c <= 0))
+				fail_msg("natcmp(\"%s\", \"%s\") = %d",
+					 ordered[i], ordered[j], c);
+		}
+	}
+}
+
+/* The driver lists PCI functions in address order. */
+static void test_pci_order(void **state)
+{
+	static const char *const want[] = { "0000:07:00.0", "0000:0f:00.0",
+					    "0000:10:00.0" };
+	const char *dir = *state;
+	char pattern[PATH_MAX], log[4096];
+	struct extres_param items[] = { SCALAR("glob", NULL, 4, 9) };
+	struct extres_infos *infos;
+	size_t i;
+
+	for (i = N(want); i-- > 0;) {
+		fake_fmt(pattern, sizeof(pattern), "bus/pci/devices/%s/vendor",
+			 want[i]);
+		fake_put(dir, pattern, "0x10de\n");
+	}
+	fake_path(pattern, dir, "bus/pci/devices/*");
+	items[0].value = pattern;
+	infos = discover("/etc/extres", items, N(items), log, sizeof(log));
+	assert_string_equal(log, "");
+	assert_int_equal(infos->n, N(want));
+	for (i = 0; i < N(want); i++)
+		assert_string_equal(extres_info_get(&infos->items[i], "name"),
+				    want[i]);
+	extres_infos_free(infos);
+}
+
 /* The reader: trimming, and what it refuses, with the reason it gives. */
 static void test_read_value(void **state)
 {
@@ -586,6 +638,9 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_natcmp),
+		cmocka_unit_test(test_natcmp_pci),
+		cmocka_unit_test_setup_teardown(test_pci_order, fake_setup,
+						fake_teardown),
 		cmocka_unit_test_setup_teardown(test_read_value, fake_setup,
 						fake_teardown),
 		cmocka_unit_test_setup_teardown(test_rdma, fake_setup,
