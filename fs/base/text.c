@@ -104,3 +104,15 @@ int extres_same_text(const char *a, const char *b)
 {
 	return (!a && !b) || (a && b && strcmp(a, b) == 0);
 }
+
+int extres_memstream_close(FILE *f, char **buf)
+{
+	int bad = ferror(f);
+
+	if (fclose(f) != 0 || bad) {
+		free(*buf);
+		*buf = NULL;
+		return -ENOMEM;
+	}
+	return 0;
+}

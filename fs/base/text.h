@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Text helpers without extres concepts: ASCII character classes that do not
- * depend on the locale, whitespace word splitting, checked integers.
+ * depend on the locale, whitespace word splitting, checked integers, text
+ * built in a memory stream.
  */
 #ifndef EXTRES_TEXT_H
 #define EXTRES_TEXT_H
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 /* 1 for the C locale's whitespace (' ', '\t', '\n', '\v', '\f', '\r'). */
 int extres_is_space(char c);
@@ -43,5 +45,12 @@ int extres_parse_dec(const char *s, size_t len, uint64_t max, uint64_t *ret);
  */
 int extres_parse_ms(const char *text, unsigned long long min_ms,
 		    unsigned long long max_ms, unsigned long long *ret_ms);
+
+/*
+ * Close `f`, a stream from open_memstream(&*buf, ...): 0 with the text in
+ * *buf, or -ENOMEM when a write or the close failed, with *buf freed and
+ * NULL (a short text is never taken for the whole).
+ */
+int extres_memstream_close(FILE *f, char **buf);
 
 #endif

@@ -326,6 +326,18 @@ static size_t drop_untaken(struct extres_coord *c, const struct key_index *x,
 	return n;
 }
 
+/* Rewrite the locked file; an error names the resource. */
+static int write_file(struct extres_coord *c,
+		      const struct extres_resource_config *res,
+		      struct extres_err *err)
+{
+	int r = extres_coord_write(c, err);
+
+	if (r < 0)
+		extres_err_prefix(err, -r, "resource '%s'", res->name);
+	return r;
+}
+
 static int take_from_script(const struct extres_resource_config *res,
 			    const struct extres_infos *candidates,
 			    const struct extres_allocation *prev,
@@ -420,11 +432,9 @@ static int take_from_script(const struct extres_resource_config *res,
 	a->coordination_file = file;
 	file = NULL;
 	if (drop_untaken(c, &x, 1, prev, self, starttime) || n_added) {
-		r = extres_coord_write(c, err);
-		if (r < 0) {
-			extres_err_prefix(err, -r, "resource '%s'", res->name);
+		r = write_file(c, res, err);
+		if (r < 0)
 			goto out;
-		}
 	}
 	*ret = a;
 	a = NULL;
@@ -567,11 +577,9 @@ int extres_alloc_retake(const struct extres_resource_config *res,
 				goto out;
 			}
 		}
-		r = extres_coord_write(c, err);
-		if (r < 0) {
-			extres_err_prefix(err, -r, "resource '%s'", res->name);
+		r = write_file(c, res, err);
+		if (r < 0)
 			goto out;
-		}
 	}
 	*ret = a;
 	a = NULL;

@@ -202,14 +202,9 @@ int extres_holders_text(const struct extres_holders *h, char **ret_text,
 		put_field(f, x->lease);
 		fprintf(f, "\t%s\n", extres_coord_owner_state_name(x->state));
 	}
-	if (ferror(f))
-		r = -ENOMEM;
-	if (fclose(f) != 0)
-		r = -ENOMEM;
-	if (r < 0) {
-		free(text);
+	r = extres_memstream_close(f, &text);
+	if (r < 0)
 		return r;
-	}
 	*ret_text = text;
 	*ret_len = len;
 	return 0;

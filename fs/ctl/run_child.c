@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "base/text.h"
 #include "ctl/run.h"
 #include "os/proc.h"
 
@@ -172,10 +173,9 @@ static int send_message(int fd, char *const env[], const cpu_set_t *cpus)
 		if (CPU_ISSET(i, cpus))
 			fprintf(m, "%c%zu%c", ITEM_CPU, i, 0);
 	fprintf(m, "%c%c", ITEM_GO, 0);
-	if (fclose(m) != 0) {
-		free(buf);
-		return -ENOMEM;
-	}
+	r = extres_memstream_close(m, &buf);
+	if (r < 0)
+		return r;
 	r = write_all(fd, buf, len);
 	free(buf);
 	return r;

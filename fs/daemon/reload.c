@@ -18,6 +18,7 @@
 
 #include "daemon/extresd.h"
 #include "base/log.h"
+#include "base/text.h"
 #include "core/module.h"
 #include "os/sdnotify.h"
 #include "tree/snapshot.h"
@@ -60,14 +61,9 @@ static int status_text(const struct extresd *d, char **ret, size_t *ret_len)
 	fprintf(f, "conflicts %zu\n", count);
 	for (p = d->conflicts; p && (nl = strchr(p, '\n')); p = nl + 1)
 		fprintf(f, "conflict %.*s\n", (int)(nl - p), p);
-	if (ferror(f))
-		r = -ENOMEM;
-	if (fclose(f) != 0)
-		r = -ENOMEM;
-	if (r < 0) {
-		free(text);
+	r = extres_memstream_close(f, &text);
+	if (r < 0)
 		return r;
-	}
 	*ret = text;
 	*ret_len = len;
 	return 0;

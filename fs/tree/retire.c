@@ -124,9 +124,9 @@ int extres_tree_retire(const struct extres_tree *old,
 		}
 		extres_tree_index_ino(t, n);
 	}
-	/* Children: the kept node itself, else a stub: an entry of the
-	 * listing, with the child's name, number, mode and size. A stub is
-	 * not indexed by number, so nothing reads its bytes or children,
+	/* Children: the kept node itself, else a name-only entry of the
+	 * listing (the child's name, number, mode and size). Such an entry
+	 * is not indexed by number, so nothing reads its bytes or children,
 	 * which the tree that lost them no longer keeps. */
 	for (i = 0; i < old->n; i++) {
 		const struct extres_node *o = &old->nodes[i];
@@ -139,19 +139,20 @@ int extres_tree_retire(const struct extres_tree *old,
 		for (c = 0; c < o->n_children; c++) {
 			const struct extres_node *oc = o->children[c];
 			size_t k = (size_t)(oc - old->nodes);
-			struct extres_node *stub;
+			struct extres_node *entry;
 
 			if (slot[k] != SIZE_MAX) {
 				t->child_ptrs[next_ptr++] = &t->nodes[slot[k]];
 				continue;
 			}
-			stub = &t->nodes[next++];
-			*stub = *oc;
-			stub->name = put(&pool, oc->name, strlen(oc->name) + 1);
-			stub->data = NULL;
-			stub->children = NULL;
-			stub->n_children = 0;
-			t->child_ptrs[next_ptr++] = stub;
+			entry = &t->nodes[next++];
+			*entry = *oc;
+			entry->name =
+				put(&pool, oc->name, strlen(oc->name) + 1);
+			entry->data = NULL;
+			entry->children = NULL;
+			entry->n_children = 0;
+			t->child_ptrs[next_ptr++] = entry;
 		}
 	}
 	free(slot);
