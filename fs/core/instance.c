@@ -7,10 +7,12 @@
 #include "core/module.h"
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "base/log.h"
 #include "config/param.h"
@@ -23,6 +25,9 @@
 
 struct extres_driver {
 	struct extres_module *module;
+	/* request_refresh() may come from any thread of the driver's. */
+	atomic_int refresh_wanted;
+	atomic_int wake_fd;
 	/* Holders: each calls extres_driver_close() once. */
 	unsigned refs;
 	/* What the instance was opened with, copied: a reload that keeps it
@@ -186,6 +191,30 @@ static int32_t host_coordinated_by(const struct extres_host *host,
 	return extres_driver_info_set_coordination(&drv->info, file, how);
 }
 
+static int32_t host_request_refresh(const struct extres_host *host)
+{
+	struct extres_driver *drv = host->core;
+	uint64_t one = 1;
+	int fd;
+
+	atomic_store(&drv->refresh_wanted, 1);
+	fd = atomic_load(&drv->wake_fd);
+	/* A full eventfd (EAGAIN) is already readable: nothing is lost. */
+	if (fd >= 0 && write(fd, &one, sizeof(one)) < 0) {
+	}
+	return 0;
+}
+
+void extres_driver_set_wake_fd(struct extres_driver *drv, int fd)
+{
+	atomic_store(&drv->wake_fd, fd);
+}
+
+int extres_driver_take_refresh_request(struct extres_driver *drv)
+{
+	return atomic_exchange(&drv->refresh_wanted, 0);
+}
+
 /* Turn a driver callback's result into our error, with the driver's own
  * message if it gave one. */
 static int driver_failed(struct extres_driver *drv, const char *op, int32_t r,
@@ -336,7 +365,10 @@ int extres_driver_open(const struct extres_config *config,
 		.check_trusted_path = host_check_trusted,
 		.stop_requested = host_stop_requested,
 		.coordinated_by = host_coordinated_by,
+		.request_refresh = host_request_refresh,
 	};
+	atomic_init(&drv->wake_fd, -1);
+	atomic_init(&drv->refresh_wanted, 0);
 	if (extres_driver_info_from_ops(OPS(drv), &drv->info) < 0) {
 		r = extres_err_set(err, ENOMEM, "resource '%s': out of memory",
 				   res->name);

@@ -72,6 +72,18 @@ struct extres_driver *extres_driver_ref(struct extres_driver *drv);
  * Accepts NULL. */
 void extres_driver_close(struct extres_driver *drv);
 
+/*
+ * Where the driver's host->request_refresh() is heard: a non-blocking
+ * eventfd that the caller keeps open until the last extres_driver_close()
+ * (the driver may call from its own threads until then), or -1 for nowhere.
+ * A request marks the instance and writes 1 to the fd.
+ */
+void extres_driver_set_wake_fd(struct extres_driver *drv, int fd);
+
+/* 1 if the driver asked for a refresh since the last call, else 0; clears
+ * the request. Any thread. */
+int extres_driver_take_refresh_request(struct extres_driver *drv);
+
 /* The module's display name, ops->name, for messages. */
 const char *extres_driver_name(const struct extres_driver *drv);
 

@@ -289,6 +289,23 @@ struct extres_host {
 	 */
 	int32_t (*coordinated_by)(const struct extres_host *host,
 				  const char *file, const char *how);
+
+	/*
+	 * Since ABI 1, present when EXTRES_HAS_MEMBER(host, request_refresh),
+	 * and then never NULL. For a driver that learns of a change by
+	 * itself (an event from a device library: a GPU's Xid error, or the
+	 * end of a hold-down it keeps), so that the files show it without
+	 * waiting for the resource's refresh-interval: asks the core to call
+	 * discover() again soon. extresd does so on its control thread within
+	 * about 100 ms, also for a resource without a refresh-interval, and
+	 * updates the devices it holds from the result as a refresh does;
+	 * requests made before that discover() runs are merged into it. A
+	 * program that does not serve files (extresctl) ignores requests.
+	 * Callable from any thread, a thread the driver started included,
+	 * between open()'s start and close()'s return; it never blocks and
+	 * allocates nothing. Returns 0.
+	 */
+	int32_t (*request_refresh)(const struct extres_host *host);
 };
 
 /*

@@ -50,7 +50,8 @@
 	X(struct extres_host, check_trusted_path, 64, 8)      \
 	X(struct extres_host, stop_requested, 72, 8)          \
 	X(struct extres_host, coordinated_by, 80, 8)          \
-	S(struct extres_host, 88)                             \
+	X(struct extres_host, request_refresh, 88, 8)         \
+	S(struct extres_host, 96)                             \
                                                               \
 	X(struct extres_sink, struct_size, 0, 4)              \
 	X(struct extres_sink, begin_info, 8, 8)               \
@@ -115,6 +116,8 @@ TYPE(struct extres_host, stop_requested,
      int32_t (*)(const struct extres_host *));
 TYPE(struct extres_host, coordinated_by,
      int32_t (*)(const struct extres_host *, const char *, const char *));
+TYPE(struct extres_host, request_refresh,
+     int32_t (*)(const struct extres_host *));
 
 TYPE(struct extres_sink, struct_size, uint32_t);
 TYPE(struct extres_sink, begin_info, int32_t (*)(struct extres_sink *));
