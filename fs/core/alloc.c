@@ -75,6 +75,11 @@ int extres_alloc_check_keys(const struct extres_resource_config *res,
 				err, EINVAL,
 				"resource '%s': info %zu has no property '%s' (the coordination key)",
 				res->name, i, key);
+		if (!*v)
+			return extres_err_set(
+				err, EINVAL,
+				"resource '%s': info %zu has an empty '%s' (the coordination key), which cannot be recorded in the coordination file",
+				res->name, i, key);
 		for (j = 0; v[j]; j++)
 			if (extres_is_space(v[j]))
 				return extres_err_set(
@@ -462,7 +467,7 @@ int extres_alloc_retake(const struct extres_resource_config *res,
 	size_t *picked = NULL, n_picked = 0, i;
 	unsigned char *unrecorded = NULL;
 	uint64_t starttime = 0;
-	size_t n_kept = 0;
+	size_t n_kept = 0, n_sick = 0;
 	const char *v;
 	ssize_t k;
 	int r;
@@ -531,6 +536,12 @@ int extres_alloc_retake(const struct extres_resource_config *res,
 	for (i = 0; i < candidates->n && n_picked < res->amount; i++) {
 		if (x.picked[i])
 			continue;
+		/* A device held already stays (above); a sick one is not
+		 * handed to anyone new. */
+		if (!extres_info_healthy(&candidates->items[i])) {
+			n_sick++;
+			continue;
+		}
 		if (coordinated) {
 			v = extres_info_get(&candidates->items[i], key);
 			/* Reclaimed above: every recorded key is held. */
@@ -556,6 +567,9 @@ int extres_alloc_retake(const struct extres_resource_config *res,
 					   "resource '%s': wanted %" PRIu64
 					   ", found %zu",
 					   res->name, res->amount, n_picked);
+		if (n_sick)
+			extres_err_append(err, "; %zu not healthy (%s)", n_sick,
+					  EXTRES_HEALTH_KEY);
 		goto out;
 	}
 

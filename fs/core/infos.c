@@ -127,9 +127,12 @@ static int check_key(const char *key, struct extres_err *err)
 static int check_value(const char *key, const char *value, size_t len,
 		       struct extres_err *err)
 {
-	if (len == 0)
-		return extres_err_set(err, EINVAL,
-				      "property '%s' has an empty value", key);
+	/* An empty value is a fact ("no NVLink peers"), but `index` names
+	 * the device. */
+	if (len == 0 && strcmp(key, "index") == 0)
+		return extres_err_set(
+			err, EINVAL,
+			"property 'index' has an empty value (it names the device)");
 	if (len > EXTRES_MAX_VALUE_LEN)
 		return extres_err_set(
 			err, EINVAL,
@@ -204,6 +207,13 @@ const char *extres_info_get(const struct extres_info *info, const char *key)
 		if (strcmp(info->props[i].key, key) == 0)
 			return info->props[i].value;
 	return NULL;
+}
+
+int extres_info_healthy(const struct extres_info *info)
+{
+	const char *v = extres_info_get(info, EXTRES_HEALTH_KEY);
+
+	return !v || strcmp(v, EXTRES_HEALTH_OK) == 0;
 }
 
 int extres_info_copy(const struct extres_info *src, struct extres_info *ret)

@@ -88,6 +88,16 @@ int extres_infos_size_add(struct extres_infos_size *size,
 /* Value of `key` in `info`, or NULL. */
 const char *extres_info_get(const struct extres_info *info, const char *key);
 
+/* The property by which a driver says whether a device may be given out
+ * (<extres/driver.h>): "ok", or a short reason it may not. */
+#define EXTRES_HEALTH_KEY "health"
+#define EXTRES_HEALTH_OK "ok"
+
+/* 1 unless `info` has a `health` property other than "ok": a device its
+ * driver reports unhealthy is not newly taken (an allocation, a lease, a
+ * pool's listing keep one they hold). */
+int extres_info_healthy(const struct extres_info *info);
+
 /* Deep copy of one info into *ret (which the caller frees with
  * extres_info_clear()). 0 or -ENOMEM. */
 int extres_info_copy(const struct extres_info *src, struct extres_info *ret);

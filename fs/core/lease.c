@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "base/text.h"
+#include "core/alloc_internal.h"
 #include "core/lease_internal.h"
 #include "os/proc.h"
 
@@ -20,6 +21,7 @@ int extres_lease_check(const struct extres_lease_want *wants, size_t n,
 		       struct extres_err *err)
 {
 	size_t i, j;
+	int r;
 
 	for (i = 0; i < n; i++) {
 		const struct extres_resource_config *res = wants[i].res;
@@ -42,24 +44,9 @@ int extres_lease_check(const struct extres_lease_want *wants, size_t n,
 					      ", but it has %zu device%s",
 					      res->name, wants[i].n, c->n,
 					      c->n == 1 ? "" : "s");
-		for (j = 0; j < c->n; j++) {
-			const char *v = extres_info_get(&c->items[j],
-							res->coordination_key);
-			size_t k;
-
-			if (!v)
-				return extres_err_set(
-					err, EINVAL,
-					"resource '%s': info %zu has no property '%s' (the coordination key)",
-					res->name, j, res->coordination_key);
-			for (k = 0; v[k]; k++)
-				if (extres_is_space(v[k]))
-					return extres_err_set(
-						err, EINVAL,
-						"resource '%s': info %zu has '%s' = '%s', which contains whitespace and cannot be recorded in the coordination file",
-						res->name, j,
-						res->coordination_key, v);
-		}
+		r = extres_alloc_check_keys(res, res->coordination_key, c, err);
+		if (r < 0)
+			return r;
 	}
 	return 0;
 }
@@ -239,6 +226,11 @@ static void note_holders(const struct extres_lease_want *want,
 	}
 	if (named > MAX_NAMED)
 		fprintf(o->text, ", and %zu more", held - MAX_NAMED);
+	for (i = 0, k = 0; i < want->candidates->n; i++)
+		k += !extres_info_healthy(&want->candidates->items[i]);
+	if (k)
+		fprintf(o->text, "; %zu not healthy (%s)", k,
+			EXTRES_HEALTH_KEY);
 	fputc('\n', o->text);
 	o->any = 1;
 }
@@ -302,7 +294,9 @@ static int pick_step(const struct extres_lease_want *wants, size_t n,
 		     j < wants[i].candidates->n && got < wants[i].n; j++) {
 			v = extres_info_get(&wants[i].candidates->items[j],
 					    key);
-			if (extres_coord_has_key(c, v))
+			if (extres_coord_has_key(c, v) ||
+			    !extres_info_healthy(
+				    &wants[i].candidates->items[j]))
 				continue;
 			if (extres_coord_add_lease(c, v, owner, starttime,
 						   lease) < 0)

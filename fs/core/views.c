@@ -111,6 +111,8 @@ static const char *device_item(const struct extres_driver_info *d,
 	const char *v = extres_info_get(info, d->env_property);
 	uint64_t id;
 
+	if (v && !*v)
+		return NULL;
 	if (d->env_form != EXTRES_ENV_FORM_ROCM_UUID)
 		return v;
 	if (parse_hex_id(v, &id) < 0)

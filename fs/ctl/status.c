@@ -349,8 +349,8 @@ static void print_holders(const char *text)
 
 /*
  * Print the daemon's "conflict ..." lines as errors (a device it serves
- * that another live process holds too) and a failed last reload as a
- * warning. Returns how many conflicts.
+ * that another live process holds too), and its "unhealthy-device ..."
+ * lines and a failed last reload as warnings. Returns how many conflicts.
  */
 static int print_remarks(const char *mnt, const struct remarks *rm)
 {
@@ -363,6 +363,12 @@ static int print_remarks(const char *mnt, const struct remarks *rm)
 				   (int)(nl - p) - 9, p + 9);
 			n++;
 		}
+	for (p = rm->status; p && (nl = strchr(p, '\n')); p = nl + 1)
+		if (strncmp(p, "unhealthy-device ", 17) == 0)
+			extres_log(
+				EXTRES_LOG_WARNING,
+				"held, but its driver says it is not healthy: %.*s",
+				(int)(nl - p) - 17, p + 17);
 	if (rm->failed && rm->why && rm->why[0])
 		extres_log(EXTRES_LOG_WARNING, "%s: last reload %s: %s", mnt,
 			   rm->failed, rm->why);

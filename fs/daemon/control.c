@@ -46,11 +46,15 @@ int extres_control_open(struct extres_control *c, void (*reload)(void *ctx),
 		return extres_err_set(err, errno, "signalfd: %s",
 				      strerror(errno));
 	c->stopfd = eventfd(0, EFD_CLOEXEC);
-	if (c->stopfd < 0) {
+	/* Non-blocking: drivers' threads write to it and must never wait. */
+	c->kickfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (c->stopfd < 0 || c->kickfd < 0) {
 		int r = errno;
 
 		close(c->sigfd);
-		c->sigfd = -1;
+		if (c->stopfd >= 0)
+			close(c->stopfd);
+		c->sigfd = c->stopfd = c->kickfd = -1;
 		return extres_err_set(err, r, "eventfd: %s", strerror(r));
 	}
 	return 0;
@@ -59,18 +63,20 @@ int extres_control_open(struct extres_control *c, void (*reload)(void *ctx),
 static void *run(void *arg)
 {
 	struct extres_control *c = arg;
-	struct pollfd p[3] = {
+	struct pollfd p[4] = {
 		{ .fd = c->sigfd, .events = POLLIN },
 		{ .fd = c->stopfd, .events = POLLIN },
 		/* poll() skips a negative fd. */
 		{ .fd = c->watch ? c->watchfd : -1, .events = POLLIN },
+		{ .fd = c->kickfd, .events = POLLIN },
 	};
 	struct signalfd_siginfo si;
 	long long next = c->refresh(c->ctx);
+	uint64_t kicks;
 	int n;
 
 	for (;;) {
-		n = poll(p, 3,
+		n = poll(p, 4,
 			 next < 0	? -1 :
 			 next > INT_MAX ? INT_MAX :
 					  (int)next);
@@ -88,6 +94,11 @@ static void *run(void *arg)
 		}
 		if (n > 0 && p[2].revents)
 			c->watch(c->ctx);
+		/* What was asked is in the drivers' flags: the count only
+		 * wakes us. */
+		if (n > 0 && p[3].revents &&
+		    read(c->kickfd, &kicks, sizeof(kicks)) < 0) {
+		}
 		/* Due refreshes run after a reload too (which reschedules). */
 		next = c->refresh(c->ctx);
 	}
@@ -121,4 +132,11 @@ void extres_control_close(struct extres_control *c)
 	if (c->stopfd >= 0)
 		close(c->stopfd);
 	c->sigfd = c->stopfd = -1;
+}
+
+void extres_control_close_kick(struct extres_control *c)
+{
+	if (c->kickfd >= 0)
+		close(c->kickfd);
+	c->kickfd = -1;
 }

@@ -5,7 +5,7 @@
  * It reads SIGHUP, SIGTERM and SIGINT from a signalfd (so no handler and
  * no global state): SIGHUP calls the reload callback, SIGTERM and SIGINT the
  * stop callback, after which the thread ends. In between it calls the
- * refresh callback whenever the next refresh is due, and the watch callback
+ * refresh callback whenever the next refresh is due or `kickfd` is written, and the watch callback
  * whenever `watchfd` (if not -1) is readable. Slow work (drivers, the
  * coordination file's lock) therefore never runs in a request handler, and a
  * stop never cuts a reload short: the session keeps serving until the
@@ -26,6 +26,10 @@
 struct extres_control {
 	int sigfd; /* SIGHUP, SIGTERM, SIGINT */
 	int stopfd; /* eventfd: end the thread */
+	/* eventfd (non-blocking) that drivers' refresh requests write to
+	 * (extres_driver_set_wake_fd()): wakes the thread to call refresh.
+	 * Open until extres_control_close_kick(), after the drivers. */
+	int kickfd;
 	pthread_t thread;
 	int started;
 	void (*reload)(void *ctx);
@@ -56,7 +60,12 @@ int extres_control_open(struct extres_control *c, void (*reload)(void *ctx),
 int extres_control_start(struct extres_control *c, struct extres_err *err);
 
 /* Stop and join the thread if it runs (a reload in progress finishes
- * first), close the descriptors. Safe on a zeroed struct with fds -1. */
+ * first), close the descriptors but kickfd. Safe on a zeroed struct with
+ * fds -1. */
 void extres_control_close(struct extres_control *c);
+
+/* Close kickfd: only once every driver instance that may write to it is
+ * closed (their threads are joined by then). */
+void extres_control_close_kick(struct extres_control *c);
 
 #endif

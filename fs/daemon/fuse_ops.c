@@ -517,6 +517,34 @@ static void op_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd,
 	fuse_reply_err(req, ENOTTY);
 }
 
+/*
+ * poll(): a file's value never changes in place (a changed value is a new
+ * inode), so a file still in the tree has nothing to report yet and its
+ * handle is kept; one the tree no longer has has changed (or gone) since
+ * it was opened.
+ */
+static void op_poll(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi,
+		    struct fuse_pollhandle *ph)
+{
+	struct extres_fs *fs = fuse_req_userdata(req);
+	const struct extres_tree *t = lock_tree(fs);
+	const struct extres_node *n = extres_tree_get(t, ino);
+
+	(void)fi;
+	if (!n) {
+		fuse_reply_poll(req, EXTRES_POLL_CHANGED);
+		if (ph)
+			fuse_pollhandle_destroy(ph);
+	} else {
+		/* Kept before the reply, under the lock a swap takes first:
+		 * no change can fall between the answer and the handle. */
+		if (ph)
+			extres_polled_add(&fs->polled, ino, ph);
+		fuse_reply_poll(req, 0);
+	}
+	unlock_tree(fs);
+}
+
 static const struct fuse_lowlevel_ops ops = {
 	.init = op_init,
 	.lookup = op_lookup,
@@ -543,6 +571,7 @@ static const struct fuse_lowlevel_ops ops = {
 	.setxattr = op_setxattr,
 	.removexattr = op_removexattr,
 	.ioctl = op_ioctl,
+	.poll = op_poll,
 };
 
 const struct fuse_lowlevel_ops *extres_fuse_ops(void)

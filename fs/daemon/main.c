@@ -329,6 +329,7 @@ static void cleanup(struct extresd *d)
 				 d->allocs, EXIT_LOCK_TIMEOUT_MS, &err) < 0)
 		extres_log(EXTRES_LOG_ERR, "%s", err.msg);
 	extres_allocations_free(d->allocs);
+	extres_control_close_kick(&d->control);
 	if (d->se)
 		fuse_session_destroy(d->se);
 	extres_fs_destroy(&d->fs);
@@ -349,7 +350,10 @@ int main(int argc, char *argv[])
 	struct extresd d = {
 		.daemon = { .fd = -1 },
 		.owner_watch = { .pidfd = -1, .stopfd = -1 },
-		.control = { .sigfd = -1, .stopfd = -1, .watchfd = -1 },
+		.control = { .sigfd = -1,
+			     .stopfd = -1,
+			     .watchfd = -1,
+			     .kickfd = -1 },
 		.guard = { .fd = -1 },
 		.runlock = { .fd = -1 },
 		.last_reload = "-",

@@ -39,7 +39,7 @@
 static int status_text(const struct extresd *d, char **ret, size_t *ret_len)
 {
 	const char *p, *nl;
-	size_t count = 0, len = 0;
+	size_t count = 0, len = 0, i, j;
 	char *text = NULL;
 	int r = 0;
 	FILE *f;
@@ -61,6 +61,23 @@ static int status_text(const struct extresd *d, char **ret, size_t *ret_len)
 	fprintf(f, "conflicts %zu\n", count);
 	for (p = d->conflicts; p && (nl = strchr(p, '\n')); p = nl + 1)
 		fprintf(f, "conflict %.*s\n", (int)(nl - p), p);
+	/* Devices held while their driver says they are sick: kept (the
+	 * workload on them decides), and said here, after the count. */
+	count = 0;
+	for (i = 0; i < d->allocs->n; i++)
+		for (j = 0; j < d->allocs->items[i]->n; j++)
+			count += !extres_info_healthy(
+				&d->allocs->items[i]->infos[j]);
+	fprintf(f, "unhealthy %zu\n", count);
+	for (i = 0; count && i < d->allocs->n; i++)
+		for (j = 0; j < d->allocs->items[i]->n; j++)
+			if (!extres_info_healthy(
+				    &d->allocs->items[i]->infos[j]))
+				fprintf(f, "unhealthy-device %s %zu %s\n",
+					d->allocs->items[i]->resource, j,
+					extres_info_get(
+						&d->allocs->items[i]->infos[j],
+						EXTRES_HEALTH_KEY));
 	r = extres_memstream_close(f, &text);
 	if (r < 0)
 		return r;
@@ -427,6 +444,9 @@ long long extresd_refresh(void *ctx)
 			const struct extres_resource_config *rc =
 				&d->config->resources[i];
 
+			/* Instances a reload kept heard of it already. */
+			extres_driver_set_wake_fd(d->allocs->drivers[i],
+						  d->control.kickfd);
 			if (!rc->refresh_ms)
 				continue;
 			/* Running such a script again takes more devices. */
@@ -444,10 +464,16 @@ long long extresd_refresh(void *ctx)
 		next = held;
 	for (i = 0; i < n; i++) {
 		long long due = d->refresh_due[i];
+		/* A driver that heard of a change (host->request_refresh())
+		 * is asked now, whatever its interval; not a script that
+		 * coordinates by itself, which would take more devices. */
+		int asked = extres_driver_take_refresh_request(
+				    d->allocs->drivers[i]) &&
+			    !d->allocs->items[i]->recorded_by_script;
 
-		if (!due)
+		if (!due && !asked)
 			continue;
-		if (due <= now) {
+		if (asked || due <= now) {
 			int stale = refresh_resource(d, i, &changed);
 
 			/* Say it when it starts and when it ends, not at
@@ -470,11 +496,12 @@ long long extresd_refresh(void *ctx)
 			now = extres_now_ms();
 			/* From now, not from `due`: a slow driver must not
 			 * make refreshes pile up. */
-			due = d->refresh_due[i] =
-				now +
-				(long long)d->config->resources[i].refresh_ms;
+			if (due)
+				due = d->refresh_due[i] =
+					now + (long long)d->config->resources[i]
+						      .refresh_ms;
 		}
-		if (next < 0 || due - now < next)
+		if (due && (next < 0 || due - now < next))
 			next = due - now;
 	}
 	if (changed)

@@ -132,11 +132,16 @@ int extres_fs_init(struct extres_fs *fs, struct extres_tree *tree)
 	r = extres_pusher_init(&fs->pusher, PUSH_QUEUE, push_one, fs);
 	if (r < 0)
 		goto fail_known;
-	r = -pthread_rwlock_init(&fs->lock, NULL);
+	r = extres_polled_init(&fs->polled);
 	if (r < 0)
 		goto fail_pusher;
+	r = -pthread_rwlock_init(&fs->lock, NULL);
+	if (r < 0)
+		goto fail_polled;
 	fs->tree = tree;
 	return 0;
+fail_polled:
+	extres_polled_destroy(&fs->polled);
 fail_pusher:
 	extres_pusher_destroy(&fs->pusher);
 fail_known:
@@ -162,6 +167,7 @@ void extres_fs_destroy(struct extres_fs *fs)
 	size_t i;
 
 	extres_fs_stop_push(fs);
+	extres_polled_destroy(&fs->polled);
 	extres_known_destroy(&fs->known);
 	pthread_rwlock_destroy(&fs->lock);
 	extres_tree_free(fs->tree);
@@ -257,6 +263,12 @@ static int in_use(void *ctx, uint64_t ino)
 	return extres_known_has(ctx, ino);
 }
 
+/* Only this thread changes trees: the new one is read unlocked. */
+static int served_now(uint64_t ino, void *tree)
+{
+	return extres_tree_get(tree, ino) != NULL;
+}
+
 void extres_fs_swap(struct extres_fs *fs, struct fuse_session *se,
 		    struct extres_tree *tree)
 {
@@ -282,6 +294,9 @@ void extres_fs_swap(struct extres_fs *fs, struct fuse_session *se,
 	 * an invalidation is answered from it. */
 	if (se)
 		extres_tree_diff(old, tree, notify, &c);
+	/* After the invalidations: a woken reader who opens the path again
+	 * finds the new value. */
+	extres_polled_wake(&fs->polled, served_now, tree);
 	/* Retired, the old tree needs only what the new one lost and the
 	 * kernel still knows: keep that and free the rest (short of memory,
 	 * keep it whole: it answers the same). The kernel forgets what it no

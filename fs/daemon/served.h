@@ -17,6 +17,7 @@
 #include <pthread.h>
 
 #include "daemon/known.h"
+#include "daemon/polled.h"
 #include "daemon/pusher.h"
 #include "tree/tree.h"
 
@@ -44,6 +45,8 @@ struct extres_fs {
 	/* The inodes the kernel knows, and the thread that pushes bytes. */
 	struct extres_known known;
 	struct extres_pusher pusher;
+	/* Open files readers poll until their value changes. */
+	struct extres_polled polled;
 	/* Set by extres_fs_start_push(): the session, and where it is
 	 * mounted (the caller's string, which outlives the pushes). */
 	struct fuse_session *se;
@@ -113,7 +116,9 @@ void extres_fs_forget(struct extres_fs *fs, uint64_t ino, uint64_t n);
  * mounted yet). Never call this
  * from a request handler: the kernel waits for the daemon while it
  * invalidates. The previous tree is retired, the oldest retired one freed,
- * and the bytes of files the kernel forgot let go. Only one thread may swap;
+ * and the bytes of files the kernel forgot let go. Readers polling a file
+ * whose value changed (a number the new tree lacks) are woken. Only one
+ * thread may swap;
  * that thread may read fs->tree without the lock.
  */
 void extres_fs_swap(struct extres_fs *fs, struct fuse_session *se,

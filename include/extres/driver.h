@@ -321,9 +321,11 @@ struct extres_host {
  *   - keys of 1 to 255 bytes, not starting with '.', without '/' or control
  *     characters (bytes below 0x20 and 0x7f), unique within an info: each
  *     key is a file name in the info's directory;
- *   - values of 1 to 65536 bytes without '\n': the file's content is the
+ *   - values of 0 to 65536 bytes without '\n': the file's content is the
  *     value plus the newline the core adds. Values are served as given;
- *     trim what a device or program returns.
+ *     trim what a device or program returns. An empty value says a fact
+ *     ("no NVLink peers"); a property the driver cannot tell is better
+ *     left out. `index` may not be empty.
  *   - add_property() only after a begin_info(); NULL key or value refused.
  * An info with no properties is allowed and shows as an empty directory.
  *
@@ -338,6 +340,13 @@ struct extres_host {
  * taken, `coordination-key`, default "index", as the first field of an
  * "INDEX PID" line: give every info an `index` that names its device
  * stably, uniquely and without whitespace (a device number, as Flink does).
+ *
+ * Health: a driver that knows whether a device works gives it a `health`
+ * property, "ok" or a short reason without spaces ("xid-79"). The core does
+ * not hand a device whose `health` is not "ok" to a new allocation or lease;
+ * one already held stays held, shows its new `health` to the process using
+ * it (a poll() on the file wakes), and is listed in .meta/status. A driver
+ * that hears of a change by itself calls host->request_refresh().
  */
 struct extres_sink {
 	uint32_t struct_size; /* sizeof(struct extres_sink) in the core */

@@ -10,9 +10,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <termios.h>
@@ -257,6 +259,70 @@ static int do_ioctl(const char *path)
 	return 0;
 }
 
+/* First line of fd's content from offset 0, newline dropped, into buf. */
+static void read_value(int fd, char *buf, size_t size)
+{
+	ssize_t n = pread(fd, buf, size - 1, 0);
+
+	buf[n > 0 ? n : 0] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+}
+
+/*
+ * What a reader that waits for a value to change sees: read the value,
+ * wait (poll() or epoll) up to MS for POLLPRI, then read the open file
+ * again and the path opened anew. Prints "read V", "poll EVENTS" (or
+ * "poll TIMEOUT"), "same V" and "reopen V".
+ */
+static int do_poll(const char *how, const char *path, const char *ms_s)
+{
+	struct pollfd p = { .events = POLLPRI | POLLIN };
+	struct epoll_event ev = { .events = EPOLLPRI | EPOLLIN };
+	long long ms;
+	char buf[512];
+	int fd, fd2, ep = -1, n;
+
+	if (parse_ll(ms_s, 0, INT_MAX, &ms) < 0 ||
+	    (strcmp(how, "poll") && strcmp(how, "epoll")))
+		return 2;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return print_errno(errno);
+	read_value(fd, buf, sizeof(buf));
+	printf("read %s\n", buf);
+	fflush(stdout);
+	if (!strcmp(how, "poll")) {
+		p.fd = fd;
+		n = poll(&p, 1, (int)ms);
+		ev.events = (uint32_t)p.revents;
+	} else {
+		ep = epoll_create1(EPOLL_CLOEXEC);
+		n = ep < 0 || epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev) < 0 ?
+			    -1 :
+			    epoll_wait(ep, &ev, 1, (int)ms);
+	}
+	if (n < 0)
+		return print_errno(errno);
+	if (n == 0)
+		printf("poll TIMEOUT\n");
+	else
+		printf("poll%s%s%s\n", ev.events & POLLIN ? " POLLIN" : "",
+		       ev.events & POLLPRI ? " POLLPRI" : "",
+		       ev.events & POLLERR ? " POLLERR" : "");
+	read_value(fd, buf, sizeof(buf));
+	printf("same %s\n", buf);
+	fd2 = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd2 < 0)
+		return print_errno(errno);
+	read_value(fd2, buf, sizeof(buf));
+	printf("reopen %s\n", buf);
+	close(fd2);
+	close(fd);
+	if (ep >= 0)
+		close(ep);
+	return 0;
+}
+
 static int usage(void)
 {
 	fprintf(stderr,
@@ -265,6 +331,7 @@ static int usage(void)
 		"  pread FILE OFFSET LEN     prints N:BYTES (C-escaped)\n"
 		"  readloop FILE N [EXPECT]  open+read+close N times; prints OK\n"
 		"  ioctl PATH                TCGETS (isatty()); prints OK or ENOTTY\n"
+		"  poll|epoll FILE MS        wait for a change; see do_poll()\n"
 		"  write FILE | open-wr FILE | create PATH | mkdir PATH\n"
 		"  rmdir PATH | unlink PATH | rename FROM TO | truncate FILE\n"
 		"  chmod PATH | symlink TARGET PATH | link FROM TO | utime PATH\n");
@@ -317,6 +384,8 @@ int main(int argc, char **argv)
 		if (!strcmp(op, "link"))
 			return report(link(argv[2], argv[3]));
 	}
+	if (argc == 4 && (!strcmp(op, "poll") || !strcmp(op, "epoll")))
+		return do_poll(op, argv[2], argv[3]);
 	if (argc == 5 && !strcmp(op, "pread"))
 		return do_pread(argv[2], argv[3], argv[4]);
 	return usage();

@@ -334,7 +334,7 @@ case_garbage_other() {
 	it_setup
 	expect_garbage dot "property name '.x' starts with '.'"
 	expect_garbage dup "property 'index' given twice in info 0"
-	expect_garbage empty "property 'name' has an empty value"
+	expect_garbage empty "property 'index' has an empty value (it names the device)"
 	expect_garbage newline "property 'name' has a value with a newline"
 	expect_garbage ignore-sink-error "property name 'a/b' contains '/'"
 }

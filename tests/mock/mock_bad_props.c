@@ -2,7 +2,7 @@
 /*
  * A driver that breaks the sink's rules in the way param `mode` says:
  *   slash              a key with '/'            dot    a key starting with '.'
- *   dup                a key twice in one info   empty  an empty value
+ *   dup                a key twice in one info   empty  an empty index
  *   newline            a value with a newline    null   a NULL value
  *   before-begin       a property before any begin_info()
  *   many               5000 infos, past the core's limit
@@ -54,8 +54,10 @@ static int32_t mock_discover(void *handle, struct extres_sink *sink)
 		return one_info(sink, ".x", "x");
 	if (strcmp(mode, "dup") == 0)
 		return one_info(sink, "index", "1");
-	if (strcmp(mode, "empty") == 0)
-		return one_info(sink, "name", "");
+	if (strcmp(mode, "empty") == 0) {
+		r = sink->begin_info(sink);
+		return r == 0 ? sink->add_property(sink, "index", "") : r;
+	}
 	if (strcmp(mode, "newline") == 0)
 		return one_info(sink, "name", "two\nlines");
 	if (strcmp(mode, "null") == 0)

@@ -418,7 +418,7 @@ static void test_bad_props(void **state)
 		"resource 'gpu': driver 'mock_bad_props': property 'index' given twice in info 0");
 	expect_bad_props(
 		"empty", EINVAL,
-		"resource 'gpu': driver 'mock_bad_props': property 'name' has an empty value");
+		"resource 'gpu': driver 'mock_bad_props': property 'index' has an empty value (it names the device)");
 	expect_bad_props(
 		"newline", EINVAL,
 		"resource 'gpu': driver 'mock_bad_props': property 'name' has a value with a newline");

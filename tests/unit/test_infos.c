@@ -127,8 +127,9 @@ static void test_reject(void **state)
 		      "property name 'a\nb' contains a control character");
 	expect_reject(infos, "index", "1", EINVAL,
 		      "property 'index' given twice in info 0");
-	expect_reject(infos, "name", "", EINVAL,
-		      "property 'name' has an empty value");
+	expect_reject(
+		infos, "index", "", EINVAL,
+		"property 'index' has an empty value (it names the device)");
 	expect_reject(infos, "name", "two\nlines", EINVAL,
 		      "property 'name' has a value with a newline");
 	expect_reject(infos, "name", "\n", EINVAL,
@@ -136,6 +137,9 @@ static void test_reject(void **state)
 
 	assert_int_equal(infos->n, 1);
 	assert_int_equal(infos->items[0].n_props, 1);
+	/* Any other key may be empty: a file of just "\n". */
+	assert_int_equal(extres_infos_add(infos, "name", "", NULL), 0);
+	assert_string_equal(extres_info_get(&infos->items[0], "name"), "");
 }
 
 static void test_lengths(void **state)

@@ -1,0 +1,162 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+#
+# Devices that change while extresd serves them: a driver that asks for a
+# refresh by itself (host->request_refresh()), `health` keeping sick
+# devices from new holders, and poll()/epoll waking readers on a change.
+# The mock_live driver reads each device's `health` and `value` from files
+# in $WORK/dev and asks for a refresh when one changes.
+# shellcheck source=tests/integration/lib.sh
+source "$(dirname "$0")/lib.sh"
+
+LIVE=$BUILDDIR/tests/mock/mock_live.so
+
+# live_config COUNT AMOUNT [EXTRA...]: a resource `live` of COUNT devices,
+# AMOUNT of them taken; EXTRA lines appended.
+live_config() {
+	local count=$1 amount=$2
+	shift 2
+	mkdir -p "$WORK/dev"
+	{
+		printf '%s\n' 'external-resources: live' \
+			"external-resource.live.amount: $amount" \
+			"external-resource.live.driver: $LIVE" \
+			"external-resource.live.param.dir: $WORK/dev" \
+			"external-resource.live.param.count: $count"
+		printf '%s\n' "$@"
+	} >"$WORK/extres.yaml"
+}
+
+# set_dev FIELD I VALUE: what the mock driver reports next for device I.
+set_dev() {
+	printf '%s\n' "$3" >"$WORK/dev/$1-$2.tmp"
+	mv "$WORK/dev/$1-$2.tmp" "$WORK/dev/$1-$2"
+}
+
+# until_reads SECONDS FILE VALUE: FILE reads VALUE within SECONDS (a bound
+# that catches a hang; the daemon's own delay is ~20-100 ms).
+until_reads() {
+	local secs=$1 file=$2 want=$3 i got=
+	for ((i = 0; i < secs * 50; i++)); do
+		got=$(cat "$file" 2>/dev/null) || got=
+		[[ $got == "$want" ]] && return 0
+		sleep 0.02
+	done
+	fail "$file: wanted '$want' within $secs s, still '$got'"
+}
+
+# A driver's request reaches the files without any refresh-interval.
+case_request_refresh() {
+	it_setup
+	[[ -f $LIVE ]] || fail "$LIVE is missing"
+	live_config 2 2
+	daemon_start -c "$WORK/extres.yaml" "$MNT"
+	assert_eq "-" "$(cat "$MNT/live/1/value")" "value before"
+	set_dev value 1 changed
+	until_reads 5 "$MNT/live/1/value" changed
+	set_dev value 1 again
+	until_reads 5 "$MNT/live/1/value" again
+	# The same driver with nothing asking: no refresh-interval, no change.
+	daemon_stop
+	live_config 2 2 'external-resource.live.param.quiet: yes'
+	daemon_start -c "$WORK/extres.yaml" "$MNT"
+	set_dev value 1 unheard
+	sleep 1
+	assert_eq again "$(cat "$MNT/live/1/value")" "value of a quiet driver"
+	daemon_stop
+}
+
+# A sick device is not taken; a held one that turns sick stays, and says so.
+case_alloc_skips() {
+	it_setup
+	live_config 3 2 "external-resource.live.coordination-file: $WORK/live.coord"
+	set_dev health 0 xid-79
+	daemon_start -c "$WORK/extres.yaml" "$MNT"
+	assert_eq "1 2" "$(cat "$MNT"/live/*/index | tr '\n' ' ' | sed 's/ $//')" \
+		"indexes taken with device 0 sick"
+	assert_eq "1 2" "$(awk '{print $1}' "$WORK/live.coord" | sort | tr '\n' ' ' | sed 's/ $//')" \
+		"coordination file"
+	grep -qx 'unhealthy 0' "$MNT/.meta/status" || fail "status: $(cat "$MNT/.meta/status")"
+	set_dev health 2 ecc-dbe
+	until_reads 5 "$MNT/live/1/health" ecc-dbe
+	assert_eq 2 "$(cat "$MNT/live/1/index")" "the sick device is still held"
+	for _ in $(seq 250); do
+		grep -qx 'unhealthy-device live 1 ecc-dbe' "$MNT/.meta/status" && break
+		sleep 0.02
+	done
+	{ grep -qx 'unhealthy 1' "$MNT/.meta/status" &&
+		grep -qx 'unhealthy-device live 1 ecc-dbe' "$MNT/.meta/status"; } ||
+		fail "status: $(cat "$MNT/.meta/status")"
+	"$EXTRESCTL" status "$MNT" >/dev/null 2>"$WORK/status.err" || true
+	assert_contains "$(cat "$WORK/status.err")" \
+		"held, but its driver says it is not healthy: live 1 ecc-dbe" "extresctl status"
+	# Too few healthy ones: the error says why.
+	daemon_stop
+	set_dev health 1 xid-48
+	daemon_run_fail -f -c "$WORK/extres.yaml" "$MNT"
+	assert_startup_error "resource 'live': wanted 2, found 0 free of 3" \
+		"; 3 not healthy (health)"
+}
+
+# A lease skips sick devices too.
+case_lease_skips() {
+	it_setup_nofuse
+	live_config 3 1 "external-resource.live.coordination-file: $WORK/live.coord"
+	set_dev health 0 xid-79
+	set_dev health 1 xid-79
+	out=$("$EXTRESCTL" -c "$WORK/extres.yaml" run live=1 -- cat "$WORK/live.coord") ||
+		fail "run: $out"
+	assert_eq 2 "$(awk '{print $1}' <<<"$out")" "the lease's device"
+	if out=$("$EXTRESCTL" -c "$WORK/extres.yaml" run live=2 -- true 2>&1); then
+		fail "a lease of 2 with one healthy device: $out"
+	fi
+	assert_contains "$out" "2 not healthy (health)" "lease error"
+}
+
+# poll() and epoll wait until the value changes, then report POLLPRI.
+case_poll() {
+	it_setup
+	live_config 2 2
+	daemon_start -c "$WORK/extres.yaml" "$MNT"
+	local how
+	for how in poll epoll; do
+		"$PROBE" "$how" "$MNT/live/1/health" 20000 >"$WORK/$how.out" &
+		local prober=$!
+		until_reads 5 "$WORK/$how.out" "read $([[ $how == poll ]] && echo ok || echo xid-79)"
+		# It waits: an unchanged file has nothing to report.
+		sleep 0.5
+		pid_alive "$prober" || fail "$how returned before any change: $(cat "$WORK/$how.out")"
+		set_dev health 1 "$([[ $how == poll ]] && echo xid-79 || echo ok)"
+		local t0=$SECONDS
+		wait "$prober" || fail "probe $how failed"
+		((SECONDS - t0 < 15)) || fail "$how woke only at its timeout"
+		if [[ $how == poll ]]; then
+			assert_eq "read ok
+poll POLLIN POLLPRI POLLERR
+same ok
+reopen xid-79" "$(cat "$WORK/$how.out")" "$how on a changed health"
+		else
+			assert_eq "read xid-79
+poll POLLIN POLLPRI POLLERR
+same xid-79
+reopen ok" "$(cat "$WORK/$how.out")" "$how on a changed health"
+		fi
+	done
+	# A change elsewhere does not wake it.
+	"$PROBE" poll "$MNT/live/0/health" 1500 >"$WORK/other.out"
+	set_dev value 0 elsewhere
+	assert_eq "read ok
+poll TIMEOUT
+same ok
+reopen ok" "$(cat "$WORK/other.out")" "poll on an unchanged file"
+	# .meta/status changes with every generation.
+	"$PROBE" poll "$MNT/.meta/status" 20000 >"$WORK/status.out" &
+	local prober=$!
+	until_reads 5 "$WORK/status.out" "read pid $DAEMON_PID"
+	"$EXTRESCTL" reload "$MNT" >/dev/null || fail "reload failed"
+	wait "$prober" || fail "probe failed"
+	assert_contains "$(cat "$WORK/status.out")" "poll POLLIN POLLPRI POLLERR" "poll on .meta/status"
+	daemon_stop
+}
+
+it_main "$@"
