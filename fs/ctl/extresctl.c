@@ -14,6 +14,8 @@
  *                                            re-read its config, say if it took
  *   extresctl leases [--kill LEASE] [--timeout S] [MOUNTPOINT]
  *                                            live leases, or end one
+ *   extresctl watch [--follow] [--timeout S] FILE
+ *                                            wait for a file to change
  *   extresctl coord list FILE [--json] [--timeout S]  entries, owners' states
  *   extresctl coord gc FILE [--json] [--dry-run] [--drop-unparsable]
  *                                            drop entries of owners gone
@@ -62,6 +64,9 @@ static void usage(FILE *out)
 		"                       list the live leases (extresctl run) in the\n"
 		"                       coordination files that extresd follows, or\n"
 		"                       end one: SIGTERM to its command\n"
+		"    watch [--follow] [--timeout SECONDS] FILE\n"
+		"                       wait until a file of the mount changes (a\n"
+		"                       device's health) and print its new value\n"
 		"    coord list FILE [--json] [--timeout SECONDS]\n"
 		"                       show each entry of a coordination file and\n"
 		"                       whether its owner is live, dead, reused,\n"
@@ -137,6 +142,8 @@ int main(int argc, char *argv[])
 		status = extres_ctl_run(config_path, argc, argv);
 	else if (strcmp(cmd, "leases") == 0)
 		status = extres_ctl_leases(argc, argv);
+	else if (strcmp(cmd, "watch") == 0)
+		status = extres_ctl_watch(argc, argv);
 	else
 		status =
 			extres_ctl_usage_error("", "unknown command '%s'", cmd);

@@ -47,8 +47,7 @@ static void notify(struct fuse_pollhandle *ph)
 }
 
 /* Take every handle out (to notify outside the lock). */
-static struct extres_polled_waiter *take_all(struct extres_polled *p,
-					     size_t *n)
+static struct extres_polled_waiter *take_all(struct extres_polled *p, size_t *n)
 {
 	struct extres_polled_waiter *w = p->w;
 

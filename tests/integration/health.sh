@@ -159,4 +159,42 @@ reopen ok" "$(cat "$WORK/other.out")" "poll on an unchanged file"
 	daemon_stop
 }
 
+# extresctl watch: the shell's way to wait.
+case_watch() {
+	it_setup
+	live_config 1 1
+	daemon_start -c "$WORK/extres.yaml" "$MNT"
+	"$EXTRESCTL" watch --follow --timeout 30 "$MNT/live/0/health" >"$WORK/watch.out" &
+	local watcher=$!
+	until_reads 5 "$WORK/watch.out" ok
+	set_dev health 0 xid-79
+	until_reads 5 "$WORK/watch.out" "ok
+xid-79"
+	set_dev health 0 ok
+	until_reads 5 "$WORK/watch.out" "ok
+xid-79
+ok"
+	kill "$watcher"
+	wait "$watcher" || true
+	# One change, then exit 0.
+	"$EXTRESCTL" watch --timeout 30 "$MNT/live/0/health" >"$WORK/once.out" &
+	watcher=$!
+	sleep 0.3
+	set_dev health 0 ecc-dbe
+	wait "$watcher" || fail "watch exited with $?"
+	assert_eq ecc-dbe "$(cat "$WORK/once.out")" "watch without --follow"
+	# No change in time: 1, said.
+	if out=$("$EXTRESCTL" watch --timeout 1 "$MNT/live/0/value" 2>&1); then
+		fail "watch without a change exited 0: $out"
+	fi
+	assert_contains "$out" "$MNT/live/0/value: no change within 1 s" "watch timeout"
+	# A file that cannot be waited on is refused, not spun on.
+	echo x >"$WORK/plain"
+	if out=$("$EXTRESCTL" watch --timeout 5 "$WORK/plain" 2>&1); then
+		fail "watch on a plain file exited 0: $out"
+	fi
+	assert_contains "$out" "this file cannot be waited on" "watch on tmpfs"
+	daemon_stop
+}
+
 it_main "$@"

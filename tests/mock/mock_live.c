@@ -124,7 +124,8 @@ static int32_t live_discover(void *handle, struct extres_sink *sink)
 
 	/* On the first discover(), as a real driver would: check only
 	 * opens. */
-	if (!l->started && !l->quiet && EXTRES_HAS_MEMBER(l->host, request_refresh)) {
+	if (!l->started && !l->quiet &&
+	    EXTRES_HAS_MEMBER(l->host, request_refresh)) {
 		if (pthread_create(&l->thread, NULL, watch, l) != 0)
 			return l->host->error(l->host, "cannot start a thread");
 		l->started = 1;

@@ -1,0 +1,189 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * extresctl watch [--follow] [--timeout SECONDS] FILE
+ *
+ * Wait until a file of an extresd mount changes, and print its new value:
+ * what a shell cannot do by itself, since waiting takes poll() (inotify
+ * never hears of changes a FUSE daemon makes). A changed value is a new
+ * file under the same name (the open one keeps the old value, whole), so
+ * each round opens the path again and waits on the new file; a change that
+ * falls between the read and the wait is not lost, since the file waited
+ * on is then no longer served and the wait ends at once.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/clock.h"
+#include "base/fileio.h"
+#include "base/log.h"
+#include "ctl/ctl.h"
+
+/* A property file holds at most a value of 64 KiB and its newline. */
+#define VALUE_MAX (64 * 1024 + 1)
+
+static void usage_watch(FILE *out)
+{
+	fprintf(out,
+		"usage: extresctl watch [--follow] [--timeout SECONDS] FILE\n"
+		"\n"
+		"Wait until FILE, a property file of an extresd mount (or one of\n"
+		"its .meta files), changes, and print its new value. A script that\n"
+		"reacts to a GPU's health:\n"
+		"\n"
+		"    extresctl watch --follow /run/extres/gpu/0/health |\n"
+		"    while read -r health; do echo \"gpu 0: $health\"; done\n"
+		"\n"
+		"    --follow           print the value now, then each new value as it\n"
+		"                       comes, until killed (or the timeout)\n"
+		"    --timeout SECONDS  give up after SECONDS (default: wait for ever)\n"
+		"\n"
+		"Exit status: 0 after a change (--follow: at the timeout), 1 when FILE\n"
+		"cannot be read or waited on, or no change came in time, 2 on usage\n"
+		"errors.\n");
+}
+
+/* The file's value now: its content without the final newline. Returns an
+ * open descriptor to wait on, or -1 after saying why. */
+static int read_value(const char *path, char **ret)
+{
+	size_t len = 0;
+	int fd, r;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		extres_log(EXTRES_LOG_ERR, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	r = extres_read_all(fd, VALUE_MAX, ret, &len);
+	if (r < 0) {
+		extres_log(EXTRES_LOG_ERR, "%s: %s", path, strerror(-r));
+		close(fd);
+		return -1;
+	}
+	if (len && (*ret)[len - 1] == '\n')
+		(*ret)[len - 1] = '\0';
+	return fd;
+}
+
+/* Wait for POLLPRI on fd until `deadline` (monotonic ms; 0: none). 1 when
+ * it came, 0 at the deadline, -1 after saying why. */
+static int wait_change(const char *path, int fd, long long deadline)
+{
+	/* POLLIN too: extresd holds both back until a change, while a file
+	 * that cannot be waited on reports it at once. */
+	struct pollfd p = { .fd = fd, .events = POLLPRI | POLLIN };
+	long long left;
+	int n;
+
+	for (;;) {
+		left = deadline ? deadline - extres_now_ms() : -1;
+		if (deadline && left <= 0)
+			return 0;
+		n = poll(&p, 1, left > INT_MAX ? INT_MAX : (int)left);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			extres_log(EXTRES_LOG_ERR, "%s: poll: %s", path,
+				   strerror(errno));
+			return -1;
+		}
+		if (n > 0 && (p.revents & (POLLPRI | POLLERR)))
+			return 1;
+		/* A file system that cannot wait says "readable" at once,
+		 * and would make this spin. */
+		if (n > 0) {
+			extres_log(
+				EXTRES_LOG_ERR,
+				"%s: this file cannot be waited on (not an extresd file, or an extresd too old to wake readers)",
+				path);
+			return -1;
+		}
+	}
+}
+
+int extres_ctl_watch(int argc, char *argv[])
+{
+	static const struct option longopts[] = {
+		{ "follow", no_argument, NULL, 'f' },
+		{ "timeout", required_argument, NULL, 't' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	long long deadline = 0;
+	char *value = NULL;
+	const char *path;
+	int c, fd, follow = 0, r, status = 1;
+	long timeout = 0;
+
+	optind = 0;
+	while ((c = extres_ctl_next_opt("watch", "watch", argc, argv, ":h",
+					longopts)) != -1) {
+		if (c == 'f') {
+			follow = 1;
+			continue;
+		}
+		if (c == 't') {
+			if (extres_ctl_parse_seconds(optarg, 1, 31536000,
+						     &timeout) < 0)
+				return extres_ctl_usage_error(
+					"watch",
+					"watch: --timeout '%s' is not a number of seconds from 1 to 31536000",
+					optarg);
+			continue;
+		}
+		if (c != 'h')
+			return CTL_EXIT_USAGE;
+		usage_watch(stdout);
+		return 0;
+	}
+	if (optind >= argc)
+		return extres_ctl_usage_error("watch",
+					      "watch: FILE is missing");
+	path = argv[optind++];
+	if (optind < argc)
+		return extres_ctl_usage_error("watch",
+					      "watch: unexpected argument '%s'",
+					      argv[optind]);
+	if (timeout)
+		deadline = extres_now_ms() + timeout * 1000LL;
+
+	fd = read_value(path, &value);
+	if (fd < 0)
+		return 1;
+	if (follow) {
+		printf("%s\n", value);
+		fflush(stdout);
+	}
+	for (;;) {
+		r = wait_change(path, fd, deadline);
+		close(fd);
+		free(value);
+		value = NULL;
+		if (r <= 0) {
+			/* A follower's timeout ends it as asked. */
+			status = r == 0 && follow ? 0 : 1;
+			if (r == 0 && !follow)
+				extres_log(EXTRES_LOG_ERR,
+					   "%s: no change within %ld s", path,
+					   timeout);
+			break;
+		}
+		fd = read_value(path, &value);
+		if (fd < 0)
+			break;
+		printf("%s\n", value);
+		if (fflush(stdout) != 0 || !follow) {
+			status = ferror(stdout) ? 1 : 0;
+			close(fd);
+			free(value);
+			break;
+		}
+	}
+	return extres_ctl_flush_stdout(status);
+}
