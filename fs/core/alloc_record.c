@@ -10,7 +10,39 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/text.h"
 #include "core/coord.h"
+
+/* Every candidate must carry a key that fits in one field of a line. */
+int extres_alloc_check_keys(const struct extres_resource_config *res,
+			    const char *key,
+			    const struct extres_infos *candidates,
+			    struct extres_err *err)
+{
+	const char *v;
+	size_t i, j;
+
+	for (i = 0; i < candidates->n; i++) {
+		v = extres_info_get(&candidates->items[i], key);
+		if (!v)
+			return extres_err_set(
+				err, EINVAL,
+				"resource '%s': info %zu has no property '%s' (the coordination key)",
+				res->name, i, key);
+		if (!*v)
+			return extres_err_set(
+				err, EINVAL,
+				"resource '%s': info %zu has an empty '%s' (the coordination key), which cannot be recorded in the coordination file",
+				res->name, i, key);
+		for (j = 0; v[j]; j++)
+			if (extres_is_space(v[j]))
+				return extres_err_set(
+					err, EINVAL,
+					"resource '%s': info %zu has '%s' = '%s', which contains whitespace and cannot be recorded in the coordination file",
+					res->name, i, key, v);
+	}
+	return 0;
+}
 
 int extres_alloc_holds(const struct extres_allocation *a, const char *key)
 {
