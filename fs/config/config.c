@@ -363,8 +363,10 @@ static int same_param(const struct extres_param *a,
 int extres_resource_config_same(const struct extres_resource_config *a,
 				const struct extres_resource_config *b)
 {
-	return extres_same_text(a->name, b->name) && a->amount == b->amount &&
-	       a->pool == b->pool && extres_same_text(a->driver, b->driver) &&
+	return extres_same_text(a->name, b->name) &&
+	       a->amount.min == b->amount.min &&
+	       a->amount.max == b->amount.max && a->pool == b->pool &&
+	       extres_same_text(a->driver, b->driver) &&
 	       extres_same_text(a->coordination_file, b->coordination_file) &&
 	       extres_same_text(a->coordination_key, b->coordination_key) &&
 	       same_param(a->params, b->params);

@@ -7,7 +7,7 @@
  * same), then interprets the keys it knows:
  *
  *   external-resources: a;b            (or the older external-resource.list: a,b)
- *   external-resource.<name>.amount
+ *   external-resource.<name>.amount          (N, N-M, N- or all: config/amount.h)
  *   external-resource.<name>.driver             (extres driver name or path)
  *   external-resource.<name>.driver-factory.class / .driver.class (Flink's)
  *   external-resource.<name>.param.<key>        (handed to the driver)
@@ -63,9 +63,9 @@
 #include <extres/driver.h>
 
 #include "base/err.h"
+#include "config/amount.h"
 #include "config/param.h"
 
-#define EXTRES_MAX_AMOUNT 4096
 /* refresh-interval bounds, in milliseconds: 0.1 s to a day. */
 #define EXTRES_MIN_REFRESH_MS 100ULL
 #define EXTRES_MAX_REFRESH_MS 86400000ULL
@@ -76,7 +76,9 @@
 
 struct extres_resource_config {
 	char *name; /* safe directory name */
-	uint64_t amount; /* >= 1; 0 only for a pool without amount */
+	/* The least and the most devices to take (config/amount.h): min ==
+	 * max for Flink's integer; {0, 0} only for a pool without amount. */
+	struct extres_amount amount;
 	int pool; /* serve every device, take none (see above) */
 	char *driver; /* a driver module's name, or an absolute module path */
 	/* MAPPING of param.* (prefix removed); never NULL (may be empty). */

@@ -29,7 +29,7 @@ const char *const extres_cfg_slot_keys[N_SLOTS] = {
 /* What each slot's value must be, for messages. The driver alone may also
  * be a mapping (Flink's driver.class). */
 const char *const extres_cfg_slot_expected[N_SLOTS] = {
-	[SLOT_AMOUNT] = "a number",
+	[SLOT_AMOUNT] = "an amount (N, N-M, N- or all)",
 	[SLOT_DRIVER] = "a driver name or path",
 	[SLOT_FACTORY_CLASS] = "a class name",
 	[SLOT_DRIVER_CLASS] = "a class name",

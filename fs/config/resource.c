@@ -22,9 +22,7 @@ static const char *const gpu_classes[] = {
 static int set_amount(struct loader *l, struct extres_resource_config *res,
 		      const struct extres_flat *e)
 {
-	unsigned long long v;
-	const char *text, *digits;
-	char *end;
+	const char *text, *why;
 	int r;
 
 	r = extres_cfg_scalar_of(l, e, extres_cfg_slot_expected[SLOT_AMOUNT],
@@ -38,32 +36,11 @@ static int set_amount(struct loader *l, struct extres_resource_config *res,
 				       "resource '%s': " RESOURCE_PREFIX
 				       "%s.amount is not set",
 				       res->name, res->name);
-	digits = text[0] == '-' ? text + 1 : text;
-	/* strtoull would take leading blanks, a sign or "0x"; a count takes
-	 * decimal digits only. */
-	if (*digits < '0' || *digits > '9')
-		goto not_a_number;
-	errno = 0;
-	v = strtoull(digits, &end, 10);
-	if (*end != '\0')
-		goto not_a_number;
-	if (text[0] == '-' || v == 0)
+	if (extres_amount_parse(text, &res->amount, &why) < 0)
 		return extres_cfg_fail(l, EINVAL, extres_cfg_value_line(e),
 				       extres_cfg_value_column(e),
-				       "%s is '%s'; it must be at least 1",
-				       e->key, text);
-	if (errno == ERANGE || v > EXTRES_MAX_AMOUNT)
-		return extres_cfg_fail(l, EINVAL, extres_cfg_value_line(e),
-				       extres_cfg_value_column(e),
-				       "%s is '%s'; it must be at most %d",
-				       e->key, text, EXTRES_MAX_AMOUNT);
-	res->amount = v;
+				       "%s is '%s'; %s", e->key, text, why);
 	return 0;
-
-not_a_number:
-	return extres_cfg_fail(l, EINVAL, extres_cfg_value_line(e),
-			       extres_cfg_value_column(e),
-			       "%s is '%s', not a whole number", e->key, text);
 }
 
 /* refresh-interval: from EXTRES_MIN_REFRESH_MS; unset or null for none. */

@@ -347,7 +347,7 @@ static int take_from_script(const struct extres_resource_config *res,
 		goto out;
 	}
 	extres_coord_reclaim(c);
-	for (i = 0; i < candidates->n && n_picked < res->amount; i++) {
+	for (i = 0; i < candidates->n && n_picked < res->amount.max; i++) {
 		v = extres_info_get(&candidates->items[i], key);
 		if (key_index_taken(&x, v))
 			continue;
@@ -371,8 +371,8 @@ static int take_from_script(const struct extres_resource_config *res,
 		key_index_pick(&x, i);
 		picked[n_picked++] = i;
 	}
-	if (n_picked < res->amount) {
-		char who[320] = "";
+	if (n_picked < res->amount.min) {
+		char who[320] = "", wanted[EXTRES_AMOUNT_TEXT_MAX];
 		struct extres_err ignored;
 
 		/* Nothing is taken: the script's lines for us go, as far as
@@ -385,9 +385,9 @@ static int take_from_script(const struct extres_resource_config *res,
 			extres_proc_describe(first_holder, who, sizeof(who));
 		r = extres_err_set(
 			err, first_holder ? EBUSY : ENOSPC,
-			"resource '%s': wanted %" PRIu64
-			", found %zu free of the %zu its discovery script returned (coordination file %s)%s%s%s%s%s",
-			res->name, res->amount, n_picked, candidates->n, file,
+			"resource '%s': wanted %s, found %zu free of the %zu its discovery script returned (coordination file %s)%s%s%s%s%s",
+			res->name, extres_amount_wanted(&res->amount, wanted),
+			n_picked, candidates->n, file,
 			first_holder ? "; device " : "",
 			first_holder ? key : "", first_holder ? " " : "",
 			first_holder ? first_held : "",
@@ -477,7 +477,7 @@ int extres_alloc_retake(const struct extres_resource_config *res,
 	 * held device whose line went missing (removed by hand, or by Flink's
 	 * script) is kept only if nobody else recorded it since, and is then
 	 * recorded again. */
-	for (i = 0; prev && i < prev->n && n_picked < res->amount; i++) {
+	for (i = 0; prev && i < prev->n && n_picked < res->amount.max; i++) {
 		v = extres_info_get(&prev->infos[i], key);
 		k = v ? find_candidate(&x, v) : -1;
 		if (k < 0)
@@ -502,7 +502,7 @@ int extres_alloc_retake(const struct extres_resource_config *res,
 		picked[n_picked++] = (size_t)k;
 	}
 	n_kept = n_picked;
-	for (i = 0; i < candidates->n && n_picked < res->amount; i++) {
+	for (i = 0; i < candidates->n && n_picked < res->amount.max; i++) {
 		if (x.picked[i])
 			continue;
 		/* A device held already stays (above); a sick one is not
@@ -521,21 +521,23 @@ int extres_alloc_retake(const struct extres_resource_config *res,
 		key_index_pick(&x, i);
 		picked[n_picked++] = i;
 	}
-	if (n_picked < res->amount) {
+	if (n_picked < res->amount.min) {
+		char wanted[EXTRES_AMOUNT_TEXT_MAX];
+
+		extres_amount_wanted(&res->amount, wanted);
 		/* Nothing is written, not even the reclaimed lines: a failed
 		 * allocation leaves the file as it found it. */
 		if (coordinated)
 			r = extres_err_set(
 				err, ENOSPC,
-				"resource '%s': wanted %" PRIu64
-				", found %zu free of %zu (coordination file %s)",
-				res->name, res->amount, n_picked, candidates->n,
+				"resource '%s': wanted %s, found %zu free of %zu (coordination file %s)",
+				res->name, wanted, n_picked, candidates->n,
 				res->coordination_file);
 		else
-			r = extres_err_set(err, ENOSPC,
-					   "resource '%s': wanted %" PRIu64
-					   ", found %zu",
-					   res->name, res->amount, n_picked);
+			r = extres_err_set(
+				err, ENOSPC,
+				"resource '%s': wanted %s, found %zu",
+				res->name, wanted, n_picked);
 		if (n_sick)
 			extres_err_append(err, "; %zu not healthy (%s)", n_sick,
 					  EXTRES_HEALTH_KEY);

@@ -36,7 +36,8 @@ struct extres_allocation {
 };
 
 /*
- * Take res->amount infos from `candidates`, in order, skipping any whose
+ * Take res->amount.max infos from `candidates` (as many as are free, and
+ * at least res->amount.min; config/amount.h), in order, skipping any whose
  * coordination key is held by a live owner in the coordination file, and
  * record the taken ones for `owner` (whose start time is read from /proc).
  * Waits at most res->lock_timeout_ms for the file's lock (see
@@ -46,7 +47,8 @@ struct extres_allocation {
  * the way. A candidate without the coordination key property, or whose key
  * value holds whitespace, is -EINVAL naming the info; `owner` not running is
  * -ESRCH. Fewer free candidates than wanted: -ENOSPC, with a message naming
- * the resource, wanted and found, and the file left byte for byte as it was.
+ * the resource, wanted (extres_amount_wanted()) and found, and the file left
+ * byte for byte as it was.
  * Messages start "resource 'NAME': ". Blocks on the file's lock: call it
  * from the control thread, never from a file-system request. On success
  * *ret is freed with extres_allocation_free() after extres_alloc_release().
@@ -60,7 +62,7 @@ int extres_alloc_take(const struct extres_resource_config *res,
  * now, or NULL) stays held, for a reload: the devices of `prev` that are
  * still among `candidates` are kept first, in prev's order and with the
  * candidates' current properties, and already recorded; then more are taken
- * as extres_alloc_take() does, up to res->amount. Devices of `prev` beyond
+ * as extres_alloc_take() does, up to res->amount.max. Devices of `prev` beyond
  * that (dropped, or amount lowered) are not released here: see
  * extres_alloc_release_except(). If `prev` was taken differently (another
  * coordination file or key, or coordination switched), nothing is kept.

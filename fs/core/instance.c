@@ -356,9 +356,9 @@ int extres_driver_open(const struct extres_config *config,
 		.resource = drv->settings.name,
 		.config_path = drv->config_path ? drv->config_path : "",
 		.config_dir = drv->config_dir ? drv->config_dir : "",
-		/* A pool asks for every device (a script prints at most
-		 * its amount). */
-		.amount = res->pool ? EXTRES_MAX_AMOUNT : res->amount,
+		/* A pool asks for every device, a range for its most (a
+		 * script prints at most its amount). */
+		.amount = res->pool ? EXTRES_MAX_AMOUNT : res->amount.max,
 		.log = host_log,
 		.error = host_error,
 		.core = drv,

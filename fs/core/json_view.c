@@ -50,6 +50,15 @@ int extres_json_view_holders(const struct extres_json_resource *res, size_t n,
 		extres_json_string(json, res[i].driver);
 		extres_json_key(json, "amount");
 		extres_json_uint(json, res[i].amount);
+		if (res[i].configured &&
+		    !extres_amount_is_exact(res[i].configured)) {
+			char form[EXTRES_AMOUNT_TEXT_MAX];
+
+			extres_json_key(json, "amount-form");
+			extres_json_string(
+				json,
+				extres_amount_format(res[i].configured, form));
+		}
 		if (res[i].pool) {
 			extres_json_key(json, "pool");
 			extres_json_bool(json, 1);

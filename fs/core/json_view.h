@@ -5,6 +5,7 @@
  * file) and `extresctl discover --json`:
  *
  *   {"resources": {"gpu": {"driver": "<driver>", "amount": 2,
+ *     "amount-form": "2-4",
  *     "infos": [{"index": "0", "uuid": "GPU-..."}, ...],
  *     "candidates": [{"index": "0", ...}, ...]}, ...},
  *   "holders": [...]}
@@ -13,7 +14,10 @@
  * is directory <name>/<n> of the mount) only where something was
  * allocated, "candidates" (what the driver discovered, in its order) only
  * where discovery was asked for; "pool": true only for a node pool, whose
- * "amount" is the number of devices it serves; "holders" only in the
+ * "amount" is the number of devices it serves; "amount-form" only where
+ * the amount is configured as a range or `all` (config/amount.h), when
+ * "amount" is the number taken (the daemon's document) or that would be
+ * taken were every candidate free (discover); "holders" only in the
  * daemon's document (see extres_json_view_holders()). Properties are in the driver's order,
  * every value a string exactly as its file holds it without the "\n". The
  * text is on one line, in the JSON writer's layout (base/json.h), and ends
@@ -25,12 +29,17 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "config/amount.h"
 #include "core/infos.h"
 
 struct extres_json_resource {
 	const char *name;
 	const char *driver; /* as configured */
 	uint64_t amount;
+	/* The amount as configured: a range or `all` (not an exact count)
+	 * adds "amount-form": "2-4" in its shortest form (config/amount.h).
+	 * NULL: none. */
+	const struct extres_amount *configured;
 	/* NULL: no "infos" member (nothing allocated, as for discover). */
 	const struct extres_info *infos;
 	size_t n_infos;

@@ -283,6 +283,7 @@ int extres_view_json_holders(const struct extres_view_resource *res, size_t n,
 			.driver = res[i].driver,
 			.amount = pools && pools[i] ? res[i].n_infos :
 						      res[i].amount,
+			.configured = &res[i].configured,
 			.pool = pools && pools[i],
 			.infos = res[i].infos ? res[i].infos : &none,
 			.n_infos = res[i].n_infos,

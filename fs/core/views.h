@@ -20,6 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "config/amount.h"
 #include "core/driver_info.h"
 #include "core/infos.h"
 
@@ -29,7 +30,10 @@ struct extres_view_resource {
 	/* As configured (struct extres_resource_config.env_var): NULL = the
 	 * driver's default, "" = none. config.h names the variables. */
 	const char *env_var;
-	uint64_t amount;
+	uint64_t amount; /* the number of devices taken */
+	/* As configured (config/amount.h): a range or `all` adds
+	 * "amount-form" to .meta/extres.json. */
+	struct extres_amount configured;
 	const struct extres_info *infos; /* allocated, in allocation order */
 	size_t n_infos;
 	/* What the driver declares (extres_allocation.driver): its default

@@ -119,13 +119,14 @@ int extres_ctl_check(const char *config_path, int argc, char *argv[])
 		       cfg->path, cfg->untrusted);
 	for (i = 0; i < cfg->n_resources; i++) {
 		const struct extres_resource_config *r = &cfg->resources[i];
+		char form[EXTRES_AMOUNT_TEXT_MAX];
 
 		if (r->pool)
 			printf("%s: pool (every device, none taken), ",
 			       r->name);
 		else
-			printf("%s: amount %llu, ", r->name,
-			       (unsigned long long)r->amount);
+			printf("%s: amount %s, ", r->name,
+			       extres_amount_format(&r->amount, form));
 		printf("driver %s, coordination-file %s, "
 		       "kubernetes %s, yarn %s\n",
 		       r->driver, or_dash(r->coordination_file),
@@ -189,11 +190,12 @@ out:
 static void print_infos(const struct extres_resource_config *res,
 			const struct extres_infos *infos)
 {
+	char form[EXTRES_AMOUNT_TEXT_MAX];
 	size_t i, k;
 
-	printf("%s: driver %s, %zu candidate%s, amount %llu\n", res->name,
+	printf("%s: driver %s, %zu candidate%s, amount %s\n", res->name,
 	       res->driver, infos->n, infos->n == 1 ? "" : "s",
-	       (unsigned long long)res->amount);
+	       extres_amount_format(&res->amount, form));
 	for (i = 0; i < infos->n; i++) {
 		printf("  %zu:", i);
 		for (k = 0; k < infos->items[i].n_props; k++)
@@ -223,14 +225,23 @@ static int print_json(const struct extres_config *cfg,
 		extres_log(EXTRES_LOG_ERR, "out of memory");
 		return -EIO;
 	}
-	for (i = 0; i < cfg->n_resources; i++)
-		if (infos[i])
-			doc[n++] = (struct extres_json_resource){
-				.name = cfg->resources[i].name,
-				.driver = cfg->resources[i].driver,
-				.amount = cfg->resources[i].amount,
-				.candidates = infos[i],
-			};
+	for (i = 0; i < cfg->n_resources; i++) {
+		const struct extres_amount *a = &cfg->resources[i].amount;
+
+		if (!infos[i])
+			continue;
+		/* A range or `all` would take every candidate, were all
+		 * free, up to its most. */
+		doc[n++] = (struct extres_json_resource){
+			.name = cfg->resources[i].name,
+			.driver = cfg->resources[i].driver,
+			.amount = extres_amount_is_exact(a) ? a->min :
+				  infos[i]->n < a->max	    ? infos[i]->n :
+							      a->max,
+			.configured = a,
+			.candidates = infos[i],
+		};
+	}
 	r = extres_json_view(doc, n, &text, &len);
 	free(doc);
 	if (r < 0) {

@@ -47,7 +47,10 @@ static void usage_request(FILE *out)
 		"resource with a Kubernetes or YARN resource name, that name and\n"
 		"the resource's amount. Resources without one are skipped with a\n"
 		"note on stderr; resources that share a name add their amounts.\n"
-		"Exit 1 when no resource has a name for the chosen scheduler.\n"
+		"An amount N-M or N- requests its minimum N (with a note on\n"
+		"stderr): a pod or container asks for an exact count. Exit 1\n"
+		"when no resource has a name for the chosen scheduler, or one\n"
+		"with a name has amount 'all', which has no count to request.\n"
 		"\n"
 		"    --kubernetes  external-resource.<name>.kubernetes.config-key:\n"
 		"                  YAML for a container spec, limits and requests\n"
@@ -85,6 +88,37 @@ static int check_request_name(const char *name)
 }
 
 /*
+ * A scheduler asks for an exact count of devices. A range asks for its
+ * minimum, the count the resource works with on any node, with a note
+ * (extresd in the container then takes what the container got); `all` has
+ * no count to give, so it is refused naming the resource and the form.
+ */
+static int check_amount(const struct extres_config *cfg,
+			const struct extres_resource_config *res, enum target t)
+{
+	const char *who = t == TARGET_KUBERNETES ? "a pod" : "a container";
+	char form[EXTRES_AMOUNT_TEXT_MAX];
+
+	if (extres_amount_is_exact(&res->amount))
+		return 0;
+	extres_amount_format(&res->amount, form);
+	if (strcmp(form, "all") == 0) {
+		extres_log(
+			EXTRES_LOG_ERR,
+			"%s: resource '%s': amount 'all' cannot be requested from %s: %s asks for an exact number of devices, and 'all' is whatever the node has; set external-resource.%s.amount to a number, or a range N-M to request its minimum",
+			cfg->path, res->name,
+			t == TARGET_KUBERNETES ? "Kubernetes" : "YARN", who,
+			res->name);
+		return -EINVAL;
+	}
+	extres_log(
+		EXTRES_LOG_NOTICE,
+		"note: resource '%s': amount '%s' is a range; requesting its minimum, %llu, since %s asks for an exact number of devices",
+		res->name, form, (unsigned long long)res->amount.min, who);
+	return 0;
+}
+
+/*
  * The requests of every resource with a name for `t`, in config order, the
  * amounts of resources sharing a name added up (the container needs both
  * sets of devices). On success *ret_reqs (free()) and *ret_n; 0 resources
@@ -115,12 +149,16 @@ static int collect(const struct extres_config *cfg, enum target t,
 			continue;
 		}
 		/* A pool without amount asks the scheduler for nothing. */
-		if (res->amount == 0) {
+		if (res->amount.max == 0) {
 			extres_log(
 				EXTRES_LOG_NOTICE,
 				"note: resource '%s' skipped: a pool without external-resource.%s.amount",
 				res->name, res->name);
 			continue;
+		}
+		if (check_amount(cfg, res, t) < 0) {
+			free(reqs);
+			return -EINVAL;
 		}
 		if (check_request_name(key) < 0) {
 			extres_log(
@@ -136,7 +174,7 @@ static int collect(const struct extres_config *cfg, enum target t,
 			reqs[n++] = (struct request){ key, 0 };
 		/* At most EXTRES_MAX_RESOURCES * EXTRES_MAX_AMOUNT: no
 		 * overflow. */
-		reqs[k].amount += res->amount;
+		reqs[k].amount += res->amount.min;
 	}
 	if (n == 0) {
 		extres_log(

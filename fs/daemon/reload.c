@@ -131,7 +131,9 @@ static int meta_files(const struct extresd *d,
 		views[i].driver = rc->driver;
 		views[i].env_var = rc->env_var;
 		views[i].driver_info = &d->allocs->items[i]->driver;
-		views[i].amount = rc->amount;
+		/* A range or `all` took what was free: say how many. */
+		views[i].amount = d->allocs->items[i]->n;
+		views[i].configured = rc->amount;
 		pools[i] = (unsigned char)rc->pool;
 		views[i].infos = d->allocs->items[i]->infos;
 		views[i].n_infos = d->allocs->items[i]->n;

@@ -202,7 +202,9 @@ struct extres_host {
 	const char *resource; /* resource name, e.g. "gpu" */
 	const char *config_path; /* absolute path of the config file */
 	const char *config_dir; /* its directory, for relative paths */
-	uint64_t amount; /* external-resource.<name>.amount, >= 1 */
+	/* The most devices the resource may take, >= 1: its amount, a
+	 * range's maximum, or 4096 for "N-", "all" and a pool. */
+	uint64_t amount;
 
 	/*
 	 * Log a message at an EXTRES_LOG_* level (ERR is the highest a driver

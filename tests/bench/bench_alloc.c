@@ -263,7 +263,7 @@ static int bench_init(struct bench *b, const struct opts *o)
 		return r;
 	b->params.kind = EXTRES_PARAM_MAPPING;
 	b->res.name = "gpu";
-	b->res.amount = 1;
+	b->res.amount = (struct extres_amount){ 1, 1 };
 	b->res.driver = "static";
 	b->res.params = &b->params;
 	b->res.coordination_file = b->path;

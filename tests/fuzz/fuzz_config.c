@@ -89,7 +89,10 @@ static void check_resource(const struct extres_config *c, size_t index,
 	FUZZ_CHECK(res->name && extres_check_name(res->name) == 0);
 	for (j = 0; j < index; j++)
 		FUZZ_CHECK(strcmp(c->resources[j].name, res->name) != 0);
-	FUZZ_CHECK(res->amount >= 1 && res->amount <= EXTRES_MAX_AMOUNT);
+	FUZZ_CHECK((res->pool && res->amount.max == 0) ||
+		   (res->amount.min >= 1 &&
+		    res->amount.min <= res->amount.max &&
+		    res->amount.max <= EXTRES_MAX_AMOUNT));
 	FUZZ_CHECK(res->driver && res->driver[0]);
 	FUZZ_CHECK(res->driver[0] == '/' || is_driver_name(res->driver));
 	FUZZ_CHECK(res->coordination_key);

@@ -75,7 +75,7 @@ static inline void fake_resource_init(struct fake_resource *f, const char *so,
 	f->config.path = (char *)FAKE_CONFIG;
 	f->config.dir = (char *)config_dir;
 	f->res.name = (char *)resource;
-	f->res.amount = 1;
+	f->res.amount = (struct extres_amount){ 1, 1 };
 	f->res.driver = (char *)so;
 	f->params.kind = EXTRES_PARAM_MAPPING;
 	f->params.count = count;

@@ -45,7 +45,7 @@ static int setup(void **state)
 	}
 	f->root.kind = EXTRES_PARAM_MAPPING;
 	f->res.name = "gpu";
-	f->res.amount = 1;
+	f->res.amount = (struct extres_amount){ 1, 1 };
 	f->res.driver = "static";
 	f->res.params = &f->root;
 	f->res.coordination_key = "index";
@@ -148,7 +148,7 @@ static void test_no_coordination_first_n(void **state)
 	struct extres_err err = { "" };
 
 	f->cands = make_candidates(4);
-	f->res.amount = 2;
+	f->res.amount = (struct extres_amount){ 2, 2 };
 	assert_int_equal(
 		extres_alloc_take(&f->res, f->cands, getpid(), &a, &err), 0);
 	/* Deep copies: the candidates may go. */
@@ -176,7 +176,7 @@ static void test_no_coordination_short(void **state)
 	struct extres_err err = { "" };
 
 	f->cands = make_candidates(4);
-	f->res.amount = 5;
+	f->res.amount = (struct extres_amount){ 5, 5 };
 	assert_int_equal(
 		extres_alloc_take(&f->res, f->cands, getpid(), &a, &err),
 		-ENOSPC);
@@ -194,7 +194,7 @@ static void test_coordination_take(void **state)
 	struct stat before, after;
 
 	f->cands = make_candidates(5);
-	f->res.amount = 2;
+	f->res.amount = (struct extres_amount){ 2, 2 };
 	f->res.coordination_file = f->path;
 	/* 0: live extres holder; 1: dead holder; 2: Flink line, live. */
 	tf_write_file(f->path,
@@ -222,7 +222,7 @@ static void test_coordination_take(void **state)
 	{
 		struct extres_allocation *b = NULL;
 
-		f->res.amount = 1;
+		f->res.amount = (struct extres_amount){ 1, 1 };
 		assert_int_equal(
 			extres_alloc_take(&f->res, f->cands, me, &b, &err), 0);
 		assert_index(b, 0, "4");
@@ -238,7 +238,7 @@ static void test_coordination_take(void **state)
 
 	/* Once the holder is gone, its devices come back. */
 	stop_holder(holder);
-	f->res.amount = 3;
+	f->res.amount = (struct extres_amount){ 3, 3 };
 	assert_int_equal(extres_alloc_take(&f->res, f->cands, me, &a, &err), 0);
 	assert_index(a, 0, "0");
 	assert_index(a, 1, "1");
@@ -262,7 +262,7 @@ static void test_coordination_short_untouched(void **state)
 	char *content;
 
 	f->cands = make_candidates(3);
-	f->res.amount = 2;
+	f->res.amount = (struct extres_amount){ 2, 2 };
 	f->res.coordination_file = f->path;
 	/* Even the dead line, which a success would reclaim, must stay. */
 	content = strdup(fmt("0 %d %" PRIu64 "\n\n1 %d 5\ngarbage\n2 %d",
@@ -301,7 +301,7 @@ static void test_release_exact(void **state)
 	char *others;
 
 	f->cands = make_candidates(4);
-	f->res.amount = 2;
+	f->res.amount = (struct extres_amount){ 2, 2 };
 	f->res.coordination_file = f->path;
 	assert_int_equal(extres_alloc_take(&f->res, f->cands, me, &a, &err), 0);
 	assert_string_equal(tf_read_file(f->path),
@@ -423,7 +423,7 @@ static void test_duplicate_keys(void **state)
 		assert_int_equal(
 			extres_infos_add(f->cands, "index", idx[i], NULL), 0);
 	}
-	f->res.amount = 2;
+	f->res.amount = (struct extres_amount){ 2, 2 };
 	f->res.coordination_file = f->path;
 	assert_int_equal(extres_alloc_take(&f->res, f->cands, me, &a, &err), 0);
 	assert_index(a, 0, "0");
@@ -486,7 +486,7 @@ static void test_script_coordinated_take(void **state)
 	uint64_t mst = tf_starttime(me);
 
 	f->cands = make_candidates(3);
-	f->res.amount = 2;
+	f->res.amount = (struct extres_amount){ 2, 2 };
 	/* What the script driver reports from open() for
 	 * "--enable-coordination --coordination-file PATH". */
 	assert_int_equal(
@@ -535,7 +535,7 @@ static void test_script_coordinated_take(void **state)
 
 	/* ... and when too few are left, the error names the holder, and
 	 * nothing is written. */
-	f->res.amount = 3;
+	f->res.amount = (struct extres_amount){ 3, 3 };
 	assert_int_equal(extres_alloc_take(&f->res, f->cands, me, &a, &err),
 			 -EBUSY);
 	assert_null(a);
@@ -544,7 +544,7 @@ static void test_script_coordinated_take(void **state)
 		fmt("resource 'gpu': wanted 3, found 2 free of the 3 its discovery script returned (coordination file %s); device index 0 is held by PID %d (",
 		    f->path, (int)holder)));
 	assert_string_equal(tf_read_file(f->path), fmt("0 %d\n", (int)holder));
-	f->res.amount = 2;
+	f->res.amount = (struct extres_amount){ 2, 2 };
 
 	/* Our lines with and without a start time are ours; the line the
 	 * script wrote for us for a device not taken goes at the take: we
@@ -695,13 +695,13 @@ static void test_race(void **state)
 	int round;
 
 	f->cands = make_candidates(DEVICES);
-	f->res.amount = 1;
+	f->res.amount = (struct extres_amount){ 1, 1 };
 	f->res.coordination_file = f->path;
 	/* Each round starts with the last round's winners dead. */
 	for (round = 0; round < ROUNDS; round++)
 		race_round(f);
 
-	f->res.amount = DEVICES;
+	f->res.amount = (struct extres_amount){ DEVICES, DEVICES };
 	assert_int_equal(extres_alloc_take(&f->res, f->cands, me, &a, &err), 0);
 	assert_string_equal(tf_read_file(f->path),
 			    fmt("0 %d\t%" PRIu64 "\n1 %d\t%" PRIu64

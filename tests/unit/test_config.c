@@ -144,7 +144,7 @@ static void test_flink_conf_flat(void **state)
 	assert_int_equal(c->n_resources, 1);
 	gpu = &c->resources[0];
 	assert_string_equal(gpu->name, "gpu");
-	assert_int_equal(gpu->amount, 2);
+	assert_int_equal(gpu->amount.max, 2);
 	assert_string_equal(gpu->driver, "script");
 	assert_string_equal(gpu->yarn_key, "yarn.io/gpu");
 	assert_string_equal(gpu->kubernetes_key, "nvidia.com/gpu");
@@ -176,7 +176,7 @@ static void test_flink_config_nested(void **state)
 
 	assert_int_equal(c->n_resources, 1);
 	assert_string_equal(gpu->name, "gpu");
-	assert_int_equal(gpu->amount, 2);
+	assert_int_equal(gpu->amount.max, 2);
 	assert_string_equal(gpu->driver, "script");
 	assert_string_equal(gpu->yarn_key, "yarn.io/gpu");
 	assert_string_equal(gpu->kubernetes_key, "nvidia.com/gpu");
@@ -208,7 +208,7 @@ static void test_extres_own_file(void **state)
 	assert_int_equal(fpga->line, 4);
 	assert_int_equal(fpga->column, 22);
 	assert_string_equal(fpga->driver, "static");
-	assert_int_equal(fpga->amount, 1);
+	assert_int_equal(fpga->amount.max, 1);
 	snprintf(want, sizeof(want), "%s/run/fpga.coord", dir);
 	assert_string_equal(fpga->coordination_file, want);
 	assert_string_equal(fpga->coordination_key, "serial");
@@ -248,7 +248,7 @@ static void test_legacy_names(void **state)
 	assert_int_equal(c->resources[0].line, 2);
 	assert_int_equal(c->resources[0].column, 25);
 	assert_string_equal(c->resources[0].driver, "script");
-	assert_int_equal(c->resources[0].amount, 1);
+	assert_int_equal(c->resources[0].amount.max, 1);
 	assert_string_equal(c->resources[0].kubernetes_key, "amd.com/gpu");
 	assert_string_equal(c->resources[0].yarn_key, "yarn.io/gpu");
 	assert_int_equal(c->resources[0].params->kind, EXTRES_PARAM_MAPPING);
@@ -261,7 +261,7 @@ static void test_legacy_names(void **state)
 	assert_int_equal(c->resources[1].line, 2);
 	assert_int_equal(c->resources[1].column, 30);
 	assert_string_equal(c->resources[1].driver, "sysfs");
-	assert_int_equal(c->resources[1].amount, 4);
+	assert_int_equal(c->resources[1].amount.max, 4);
 	expect_warnings(c, NULL);
 	extres_config_free(c);
 }
@@ -454,9 +454,9 @@ static void test_pool(void **state)
 		    "external-resource.nic.amount: 1\n"
 		    "external-resource.nic.driver: static\n");
 	assert_int_equal(c->resources[0].pool, 1);
-	assert_int_equal(c->resources[0].amount, 0);
+	assert_int_equal(c->resources[0].amount.max, 0);
 	assert_int_equal(c->resources[1].pool, 0);
-	assert_int_equal(c->resources[1].amount, 1);
+	assert_int_equal(c->resources[1].amount.max, 1);
 	assert_false(extres_resource_config_same(&c->resources[0],
 						 &c->resources[1]));
 	extres_config_free(c);
@@ -466,7 +466,7 @@ static void test_pool(void **state)
 		    "external-resource.gpu.driver: static\n"
 		    "external-resource.gpu.coordination-file: gpu.coord\n");
 	assert_int_equal(c->resources[0].pool, 1);
-	assert_int_equal(c->resources[0].amount, 2);
+	assert_int_equal(c->resources[0].amount.max, 2);
 	extres_config_free(c);
 	expect_error(
 		"external-resources: gpu\n"
@@ -502,7 +502,7 @@ static void test_amount_bad_values(void **state)
 		{ "-1", BUF_PATH
 		  ":3:31: external-resource.gpu.amount is '-1'; it must be at least 1" },
 		{ "abc", BUF_PATH
-		  ":3:31: external-resource.gpu.amount is 'abc', not a whole number" },
+		  ":3:31: external-resource.gpu.amount is 'abc'; it must be a whole number N, a range N-M or N-, or all" },
 		{ "99999", BUF_PATH
 		  ":3:31: external-resource.gpu.amount is '99999'; it must be at most 4096" },
 		{ "4097", BUF_PATH
@@ -510,15 +510,47 @@ static void test_amount_bad_values(void **state)
 		{ "18446744073709551617", BUF_PATH
 		  ":3:31: external-resource.gpu.amount is '18446744073709551617'; it must be at most 4096" },
 		{ "1.5", BUF_PATH
-		  ":3:31: external-resource.gpu.amount is '1.5', not a whole number" },
+		  ":3:31: external-resource.gpu.amount is '1.5'; it must be a whole number N, a range N-M or N-, or all" },
 		{ "0x2", BUF_PATH
-		  ":3:31: external-resource.gpu.amount is '0x2', not a whole number" },
+		  ":3:31: external-resource.gpu.amount is '0x2'; it must be a whole number N, a range N-M or N-, or all" },
 		{ "+2", BUF_PATH
-		  ":3:31: external-resource.gpu.amount is '+2', not a whole number" },
+		  ":3:31: external-resource.gpu.amount is '+2'; it must be a whole number N, a range N-M or N-, or all" },
 		{ "' 2'", BUF_PATH
-		  ":3:31: external-resource.gpu.amount is ' 2', not a whole number" },
+		  ":3:31: external-resource.gpu.amount is ' 2'; it must be a whole number N, a range N-M or N-, or all" },
+		{ "3-2", BUF_PATH
+		  ":3:31: external-resource.gpu.amount is '3-2'; the range's minimum is above its maximum" },
+		{ "1-0", BUF_PATH
+		  ":3:31: external-resource.gpu.amount is '1-0'; both ends of a range must be at least 1" },
+		{ "0-3", BUF_PATH
+		  ":3:31: external-resource.gpu.amount is '0-3'; both ends of a range must be at least 1" },
+		{ "0-", BUF_PATH
+		  ":3:31: external-resource.gpu.amount is '0-'; both ends of a range must be at least 1" },
+		{ "all-5", BUF_PATH
+		  ":3:31: external-resource.gpu.amount is 'all-5'; it must be a whole number N, a range N-M or N-, or all" },
+		{ "5-all", BUF_PATH
+		  ":3:31: external-resource.gpu.amount is '5-all'; it must be a whole number N, a range N-M or N-, or all" },
+		{ "ALL", BUF_PATH
+		  ":3:31: external-resource.gpu.amount is 'ALL'; it must be a whole number N, a range N-M or N-, or all" },
+		{ "'-'", BUF_PATH
+		  ":3:31: external-resource.gpu.amount is '-'; it must be a whole number N, a range N-M or N-, or all" },
+		{ "--1", BUF_PATH
+		  ":3:31: external-resource.gpu.amount is '--1'; it must be a whole number N, a range N-M or N-, or all" },
+		{ "2-4-6", BUF_PATH
+		  ":3:31: external-resource.gpu.amount is '2-4-6'; it must be a whole number N, a range N-M or N-, or all" },
+		{ "'2 - 4'", BUF_PATH
+		  ":3:31: external-resource.gpu.amount is '2 - 4'; it must be a whole number N, a range N-M or N-, or all" },
+		{ "' all'", BUF_PATH
+		  ":3:31: external-resource.gpu.amount is ' all'; it must be a whole number N, a range N-M or N-, or all" },
+		{ "-3-5", BUF_PATH
+		  ":3:31: external-resource.gpu.amount is '-3-5'; it must be a whole number N, a range N-M or N-, or all" },
+		{ "1-4097", BUF_PATH
+		  ":3:31: external-resource.gpu.amount is '1-4097'; it must be at most 4096" },
+		{ "4097-", BUF_PATH
+		  ":3:31: external-resource.gpu.amount is '4097-'; it must be at most 4096" },
+		{ "1-99999999999999999999999", BUF_PATH
+		  ":3:31: external-resource.gpu.amount is '1-99999999999999999999999'; it must be at most 4096" },
 		{ "[2]", BUF_PATH
-		  ":3:31: external-resource.gpu.amount is a sequence, where a number is expected" },
+		  ":3:31: external-resource.gpu.amount is a sequence, where an amount (N, N-M, N- or all) is expected" },
 	};
 	char yaml[256];
 	size_t i;
@@ -540,13 +572,85 @@ static void test_amount_good_values(void **state)
 	c = load_ok("external-resources: gpu\n"
 		    "external-resource.gpu.driver: script\n"
 		    "external-resource.gpu.amount: \"3\"\n");
-	assert_int_equal(c->resources[0].amount, 3);
+	assert_int_equal(c->resources[0].amount.max, 3);
 	extres_config_free(c);
 	c = load_ok("external-resources: gpu\n"
 		    "external-resource.gpu.driver: script\n"
 		    "external-resource.gpu.amount: 4096\n");
-	assert_int_equal(c->resources[0].amount, EXTRES_MAX_AMOUNT);
+	assert_int_equal(c->resources[0].amount.max, EXTRES_MAX_AMOUNT);
 	extres_config_free(c);
+}
+
+/* Every form of amount, its bounds, and its shortest form back. */
+static void test_amount_forms(void **state)
+{
+	static const struct {
+		const char *value;
+		uint64_t min, max;
+		const char *form, *wanted;
+	} cases[] = {
+		{ "3", 3, 3, "3", "3" },
+		{ "0003", 3, 3, "3", "3" },
+		{ "2-4", 2, 4, "2-4", "at least 2 (amount 2-4)" },
+		{ "4-4", 4, 4, "4", "4" },
+		{ "1-4096", 1, 4096, "all", "at least 1 (amount all)" },
+		{ "2-", 2, 4096, "2-", "at least 2 (amount 2-)" },
+		{ "4096-", 4096, 4096, "4096", "4096" },
+		{ "all", 1, 4096, "all", "at least 1 (amount all)" },
+		{ "\"all\"", 1, 4096, "all", "at least 1 (amount all)" },
+		{ "1-", 1, 4096, "all", "at least 1 (amount all)" },
+	};
+	char yaml[256], buf[EXTRES_AMOUNT_TEXT_MAX];
+	struct extres_config *c;
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		snprintf(yaml, sizeof(yaml),
+			 "external-resources: gpu\n"
+			 "external-resource.gpu.driver: script\n"
+			 "external-resource.gpu.amount: %s\n",
+			 cases[i].value);
+		c = load_ok(yaml);
+		assert_int_equal(c->resources[0].amount.min, cases[i].min);
+		assert_int_equal(c->resources[0].amount.max, cases[i].max);
+		assert_string_equal(
+			extres_amount_format(&c->resources[0].amount, buf),
+			cases[i].form);
+		assert_string_equal(
+			extres_amount_wanted(&c->resources[0].amount, buf),
+			cases[i].wanted);
+		extres_config_free(c);
+	}
+}
+
+/* A range or all differs from an exact count in what is taken: a reload
+ * that changes only the amount's form is not "the same" resource. */
+static void test_amount_same(void **state)
+{
+	struct extres_config *a, *b;
+
+	a = load_ok("external-resources: gpu\n"
+		    "external-resource.gpu.driver: script\n"
+		    "external-resource.gpu.amount: 2-4\n");
+	b = load_ok("external-resources: gpu\n"
+		    "external-resource.gpu.driver: script\n"
+		    "external-resource.gpu.amount: 2-5\n");
+	assert_false(extres_resource_config_same(&a->resources[0],
+						 &b->resources[0]));
+	extres_config_free(b);
+	b = load_ok("external-resources: gpu\n"
+		    "external-resource.gpu.driver: script\n"
+		    "external-resource.gpu.amount: 2-4\n");
+	assert_true(extres_resource_config_same(&a->resources[0],
+						&b->resources[0]));
+	extres_config_free(b);
+	b = load_ok("external-resources: gpu\n"
+		    "external-resource.gpu.driver: script\n"
+		    "external-resource.gpu.amount: 2\n");
+	assert_false(extres_resource_config_same(&a->resources[0],
+						 &b->resources[0]));
+	extres_config_free(b);
+	extres_config_free(a);
 }
 
 /* ---- driver ---- */
@@ -1161,7 +1265,7 @@ static void test_repeated_key_last_wins(void **state)
 			       "  gpu:\n"
 			       "    amount: 3\n");
 
-	assert_int_equal(c->resources[0].amount, 3);
+	assert_int_equal(c->resources[0].amount.max, 3);
 	/* Only our keys: Flink's are not ours to judge. */
 	expect_warnings(
 		c,
@@ -1425,7 +1529,7 @@ static void test_tags(void **state)
 		    "  b: !!bool true\n"
 		    "  c: !!null\n"
 		    "  d: !!seq [!!str x]\n");
-	assert_int_equal(c->resources[0].amount, 2);
+	assert_int_equal(c->resources[0].amount.max, 2);
 	assert_string_equal(c->resources[0].driver, "script");
 	assert_string_equal(extres_param_scalar(c->resources[0].params, "a"),
 			    "1.5");
@@ -1474,7 +1578,7 @@ static void test_mapping_where_value_expected(void **state)
 		"external-resource.gpu.amount: {a: 1}\n",
 		EINVAL,
 		BUF_PATH
-		":3:31: external-resource.gpu.amount is a mapping, where a number is expected");
+		":3:31: external-resource.gpu.amount is a mapping, where an amount (N, N-M, N- or all) is expected");
 	expect_error(
 		"external-resources: gpu\n"
 		"external-resource:\n"
@@ -1484,14 +1588,14 @@ static void test_mapping_where_value_expected(void **state)
 		"      a: 1\n",
 		EINVAL,
 		BUF_PATH
-		":6:7: external-resource.gpu.amount is a mapping, where a number is expected");
+		":6:7: external-resource.gpu.amount is a mapping, where an amount (N, N-M, N- or all) is expected");
 	expect_error(
 		"external-resources: gpu\n"
 		"external-resource.gpu.driver: static\n"
 		"external-resource.gpu.amount: {}\n",
 		EINVAL,
 		BUF_PATH
-		":3:31: external-resource.gpu.amount is a mapping, where a number is expected");
+		":3:31: external-resource.gpu.amount is a mapping, where an amount (N, N-M, N- or all) is expected");
 	expect_error(
 		"external-resources: {gpu: 1}\n", EINVAL,
 		BUF_PATH
@@ -1719,9 +1823,9 @@ static void test_dotted_names(void **state)
 			"external-resource.a.b.amount: 2\n"
 			"external-resource.a.b.driver: static\n");
 
-	assert_int_equal(c->resources[0].amount, 1);
+	assert_int_equal(c->resources[0].amount.max, 1);
 	assert_string_equal(c->resources[0].driver, "script");
-	assert_int_equal(c->resources[1].amount, 2);
+	assert_int_equal(c->resources[1].amount.max, 2);
 	assert_string_equal(c->resources[1].driver, "static");
 	expect_warnings(c, NULL);
 	extres_config_free(c);
@@ -1752,6 +1856,8 @@ int main(void)
 		cmocka_unit_test(test_amount_missing),
 		cmocka_unit_test(test_amount_bad_values),
 		cmocka_unit_test(test_amount_good_values),
+		cmocka_unit_test(test_amount_forms),
+		cmocka_unit_test(test_amount_same),
 		cmocka_unit_test(test_driver_missing),
 		cmocka_unit_test(test_driver_unsupported_class),
 		cmocka_unit_test(test_driver_bad_name),

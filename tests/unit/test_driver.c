@@ -37,7 +37,7 @@ static void fixture_init(struct fixture *f, const char *driver,
 	f->config.path = "/etc/extres/extres.yaml";
 	f->config.dir = "/etc/extres";
 	f->res.name = "gpu";
-	f->res.amount = 2;
+	f->res.amount = (struct extres_amount){ 2, 2 };
 	f->res.driver = (char *)driver;
 	f->params.kind = EXTRES_PARAM_MAPPING;
 	f->params.count = count;
@@ -248,7 +248,7 @@ static void test_host_fields(void **state)
 	char size[32];
 
 	fixture_init(&f, MOCK("mock_good"), items, 1);
-	f.res.amount = 3;
+	f.res.amount = (struct extres_amount){ 3, 3 };
 	assert_int_equal(extres_driver_open(&f.config, &f.res, &drv, &err), 0);
 	assert_int_equal(extres_driver_discover(drv, &infos, &err), 0);
 	info = &infos->items[0];
@@ -717,7 +717,7 @@ static void test_instance_serves(void **state)
 	g.res.refresh_ms = 100;
 	g.res.env_var = "GPUS";
 	assert_int_equal(extres_driver_serves(drv, &g.config, &g.res), 1);
-	g.res.amount = 3;
+	g.res.amount = (struct extres_amount){ 3, 3 };
 	assert_int_equal(extres_driver_serves(drv, &g.config, &g.res), 0);
 	g.res.amount = f.res.amount;
 	g.params.items = other;

@@ -79,6 +79,42 @@ static void test_candidates(void **state)
 		"\"fpga\": {\"driver\": \"script\", \"amount\": 3, \"candidates\": []}}}\n");
 }
 
+/* A range or `all` says its form after the number taken; an exact count
+ * (Flink's integer) does not. */
+static void test_amount_form(void **state)
+{
+	static const struct extres_amount range = { 2, 4 }, all = { 1, 4096 },
+					  exact = { 2, 2 };
+	struct extres_json_resource r[] = {
+		{ .name = "a",
+		  .driver = "static",
+		  .amount = 3,
+		  .configured = &range,
+		  .infos = ab,
+		  .n_infos = 0 },
+		{ .name = "b",
+		  .driver = "static",
+		  .amount = 8,
+		  .configured = &all,
+		  .infos = ab,
+		  .n_infos = 0 },
+		{ .name = "c",
+		  .driver = "static",
+		  .amount = 2,
+		  .configured = &exact,
+		  .infos = ab,
+		  .n_infos = 0 },
+	};
+
+	expect_doc(
+		r, 3,
+		"{\"resources\": {\"a\": {\"driver\": \"static\", \"amount\": 3, "
+		"\"amount-form\": \"2-4\", \"infos\": []}, "
+		"\"b\": {\"driver\": \"static\", \"amount\": 8, "
+		"\"amount-form\": \"all\", \"infos\": []}, "
+		"\"c\": {\"driver\": \"static\", \"amount\": 2, \"infos\": []}}}\n");
+}
+
 static void test_empty(void **state)
 {
 	expect_doc(NULL, 0, "{\"resources\": {}}\n");
@@ -89,6 +125,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_infos),
 		cmocka_unit_test(test_candidates),
+		cmocka_unit_test(test_amount_form),
 		cmocka_unit_test(test_empty),
 	};
 

@@ -49,7 +49,7 @@ static int setup(void **state)
 	snprintf(f->queue, sizeof(f->queue), "%s.queue", f->path);
 	f->root.kind = EXTRES_PARAM_MAPPING;
 	f->res.name = "gpu";
-	f->res.amount = 1;
+	f->res.amount = (struct extres_amount){ 1, 1 };
 	f->res.driver = "static";
 	f->res.params = &f->root;
 	f->res.coordination_key = "index";

@@ -80,8 +80,8 @@ static void test_env_no_resources(void **state)
 static void test_env_indexes_only(void **state)
 {
 	const struct extres_view_resource res[] = {
-		{ "gpu", "script", NULL, 2, two, N(two), NULL },
-		{ "fpga", "static", NULL, 1, two, 1, NULL },
+		{ "gpu", "script", NULL, 2, { 0, 0 }, two, N(two), NULL },
+		{ "fpga", "static", NULL, 1, { 0, 0 }, two, 1, NULL },
 	};
 
 	expect_view(extres_view_env, res, N(res),
@@ -92,7 +92,14 @@ static void test_env_indexes_only(void **state)
 static void test_env_nvml_uuids(void **state)
 {
 	const struct extres_view_resource res[] = {
-		{ "gpu", "nvml", NULL, 2, nv_gpus, N(nv_gpus), &nvml_info },
+		{ "gpu",
+		  "nvml",
+		  NULL,
+		  2,
+		  { 0, 0 },
+		  nv_gpus,
+		  N(nv_gpus),
+		  &nvml_info },
 	};
 
 	expect_view(
@@ -105,7 +112,14 @@ static void test_env_nvml_uuids(void **state)
 static void test_env_nvml_missing_uuid(void **state)
 {
 	const struct extres_view_resource res[] = {
-		{ "gpu", "nvml", NULL, 2, nv_mixed, N(nv_mixed), &nvml_info },
+		{ "gpu",
+		  "nvml",
+		  NULL,
+		  2,
+		  { 0, 0 },
+		  nv_mixed,
+		  N(nv_mixed),
+		  &nvml_info },
 	};
 
 	expect_view(extres_view_env, res, N(res),
@@ -121,7 +135,14 @@ static void test_env_amdgpu_unique_ids(void **state)
 					P("unique_id", "0x1A") };
 	const struct extres_info gpus[] = { INFO(a0), INFO(a1) };
 	const struct extres_view_resource res[] = {
-		{ "gpu", "amdgpu", NULL, 2, gpus, N(gpus), &amdgpu_info },
+		{ "gpu",
+		  "amdgpu",
+		  NULL,
+		  2,
+		  { 0, 0 },
+		  gpus,
+		  N(gpus),
+		  &amdgpu_info },
 	};
 
 	expect_view(
@@ -145,7 +166,14 @@ static void test_env_amdgpu_fallback(void **state)
 	const struct extres_info gpus[] = { INFO(a0), INFO(a1) };
 	const struct extres_info missing[] = { INFO(a0), INFO(idx1) };
 	struct extres_view_resource res[] = {
-		{ "gpu", "amdgpu", NULL, 2, gpus, N(gpus), &amdgpu_info },
+		{ "gpu",
+		  "amdgpu",
+		  NULL,
+		  2,
+		  { 0, 0 },
+		  gpus,
+		  N(gpus),
+		  &amdgpu_info },
 	};
 	size_t i;
 
@@ -166,14 +194,33 @@ static void test_env_configured(void **state)
 {
 	const struct extres_view_resource res[] = {
 		/* Another name for nvml keeps the uuids. */
-		{ "gpu", "nvml", "NVIDIA_VISIBLE_DEVICES", 2, nv_gpus,
-		  N(nv_gpus), &nvml_info },
+		{ "gpu",
+		  "nvml",
+		  "NVIDIA_VISIBLE_DEVICES",
+		  2,
+		  { 0, 0 },
+		  nv_gpus,
+		  N(nv_gpus),
+		  &nvml_info },
 		/* "" turns the default off. */
-		{ "gpu2", "nvml", "", 1, nv_gpus, 1, &nvml_info },
+		{ "gpu2", "nvml", "", 1, { 0, 0 }, nv_gpus, 1, &nvml_info },
 		/* Other drivers give indexes, and nothing unless asked. */
-		{ "fpga", "static", "FPGA_DEVICES", 2, two, N(two), NULL },
-		{ "nic", "sysfs", NULL, 1, two, 1, NULL },
-		{ "rocm", "amdgpu", "HIP_VISIBLE_DEVICES", 1, two, 1,
+		{ "fpga",
+		  "static",
+		  "FPGA_DEVICES",
+		  2,
+		  { 0, 0 },
+		  two,
+		  N(two),
+		  NULL },
+		{ "nic", "sysfs", NULL, 1, { 0, 0 }, two, 1, NULL },
+		{ "rocm",
+		  "amdgpu",
+		  "HIP_VISIBLE_DEVICES",
+		  1,
+		  { 0, 0 },
+		  two,
+		  1,
 		  &amdgpu_info },
 	};
 
@@ -192,9 +239,16 @@ static void test_env_configured(void **state)
 static void test_env_names(void **state)
 {
 	const struct extres_view_resource res[] = {
-		{ "gpu-a.0", "static", NULL, 1, two, 1, NULL },
-		{ "Fpga_x", "static", NULL, 1, two, 1, NULL },
-		{ "g\xc3\xbc", "static", NULL, 1, two, 1, NULL }, /* "gü" */
+		{ "gpu-a.0", "static", NULL, 1, { 0, 0 }, two, 1, NULL },
+		{ "Fpga_x", "static", NULL, 1, { 0, 0 }, two, 1, NULL },
+		{ "g\xc3\xbc",
+		  "static",
+		  NULL,
+		  1,
+		  { 0, 0 },
+		  two,
+		  1,
+		  NULL }, /* "gü" */
 	};
 
 	expect_view(extres_view_env, res, N(res),
@@ -207,9 +261,16 @@ static void test_env_names(void **state)
 static void test_env_empty_and_holes(void **state)
 {
 	const struct extres_view_resource res[] = {
-		{ "gpu", "nvml", NULL, 2, NULL, 0, &nvml_info },
-		{ "fpga", "static", "FPGAS", 2, holey, N(holey), NULL },
-		{ "none", "static", "NONE", 1, holey, 1, NULL },
+		{ "gpu", "nvml", NULL, 2, { 0, 0 }, NULL, 0, &nvml_info },
+		{ "fpga",
+		  "static",
+		  "FPGAS",
+		  2,
+		  { 0, 0 },
+		  holey,
+		  N(holey),
+		  NULL },
+		{ "none", "static", "NONE", 1, { 0, 0 }, holey, 1, NULL },
 	};
 
 	expect_view(extres_view_env, res, N(res),
@@ -232,7 +293,14 @@ static void test_env_quoting(void **state)
 	struct extres_property q1[] = { P("index", "1"), P("uuid", hostile) };
 	const struct extres_info infos[] = { INFO(q0), INFO(q1) };
 	const struct extres_view_resource res[] = {
-		{ "gpu", "nvml", NULL, 2, infos, N(infos), &nvml_info },
+		{ "gpu",
+		  "nvml",
+		  NULL,
+		  2,
+		  { 0, 0 },
+		  infos,
+		  N(infos),
+		  &nvml_info },
 	};
 	const char *want_env =
 		"export EXTRES_GPU_INDEXES='it'\\''s,1'\n"
@@ -268,7 +336,7 @@ static void test_env_bad_variable(void **state)
 		"1GPU", "A-B", "A B", "X;rm -rf /;Y", "A=B", "\xc3\xa9",
 	};
 	struct extres_view_resource res[] = {
-		{ "gpu", "static", NULL, 2, two, N(two), NULL },
+		{ "gpu", "static", NULL, 2, { 0, 0 }, two, N(two), NULL },
 	};
 	char sentinel, *text = &sentinel;
 	size_t len = 42, i;
@@ -287,9 +355,16 @@ static void test_env_bad_variable(void **state)
 static void test_spark(void **state)
 {
 	const struct extres_view_resource res[] = {
-		{ "gpu", "nvml", NULL, 2, nv_gpus, N(nv_gpus), &nvml_info },
-		{ "fpga", "static", NULL, 2, holey, N(holey), NULL },
-		{ "nic", "sysfs", NULL, 1, NULL, 0, NULL },
+		{ "gpu",
+		  "nvml",
+		  NULL,
+		  2,
+		  { 0, 0 },
+		  nv_gpus,
+		  N(nv_gpus),
+		  &nvml_info },
+		{ "fpga", "static", NULL, 2, { 0, 0 }, holey, N(holey), NULL },
+		{ "nic", "sysfs", NULL, 1, { 0, 0 }, NULL, 0, NULL },
 	};
 
 	expect_view(
@@ -304,7 +379,14 @@ static void test_spark_escaping(void **state)
 	struct extres_property e0[] = { P("index", "a\"b\\c\td") };
 	const struct extres_info infos[] = { INFO(e0) };
 	const struct extres_view_resource res[] = {
-		{ "g\"p\\u", "static", NULL, 1, infos, N(infos), NULL },
+		{ "g\"p\\u",
+		  "static",
+		  NULL,
+		  1,
+		  { 0, 0 },
+		  infos,
+		  N(infos),
+		  NULL },
 	};
 
 	expect_view(
@@ -326,9 +408,23 @@ static void test_json(void **state)
 					P("bitstream", "a\"b\\c\x01") };
 	const struct extres_info fpgas[] = { INFO(f0) };
 	const struct extres_view_resource res[] = {
-		{ "gpu", "nvml", NULL, 2, nv_gpus, N(nv_gpus), &nvml_info },
-		{ "fpga", "/opt/extres/fpga.so", "", 1, fpgas, N(fpgas), NULL },
-		{ "nic", "sysfs", NULL, 4096, NULL, 0, NULL },
+		{ "gpu",
+		  "nvml",
+		  NULL,
+		  2,
+		  { 0, 0 },
+		  nv_gpus,
+		  N(nv_gpus),
+		  &nvml_info },
+		{ "fpga",
+		  "/opt/extres/fpga.so",
+		  "",
+		  1,
+		  { 0, 0 },
+		  fpgas,
+		  N(fpgas),
+		  NULL },
+		{ "nic", "sysfs", NULL, 4096, { 0, 0 }, NULL, 0, NULL },
 	};
 
 	expect_view(
@@ -348,7 +444,7 @@ static void test_json_value_len(void **state)
 	struct extres_property v0[] = { { (char *)"index", (char *)"12", 1 } };
 	const struct extres_info infos[] = { INFO(v0) };
 	const struct extres_view_resource res[] = {
-		{ "gpu", "static", NULL, 1, infos, N(infos), NULL },
+		{ "gpu", "static", NULL, 1, { 0, 0 }, infos, N(infos), NULL },
 	};
 
 	expect_view(
