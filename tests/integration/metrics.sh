@@ -2,7 +2,8 @@
 # shellcheck shell=bash
 #
 # .meta/metrics.prom, the Prometheus view: its series under a real mount,
-# the reload counters (extresctl reload, SIGHUP, a failed reload),
+# the reload counters (extresctl reload, SIGHUP, a failed reload), holders
+# and leases from a coordination file,
 # `promtool check metrics` where Debian's prometheus package is installed,
 # and node_exporter's textfile collector reading the mount's .meta as it is,
 # scraped over loopback.
@@ -30,8 +31,9 @@ write_metrics_config() {
 	EOF
 }
 
+# The samples of the series whose names match the ERE $1.
 metric() {
-	grep -E "^$1( |\{)" "$MNT/.meta/metrics.prom" || true
+	grep -E "^($1)( |\{)" "$MNT/.meta/metrics.prom" || true
 }
 
 # The value of the unlabelled series $1 in .meta/metrics.prom.
@@ -142,6 +144,44 @@ extres_devices{resource="fpga"} 2' "$(metric extres_devices)" "extres_devices"
 		"last success after failures"
 	check_promtool
 	daemon_stop_expecting "$(printf '%s\n' "$why" "$why")"
+}
+
+# Holders and leases from the coordination file: the daemon's two lines, a
+# live lease of one device, a dead lease's line.
+case_holders() {
+	it_setup
+	local cfg=$WORK/extres.yaml sleeper st gone want got _
+	write_std_config "$cfg" "$WORK/gpu.coord"
+	daemon_start -c "$cfg" "$MNT"
+	sleep 300 &
+	sleeper=$!
+	echo "$sleeper" >"$WORK/sleeper.pid"
+	st=$(proc_starttime "$sleeper")
+	gone=$(dead_pid)
+	printf '2 %s\t%s\tlease=%s-%s\n5 %s\t1\tlease=%s-1\n' \
+		"$sleeper" "$st" "$sleeper" "$st" "$gone" "$gone" >>"$WORK/gpu.coord"
+	want='extres_holders{resource="gpu",kind="daemon"} 2
+extres_holders{resource="gpu",kind="lease"} 1
+extres_holders{resource="gpu",kind="extresd"} 0
+extres_holders{resource="gpu",kind="other"} 0
+extres_holders{resource="nic",kind="daemon"} 0
+extres_holders{resource="nic",kind="lease"} 0
+extres_holders{resource="nic",kind="extresd"} 0
+extres_holders{resource="nic",kind="other"} 0
+extres_stale_holders{resource="gpu"} 1
+extres_stale_holders{resource="nic"} 0
+extres_leases 1'
+	# The daemon re-reads the file soon after it changed.
+	for _ in $(seq 200); do
+		got=$(metric 'extres_(stale_)?holders|extres_leases')
+		[[ $got == "$want" ]] && break
+		sleep 0.05
+	done
+	assert_eq "$want" "$got" "holders and leases in .meta/metrics.prom"
+	check_promtool
+	kill "$sleeper"
+	wait "$sleeper" 2>/dev/null || true
+	daemon_stop
 }
 
 # A loopback port nobody listens on now (the caller retries when another
