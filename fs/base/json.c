@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "base/json.h"
+#include "base/text.h"
 
 /* One open array or object. */
 struct frame {
@@ -84,48 +85,6 @@ static int put_str(struct extres_json *json, const char *s)
 	return put(json, s, strlen(s));
 }
 
-/*
- * Length of the valid UTF-8 sequence at `s` (`len` bytes left) and its code
- * point in *ret_cp; 0 when the bytes there are not valid UTF-8 (overlong,
- * surrogate, beyond U+10FFFF, cut short).
- */
-static size_t utf8_char(const unsigned char *s, size_t len, uint32_t *ret_cp)
-{
-	uint32_t cp, min;
-	size_t n, i;
-
-	if (s[0] < 0x80) {
-		*ret_cp = s[0];
-		return 1;
-	}
-	if ((s[0] & 0xe0) == 0xc0) {
-		n = 2;
-		cp = s[0] & 0x1f;
-		min = 0x80;
-	} else if ((s[0] & 0xf0) == 0xe0) {
-		n = 3;
-		cp = s[0] & 0x0f;
-		min = 0x800;
-	} else if ((s[0] & 0xf8) == 0xf0) {
-		n = 4;
-		cp = s[0] & 0x07;
-		min = 0x10000;
-	} else {
-		return 0;
-	}
-	if (n > len)
-		return 0;
-	for (i = 1; i < n; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (s[i] & 0x3f);
-	}
-	if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	*ret_cp = cp;
-	return n;
-}
-
 /* The escape for `cp`, in `buf`; NULL when it is written as itself. */
 static const char *escape(uint32_t cp, char buf[8])
 {
@@ -165,7 +124,7 @@ static int put_quoted(struct extres_json *json, const char *s, size_t len)
 	r = put(json, "\"", 1);
 	/* Runs of characters written as themselves go out in one copy. */
 	while (r == 0 && i < len) {
-		n = utf8_char(u + i, len - i, &cp);
+		n = extres_utf8_char(u + i, len - i, &cp);
 		esc = n ? escape(cp, buf) : "\xef\xbf\xbd";
 		if (!esc) {
 			i += n;

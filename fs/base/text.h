@@ -53,4 +53,11 @@ int extres_parse_ms(const char *text, unsigned long long min_ms,
  */
 int extres_memstream_close(FILE *f, char **buf);
 
+/*
+ * Length of the valid UTF-8 sequence at `s` (`len` >= 1 bytes left) and its
+ * code point in *ret_cp; 0 when the bytes there are not valid UTF-8
+ * (overlong, surrogate, beyond U+10FFFF, cut short), *ret_cp untouched.
+ */
+size_t extres_utf8_char(const unsigned char *s, size_t len, uint32_t *ret_cp);
+
 #endif

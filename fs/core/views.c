@@ -232,26 +232,33 @@ static int json_finish(struct extres_json *json, char **ret_text,
 int extres_view_spark(const struct extres_view_resource *res, size_t n,
 		      char **ret_text, size_t *ret_len)
 {
+	/* Spark keeps only the entries of the component reading the file:
+	 * one file for each of its resourcesFile settings. */
+	static const char *const components[] = { "spark.executor",
+						  "spark.driver",
+						  "spark.worker" };
 	struct extres_json *json;
-	size_t i;
+	size_t c, i;
 	int r;
 
 	r = extres_json_new(&json);
 	if (r < 0)
 		return r;
 	extres_json_begin_array(json);
-	for (i = 0; i < n; i++) {
-		extres_json_begin_object(json);
-		extres_json_key(json, "id");
-		extres_json_begin_object(json);
-		extres_json_key(json, "componentName");
-		extres_json_string(json, "spark.executor");
-		extres_json_key(json, "resourceName");
-		extres_json_string(json, res[i].name);
-		extres_json_end_object(json);
-		extres_json_key(json, "addresses");
-		json_indexes(json, &res[i]);
-		extres_json_end_object(json);
+	for (c = 0; c < sizeof(components) / sizeof(*components); c++) {
+		for (i = 0; i < n; i++) {
+			extres_json_begin_object(json);
+			extres_json_key(json, "id");
+			extres_json_begin_object(json);
+			extres_json_key(json, "componentName");
+			extres_json_string(json, components[c]);
+			extres_json_key(json, "resourceName");
+			extres_json_string(json, res[i].name);
+			extres_json_end_object(json);
+			extres_json_key(json, "addresses");
+			json_indexes(json, &res[i]);
+			extres_json_end_object(json);
+		}
 	}
 	extres_json_end_array(json);
 	return json_finish(json, ret_text, ret_len);

@@ -76,13 +76,19 @@ int extres_view_env(const struct extres_view_resource *res, size_t n,
 		    char **ret_text, size_t *ret_len);
 
 /*
- * .meta/resources.json: Spark's resources file (spark-submit's
- * --resourcesFile, the executor's ResourceAllocation list), one entry per
- * resource, addresses being the infos' `index` values in allocation order
- * (an info without `index` adds nothing):
+ * .meta/resources.json: Spark's resources file (a list of Spark's
+ * ResourceAllocation), one entry per resource for each of Spark's
+ * components in turn, spark.executor, spark.driver, spark.worker (Spark
+ * keeps the entries whose componentName is the reader's, so that
+ * spark.executor.resourcesFile, spark.driver.resourcesFile and
+ * spark.worker.resourcesFile can all name this file), addresses being the
+ * infos' `index` values in allocation order (an info without `index` adds
+ * nothing):
  *
  *   [{"id": {"componentName": "spark.executor", "resourceName": "gpu"},
- *     "addresses": ["0", "1"]}]
+ *     "addresses": ["0", "1"]},
+ *    {"id": {"componentName": "spark.driver", "resourceName": "gpu"}, ...},
+ *    {"id": {"componentName": "spark.worker", "resourceName": "gpu"}, ...}]
  *
  * on one line, in the JSON writer's layout (json.h), ending in "\n".
  */

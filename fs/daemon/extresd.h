@@ -10,6 +10,7 @@
 
 #include <pthread.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "config/config.h"
@@ -48,6 +49,10 @@ struct extresd {
 	 * did not). */
 	unsigned long generation;
 	unsigned long reloads;
+	/* For .meta/metrics.prom: attempts that failed, and when the
+	 * running config was loaded (seconds since the epoch). */
+	unsigned long reload_failures;
+	int64_t loaded_at;
 	char last_reload[512];
 	char last_error[EXTRES_ERR_MAX];
 	/* When each resource's refresh-interval next falls due (monotonic

@@ -189,6 +189,7 @@ static int build_tree(struct extresd *d)
 		extres_log(EXTRES_LOG_NOTICE, "stopped during start-up");
 		return -EINTR;
 	}
+	d->loaded_at = time(NULL);
 	r = extresd_publish(d);
 	if (r < 0)
 		return r;

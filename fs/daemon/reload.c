@@ -22,6 +22,7 @@
 #include "core/module.h"
 #include "os/sdnotify.h"
 #include "tree/snapshot.h"
+#include "core/metrics_view.h"
 #include "core/views.h"
 #include "base/clock.h"
 
@@ -33,13 +34,24 @@
  */
 #define TRIM_DELAY_MS 250
 
+/* The conflicts found: one line each. */
+static size_t count_conflicts(const struct extresd *d)
+{
+	const char *p, *nl;
+	size_t count = 0;
+
+	for (p = d->conflicts; p && (nl = strchr(p, '\n')); p = nl + 1)
+		count++;
+	return count;
+}
+
 /* The text of .meta/status: `key value` lines, stable for scripts. Written
  * to one stream: rebuilding the text for every conflict line made it
  * quadratic in their number. */
 static int status_text(const struct extresd *d, char **ret, size_t *ret_len)
 {
 	const char *p, *nl;
-	size_t count = 0, len = 0, i, j;
+	size_t count, len = 0, i, j;
 	char *text = NULL;
 	int r = 0;
 	FILE *f;
@@ -56,9 +68,7 @@ static int status_text(const struct extresd *d, char **ret, size_t *ret_len)
 		(int)getpid(), d->config->path, d->generation, d->reloads,
 		d->last_reload);
 	/* One "conflict ..." line each, after the count. */
-	for (p = d->conflicts; p && (nl = strchr(p, '\n')); p = nl + 1)
-		count++;
-	fprintf(f, "conflicts %zu\n", count);
+	fprintf(f, "conflicts %zu\n", count_conflicts(d));
 	for (p = d->conflicts; p && (nl = strchr(p, '\n')); p = nl + 1)
 		fprintf(f, "conflict %.*s\n", (int)(nl - p), p);
 	/* Devices held while their driver says they are sick: kept (the
@@ -96,6 +106,7 @@ enum {
 	META_SPARK,
 	META_JSON,
 	META_HOLDERS,
+	META_METRICS,
 	META_ERROR,
 	META_STATUS,
 	N_META
@@ -106,10 +117,16 @@ static int meta_files(const struct extresd *d,
 		      char *text[N_META])
 {
 	static const char *const names[N_META] = {
-		"env",	   "resources.json", "extres.json",
-		"holders", "error",	     "status",
+		"env",		"resources.json", "extres.json", "holders",
+		"metrics.prom", "error",	  "status",
 	};
 	static const mode_t perms[N_META] = { [META_ERROR] = 0400 };
+	const struct extres_metrics_counters counters = {
+		.reloads = d->reloads,
+		.reload_failures = d->reload_failures,
+		.last_reload_success = d->loaded_at,
+		.conflicts = count_conflicts(d),
+	};
 	struct extres_view_resource *views, *own;
 	size_t len[N_META] = { 0 }, i, n_own = 0;
 	unsigned char *pools;
@@ -153,6 +170,10 @@ static int meta_files(const struct extresd *d,
 		r = extres_view_json_holders(views, d->allocs->n, pools,
 					     &d->holders, &text[META_JSON],
 					     &len[META_JSON]);
+	if (r == 0)
+		r = extres_view_metrics(views, d->allocs->n, pools, &d->holders,
+					&counters, &text[META_METRICS],
+					&len[META_METRICS]);
 	if (r == 0 && d->holders_text) {
 		text[META_HOLDERS] = malloc(d->holders_len + 1);
 		if (text[META_HOLDERS]) {
@@ -263,6 +284,7 @@ static int try_reload(struct extresd *d)
 {
 	struct extres_config *config = NULL, *old_config;
 	struct extres_allocations *allocs = NULL, *old;
+	int64_t old_loaded_at = d->loaded_at;
 	struct extres_err err;
 	size_t i;
 	int r;
@@ -289,6 +311,7 @@ static int try_reload(struct extresd *d)
 	d->config = config;
 	d->allocs = allocs;
 	d->generation++;
+	d->loaded_at = time(NULL);
 	set_last_reload(d, NULL);
 	/* The new lines show in the same tree; a file we cannot read now
 	 * keeps the last holders shown. */
@@ -299,6 +322,7 @@ static int try_reload(struct extresd *d)
 		d->config = old_config;
 		d->allocs = old;
 		d->generation--;
+		d->loaded_at = old_loaded_at;
 		extres_release_dropped(allocs, old, NULL);
 		extres_allocations_free(allocs);
 		extres_err_set(&err, -r, "cannot build the new tree: %s",
@@ -344,12 +368,14 @@ void extresd_reload(void *ctx)
 	extres_log(EXTRES_LOG_INFO, "reloading %s", d->config->path);
 	extres_sd_notify("RELOADING=1");
 	d->reloads++;
-	if (try_reload(d) < 0)
-		/* Only the status changes. */
+	if (try_reload(d) < 0) {
+		/* Only the status and the counters change. */
+		d->reload_failures++;
 		extresd_publish(d);
-	else
+	} else {
 		extres_log(EXTRES_LOG_INFO, "reloaded: generation %lu",
 			   d->generation);
+	}
 	extres_sd_notify("READY=1");
 }
 

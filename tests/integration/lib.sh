@@ -245,6 +245,20 @@ daemon_stop() {
 	daemon_expect_exit 0 "after SIG$sig"
 }
 
+# daemon_stop for cases that made reloads fail: the daemon's stderr must
+# hold exactly the "reload failed" lines given (and no other error).
+daemon_stop_expecting() {
+	local want=$1 got bad
+	kill -TERM "$DAEMON_PID" || fail "cannot send SIGTERM to extresd ($DAEMON_PID)"
+	daemon_reap
+	[[ $DAEMON_STATUS == 0 ]] || fail "extresd exited with status $DAEMON_STATUS after SIGTERM, wanted 0"
+	! is_mounted "$MNT" || fail "$MNT still mounted after SIGTERM"
+	got=$(grep '^extresd: error: ' "$DAEMON_ERR" || true)
+	assert_eq "$want" "$got" "errors on the daemon's stderr"
+	bad=$(grep -i 'error' "$DAEMON_ERR" | grep -v '^extresd: error: ' || true)
+	[[ -z $bad ]] || fail "unexpected error in daemon stderr: $bad"
+}
+
 # Wait for the daemon to exit; require status $1 and no mount left.
 daemon_expect_exit() {
 	local want=$1 why=$2

@@ -106,20 +106,6 @@ install_config() {
 	mv -f "$WORK/extres.yaml.new" "$WORK/extres.yaml"
 }
 
-# daemon_stop for cases that made reloads fail: the daemon's stderr must
-# hold exactly the "reload failed" lines given (and no other error).
-daemon_stop_expecting() {
-	local want=$1 got bad
-	kill -TERM "$DAEMON_PID" || fail "cannot send SIGTERM to extresd ($DAEMON_PID)"
-	daemon_reap
-	[[ $DAEMON_STATUS == 0 ]] || fail "extresd exited with status $DAEMON_STATUS after SIGTERM, wanted 0"
-	! is_mounted "$MNT" || fail "$MNT still mounted after SIGTERM"
-	got=$(grep '^extresd: error: ' "$DAEMON_ERR" || true)
-	assert_eq "$want" "$got" "errors on the daemon's stderr"
-	bad=$(grep -i 'error' "$DAEMON_ERR" | grep -v '^extresd: error: ' || true)
-	[[ -z $bad ]] || fail "unexpected error in daemon stderr: $bad"
-}
-
 # ---------------------------------------------------------------------------
 
 # write_dev_config LABEL: one static device with a label and a serial.

@@ -151,6 +151,21 @@ NIC_DEVICES=mlx5_0,$NASTY"
 	daemon_stop
 }
 
+# Spark's resources file for NAME ADDRESSES pairs (ADDRESSES: the inside of
+# the JSON array): the resources for spark.executor, then for spark.driver,
+# then for spark.worker, so that each of Spark's resourcesFile settings
+# finds its own.
+spark_json() {
+	local c i j out=
+	for c in executor driver worker; do
+		for ((i = 1; i < $#; i += 2)); do
+			j=$((i + 1))
+			out+="${out:+, }{\"id\": {\"componentName\": \"spark.$c\", \"resourceName\": \"${!i}\"}, \"addresses\": [${!j}]}"
+		done
+	done
+	printf '[%s]\n' "$out"
+}
+
 # .meta/resources.json: Spark's resources file, exactly.
 case_spark_json() {
 	views_setup
@@ -158,7 +173,8 @@ case_spark_json() {
 	local nasty_json want
 	nasty_json=${NASTY//\\/\\\\}
 	nasty_json=${nasty_json//\"/\\\"}
-	want='[{"id": {"componentName": "spark.executor", "resourceName": "fpga"}, "addresses": ["0", "3"]}, {"id": {"componentName": "spark.executor", "resourceName": "gpu"}, "addresses": ["0", "1"]}, {"id": {"componentName": "spark.executor", "resourceName": "nic"}, "addresses": ["mlx5_0", "'"$nasty_json"'"]}]'$'\n'
+	want=$(spark_json fpga '"0", "3"' gpu '"0", "1"' nic "\"mlx5_0\", \"$nasty_json\""; printf x)
+	want=${want%x}
 	assert_file "$MNT/.meta/resources.json" "$want"
 	assert_eq "${#want}" "$(stat -c %s "$MNT/.meta/resources.json")" "st_size of .meta/resources.json"
 	daemon_stop
@@ -187,9 +203,9 @@ case_hidden() {
 	assert_eq $'.leases\n.meta\nfpga\ngpu\nnic\nself' "$(ls -A "$MNT")" "ls -A"
 	assert_eq "$MNT/fpga $MNT/gpu $MNT/nic $MNT/self" "$(echo "$MNT"/*)" "echo MNT/*"
 	assert_eq 3 "$(find "$MNT" -mindepth 1 -maxdepth 1 -type d -name '[!.]*' | wc -l)" "find -type d -name '[!.]*' | wc -l"
-	assert_eq $'env\nerror\nextres.json\nholders\nresources.json\nstatus' "$(ls "$MNT/.meta")" "ls .meta"
+	assert_eq $'env\nerror\nextres.json\nholders\nmetrics.prom\nresources.json\nstatus' "$(ls "$MNT/.meta")" "ls .meta"
 	local f
-	for f in env extres.json resources.json status; do
+	for f in env extres.json metrics.prom resources.json status; do
 		assert_eq "444 $(wc -c <"$MNT/.meta/$f")" "$(stat -c '%a %s' "$MNT/.meta/$f")" "mode and size of .meta/$f"
 	done
 	assert_eq "400 0" "$(stat -c '%a %s' "$MNT/.meta/error")" "mode and size of .meta/error"
@@ -221,7 +237,7 @@ export CUDA_VISIBLE_DEVICES='$UUID0,$UUID1,$UUID2'
 "
 	assert_file "$MNT/.meta/env" "$want"
 	assert_eq "${#want}" "$(stat -c %s "$MNT/.meta/env")" "st_size of .meta/env after the reload"
-	assert_file "$MNT/.meta/resources.json" '[{"id": {"componentName": "spark.executor", "resourceName": "fpga"}, "addresses": ["0"]}, {"id": {"componentName": "spark.executor", "resourceName": "gpu"}, "addresses": ["0", "1", "2"]}]'$'\n'
+	assert_file "$MNT/.meta/resources.json" "$(spark_json fpga '"0"' gpu '"0", "1", "2"')"$'\n'
 	assert_file "$MNT/.meta/extres.json" "{\"resources\": {\"fpga\": {\"driver\": \"static\", \"amount\": 1, \"infos\": [$FPGA0_JSON]}, \"gpu\": {\"driver\": \"nvml\", \"amount\": 3, \"infos\": [$(gpu_json 0 "$UUID0" 00000000:3B:00.0), $(gpu_json 1 "$UUID1" 00000000:3C:00.0), $(gpu_json 2 "$UUID2" 00000000:3D:00.0)]}}, \"holders\": []}"$'\n'
 	assert_eq $'fpga\ngpu\nself' "$(ls "$MNT")" "ls after the reload"
 	assert_file "$MNT/gpu/2/pci.bus_id" $'00000000:3D:00.0\n'

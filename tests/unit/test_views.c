@@ -371,7 +371,13 @@ static void test_spark(void **state)
 		extres_view_spark, res, N(res),
 		"[{\"id\": {\"componentName\": \"spark.executor\", \"resourceName\": \"gpu\"}, \"addresses\": [\"0\", \"3\"]}, "
 		"{\"id\": {\"componentName\": \"spark.executor\", \"resourceName\": \"fpga\"}, \"addresses\": [\"1\"]}, "
-		"{\"id\": {\"componentName\": \"spark.executor\", \"resourceName\": \"nic\"}, \"addresses\": []}]\n");
+		"{\"id\": {\"componentName\": \"spark.executor\", \"resourceName\": \"nic\"}, \"addresses\": []}, "
+		"{\"id\": {\"componentName\": \"spark.driver\", \"resourceName\": \"gpu\"}, \"addresses\": [\"0\", \"3\"]}, "
+		"{\"id\": {\"componentName\": \"spark.driver\", \"resourceName\": \"fpga\"}, \"addresses\": [\"1\"]}, "
+		"{\"id\": {\"componentName\": \"spark.driver\", \"resourceName\": \"nic\"}, \"addresses\": []}, "
+		"{\"id\": {\"componentName\": \"spark.worker\", \"resourceName\": \"gpu\"}, \"addresses\": [\"0\", \"3\"]}, "
+		"{\"id\": {\"componentName\": \"spark.worker\", \"resourceName\": \"fpga\"}, \"addresses\": [\"1\"]}, "
+		"{\"id\": {\"componentName\": \"spark.worker\", \"resourceName\": \"nic\"}, \"addresses\": []}]\n");
 }
 
 static void test_spark_escaping(void **state)
@@ -391,7 +397,9 @@ static void test_spark_escaping(void **state)
 
 	expect_view(
 		extres_view_spark, res, N(res),
-		"[{\"id\": {\"componentName\": \"spark.executor\", \"resourceName\": \"g\\\"p\\\\u\"}, \"addresses\": [\"a\\\"b\\\\c\\td\"]}]\n");
+		"[{\"id\": {\"componentName\": \"spark.executor\", \"resourceName\": \"g\\\"p\\\\u\"}, \"addresses\": [\"a\\\"b\\\\c\\td\"]}, "
+		"{\"id\": {\"componentName\": \"spark.driver\", \"resourceName\": \"g\\\"p\\\\u\"}, \"addresses\": [\"a\\\"b\\\\c\\td\"]}, "
+		"{\"id\": {\"componentName\": \"spark.worker\", \"resourceName\": \"g\\\"p\\\\u\"}, \"addresses\": [\"a\\\"b\\\\c\\td\"]}]\n");
 }
 
 static void test_spark_no_resources(void **state)
