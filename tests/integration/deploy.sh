@@ -184,6 +184,13 @@ ns_fstab() {
 	check_mount "$mp" mount -T "$WORK/fstab" "$mp"
 }
 
+# `meson install` into $WORK/dest.
+stage_install() {
+	"${MESON:-meson}" install -C "$BUILDDIR" --no-rebuild --destdir "$WORK/dest" \
+		>"$WORK/install.log" 2>&1 ||
+		fail "meson install failed: $(tail -n 20 "$WORK/install.log")"
+}
+
 # `meson install` into a staging directory puts the unit in systemd's unit
 # directory (else <prefix>/lib/systemd/system) with the install's sbindir in ExecStart and
 # ExecReload; systemd-analyze verify accepts it, with those paths pointed at
@@ -196,9 +203,7 @@ case_systemd_verify() {
 		echo "SKIP: $IT_CASE: systemd-analyze is not installed"
 		exit 77
 	fi
-	"${MESON:-meson}" install -C "$BUILDDIR" --no-rebuild --destdir "$dest" \
-		>"$WORK/install.log" 2>&1 ||
-		fail "meson install failed: $(tail -n 20 "$WORK/install.log")"
+	stage_install
 	units=$(cd "$dest" && find . -name extresd.service)
 	# systemd's pkg-config names the directory where there is one
 	# (Debian 12: /lib/systemd/system, whatever the prefix).
@@ -208,7 +213,7 @@ case_systemd_verify() {
 	[[ $units == $want && $units != *$'\n'* ]] ||
 		fail "wanted one ${want#.}, found: '$units'"
 	unit=$dest${units#.}
-	! grep -n '@' "$unit" | grep -v 'modprobe@fuse' || fail "a placeholder is left in $unit"
+	! grep -nE '@[A-Za-z_]+@' "$unit" || fail "a placeholder is left in $unit"
 	start=$(sed -n 's|^ExecStart=\(/[^ ]*/extresd\) -f .*|\1|p' "$unit")
 	reload=$(sed -n 's|^ExecReload=\(/[^ ]*/extresctl\) reload /run/extres$|\1|p' "$unit")
 	[[ -n $start && -x $dest$start ]] || fail "$unit: ExecStart names '$start', which the install does not provide"
@@ -236,7 +241,7 @@ case_unit_contents() {
 	for key in Type=notify NotifyAccess=main Restart=on-failure \
 		"ExecStart=$SBINDIR/extresd -f -c /etc/extres/extres.yaml /run/extres" \
 		"ExecReload=$SBINDIR/extresctl reload /run/extres" \
-		WantedBy=multi-user.target; do
+		OOMScoreAdjust=-1000 WantedBy=multi-user.target; do
 		grep -qxF -- "$key" "$UNIT" || fail "$UNIT has no line '$key'"
 		assert_eq 1 "$(grep -c "^${key%%=*}=" "$UNIT")" "number of ${key%%=*}= lines in $UNIT"
 	done
@@ -298,6 +303,206 @@ case_unit_stale_mount() {
 		assert_eq "tmpfs extres-test" "$(mount_info "$MNT" | cut -d' ' -f1,2)" "$key on a tmpfs"
 		umount "$MNT"
 	done
+}
+
+# ---------------------------------------------------------------------------
+# The hardened unit
+
+# `meson install` into $WORK/dest; print the installed unit's path.
+staged_unit() {
+	local units
+	stage_install
+	units=$(find "$WORK/dest" -name extresd.service)
+	[[ -n $units && $units != *$'\n'* ]] || fail "wanted one installed extresd.service, found: '$units'"
+	echo "$units"
+}
+
+# systemd-analyze's offline rating of the unit as `meson install` leaves
+# it: an exposure of 5.0 at most ("OK"). Every option that earns it is
+# one that keeps the mount visible to the host (unit-contents, systemd-unit).
+case_unit_security() {
+	it_setup_nofuse
+	local unit out st=0 score
+	if ! command -v systemd-analyze >/dev/null; then
+		echo "SKIP: $IT_CASE: systemd-analyze is not installed"
+		exit 77
+	fi
+	if ! systemd-analyze security --help 2>&1 | grep -q -- --offline; then
+		echo "SKIP: $IT_CASE: this systemd-analyze has no security --offline (systemd < 250)"
+		exit 77
+	fi
+	unit=$(staged_unit)
+	out=$(systemd-analyze security --offline=yes --no-pager "$unit" 2>&1) || st=$?
+	score=$(sed -n 's/^.*Overall exposure level for extresd\.service: \([0-9][0-9]*\.[0-9]\) .*$/\1/p' <<<"$out")
+	[[ -n $score ]] || fail "systemd-analyze security (status $st) printed no exposure level: $out"
+	it_log "exposure $score"
+	awk -v s="$score" 'BEGIN { exit !(s <= 5.0) }' ||
+		fail "$unit: exposure $score, over 5.0; what it counts:
+$(grep '^- ' <<<"$out")"
+}
+
+# The unit, with the build's programs, a config in $WORK and $MNT for
+# /run/extres, run by the machine's systemd under a unique name: it mounts
+# where the host sees it, runs a discovery script and loads driver modules
+# under its seccomp filter and capability set, reloads, and stops.
+SYSTEMD_UNIT=
+
+unit_cleanup() {
+	local rc=$?
+	set +e
+	if [[ -n $SYSTEMD_UNIT ]]; then
+		timeout 20 systemctl stop "$SYSTEMD_UNIT" 2>/dev/null
+		rm -f "/run/systemd/system/$SYSTEMD_UNIT"
+		systemctl daemon-reload
+		systemctl reset-failed "$SYSTEMD_UNIT" 2>/dev/null
+	fi
+	(exit "$rc")
+	it_cleanup
+}
+
+case_systemd_unit() {
+	it_setup
+	local name sbindir pid t0 t1 st=0
+	if [[ $(ps -p 1 -o comm= 2>/dev/null) != systemd || ! -d /run/systemd/system ]]; then
+		echo "SKIP: $IT_CASE: PID 1 is '$(ps -p 1 -o comm= 2>/dev/null)', not systemd"
+		exit 77
+	fi
+	sbindir=$(sed -n 's|^ExecStart=\(/.*\)/extresd .*|\1|p' "$UNIT")
+	[[ -n $sbindir ]] || fail "$UNIT: no ExecStart= with an absolute path"
+	mkdir "$WORK/bin"
+	printf '#!/bin/sh\necho 4,6\n' >"$WORK/bin/discover.sh"
+	chmod 0755 "$WORK/bin/discover.sh"
+	write_std_config "$WORK/extres.yaml" "$WORK/gpu.coord"
+	sed -i 's/^external-resources: gpu;nic$/&;fpga/' "$WORK/extres.yaml"
+	grep -qx 'external-resources: gpu;nic;fpga' "$WORK/extres.yaml" || fail "no fpga in $WORK/extres.yaml"
+	printf '%s\n' 'external-resource.fpga.amount: 2' \
+		'external-resource.fpga.driver: script' \
+		"external-resource.fpga.param.discovery-script.path: $WORK/bin/discover.sh" \
+		>>"$WORK/extres.yaml"
+	name=extresd-it-${WORK##*.}.service
+	SYSTEMD_UNIT=$name
+	trap unit_cleanup EXIT
+	sed -e "s|^ExecStart=$sbindir/extresd |ExecStart=$EXTRESD |" \
+		-e "s|^ExecReload=$sbindir/extresctl |ExecReload=$EXTRESCTL |" \
+		-e "s|/etc/extres/extres.yaml|$WORK/extres.yaml|g" \
+		-e "s|/run/extres|$MNT|g" "$UNIT" >"/run/systemd/system/$name"
+	systemctl daemon-reload
+
+	# Type=notify: start returns once the tree is mounted.
+	timeout 60 systemctl start "$name" 2>"$RUN_ERR" || st=$?
+	[[ $st == 0 ]] || fail "systemctl start $name: status $st: $(journalctl -u "$name" -n 30 --no-pager 2>&1)"
+	pid=$(systemctl show -p MainPID --value "$name")
+	[[ $pid -gt 0 ]] || fail "$name has no main process"
+	# The sandbox took hold, and no mount namespace of its own.
+	grep -qx 'Seccomp:[[:space:]]*2' "/proc/$pid/status" || fail "$name runs without a seccomp filter"
+	grep -qx 'NoNewPrivs:[[:space:]]*1' "/proc/$pid/status" || fail "$name runs without NoNewPrivs"
+	assert_eq "$(readlink /proc/1/ns/mnt)" "$(readlink "/proc/$pid/ns/mnt")" "mount namespace of $name"
+	# CAP_SYS_ADMIN (21) only.
+	assert_eq $((1 << 21)) "$((16#$(awk '/^CapBnd:/ { print $2 }' "/proc/$pid/status")))" \
+		"capability bounding set of $name"
+	# Seen from here, the host's namespace.
+	is_our_mount "$MNT" || fail "$MNT is not an extresd mount in the host's namespace: '$(mount_info "$MNT")'"
+	assert_file "$MNT/gpu/1/uuid" $'GPU-0f4c6d3e-1a2b-4c5d-8e9f-000000000001\n'
+	assert_file "$MNT/fpga/0/index" $'4\n'
+	assert_file "$MNT/fpga/1/index" $'6\n'
+
+	# ExecReload: the script runs again, the tree follows.
+	printf '#!/bin/sh\necho 5,7\n' >"$WORK/bin/discover.sh"
+	timeout 60 systemctl reload "$name" 2>"$RUN_ERR" || fail "systemctl reload $name failed"
+	assert_file "$MNT/fpga/0/index" $'5\n'
+	assert_file "$MNT/fpga/1/index" $'7\n'
+	assert_eq "$pid" "$(systemctl show -p MainPID --value "$name")" "main process after reload"
+
+	# Stop: unmounted, devices released; the bound only catches a hang.
+	t0=$(date +%s)
+	timeout 60 systemctl stop "$name" || fail "systemctl stop $name failed"
+	t1=$(date +%s)
+	[[ $((t1 - t0)) -le 20 ]] || fail "systemctl stop $name took $((t1 - t0)) s"
+	! is_mounted "$MNT" || fail "$MNT still mounted after systemctl stop: $(mount_info "$MNT")"
+	assert_eq "" "$(coord_lines "$WORK/gpu.coord")" "coordination file after systemctl stop"
+	assert_eq inactive "$(systemctl show -p ActiveState --value "$name")" "state of $name after stop"
+}
+
+# ---------------------------------------------------------------------------
+# Kubernetes manifests
+
+# What validates them, from the npm registry (pinned: a new schema is a
+# deliberate change).
+K8S_NPM_PACKAGES='kubernetes-models@4.5.1 @kubernetes/client-node@1.4.0 yaml@2.9.1'
+K8S_MODULES=
+
+# Install K8S_NPM_PACKAGES once per build tree into K8S_MODULES; skip (77)
+# without node and npm, or when the registry cannot be reached.
+k8s_modules() {
+	local dir=$BUILDDIR/tests/k8s-npm fd
+	if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+		echo "SKIP: $IT_CASE: node or npm is not installed"
+		exit 77
+	fi
+	mkdir -p "$dir"
+	# Two cases may install at once.
+	exec {fd}>"$dir.lock"
+	flock -w 280 "$fd" || fail "$dir.lock: still locked after 280 s"
+	if [[ $(cat "$dir/installed" 2>/dev/null) != "$K8S_NPM_PACKAGES" ]]; then
+		rm -f "$dir/installed"
+		# shellcheck disable=SC2086 # a list of packages
+		if ! timeout 240 npm install --no-save --no-audit --no-fund --no-package-lock \
+			--prefix "$dir" $K8S_NPM_PACKAGES >"$WORK/npm.log" 2>&1; then
+			echo "SKIP: $IT_CASE: cannot install $K8S_NPM_PACKAGES from npm: $(tail -n 5 "$WORK/npm.log")"
+			exit 77
+		fi
+		echo "$K8S_NPM_PACKAGES" >"$dir/installed"
+	fi
+	exec {fd}>&-
+	K8S_MODULES=$dir
+}
+
+# k8s_validate MANIFEST...: the validator's output; its status in $?.
+k8s_validate() {
+	node "$SRCDIR/tests/integration/k8s-validate.mjs" "$K8S_MODULES" "$@" 2>&1
+}
+
+# Every manifest of conf/kubernetes is valid against the Kubernetes OpenAPI
+# schema, strictly (an unknown field is an error); and the validator
+# catches what it should.
+case_kubernetes_schema() {
+	it_setup_nofuse
+	local out st=0 ds=$SRCDIR/conf/kubernetes/extres-daemonset.yaml
+	k8s_modules
+	out=$(k8s_validate "$SRCDIR"/conf/kubernetes/*.yaml) || st=$?
+	[[ $st == 0 && -z $out ]] || fail "conf/kubernetes (status $st): $out"
+
+	# A misspelt field, a bad quantity, a wrong type: each named.
+	sed 's/mountPropagation: Bidirectional/mountPropogation: Bidirectional/' "$ds" >"$WORK/field.yaml"
+	sed 's/memory: 128Mi$/memory: 128MiB/' "$ds" >"$WORK/quantity.yaml"
+	sed 's/periodSeconds: 10$/periodSeconds: ten/' "$ds" >"$WORK/type.yaml"
+	for f in field quantity type; do
+		! cmp -s "$ds" "$WORK/$f.yaml" || fail "the $f edit changed nothing in $ds"
+	done
+	st=0
+	out=$(k8s_validate "$WORK/field.yaml") || st=$?
+	assert_eq 1 "$st" "validator status on a misspelt field"
+	assert_contains "$out" "$WORK/field.yaml: document 1 (DaemonSet/extresd): .spec.template.spec.containers[0].volumeMounts[2].mountPropogation: unknown field" "validator on a misspelt field"
+	st=0
+	out=$(k8s_validate "$WORK/quantity.yaml") || st=$?
+	assert_eq 1 "$st" "validator status on a bad quantity"
+	assert_contains "$out" '/spec/template/spec/containers/0/resources/limits/memory must match format "quantity"' "validator on a bad quantity"
+	st=0
+	out=$(k8s_validate "$WORK/type.yaml") || st=$?
+	assert_eq 1 "$st" "validator status on a wrong type"
+	assert_contains "$out" '/spec/template/spec/containers/0/readinessProbe/periodSeconds must be integer' "validator on a wrong type"
+}
+
+# The DaemonSet's promises (README, Kubernetes): scheduled by NFD's PCI
+# vendor labels or the override label, Guaranteed QoS, privileged only as
+# Bidirectional propagation requires, read-only root, no API token.
+case_kubernetes_policy() {
+	it_setup_nofuse
+	local out st=0
+	k8s_modules
+	out=$(node "$SRCDIR/tests/integration/k8s-policy.mjs" "$K8S_MODULES" \
+		"$SRCDIR/conf/kubernetes/extres-daemonset.yaml" 2>&1) || st=$?
+	[[ $st == 0 && -z $out ]] || fail "extres-daemonset.yaml (status $st): $out"
 }
 
 if [[ ${1:-} == --in-namespace ]]; then
