@@ -1,9 +1,11 @@
 # SPDX-License-Identifier: MIT
 # shellcheck shell=bash
 #
-# Deployment: mount(8) and fstab through /sbin/mount.fuse3, and the systemd
-# unit (systemd-analyze verify, its contents, its stale-mount command run
-# for real).
+# Deployment: mount(8) and fstab through /sbin/mount.fuse3, the systemd
+# unit (systemd-analyze verify and security, its contents, its stale-mount
+# command run for real, the unit itself run by systemd where systemd is
+# PID 1), and the Kubernetes manifests (the OpenAPI schema, the
+# DaemonSet's promises).
 #
 # mount.fuse3 runs the program it names through /bin/sh with a fixed PATH
 # (/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin), so the
