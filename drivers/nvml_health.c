@@ -52,7 +52,7 @@ void nvml_health_get(const struct nvml *n, nvml_device dev, unsigned int gpu,
 			dev, NVML_MEMORY_ERROR_TYPE_UNCORRECTED,
 			NVML_VOLATILE_ECC, &dbe);
 		if (rc != NVML_SUCCESS)
-			unknown(n, gpu, "ECC errors", SYM_ECC, rc);
+			unknown(n, gpu, "uncorrected ECC counts", SYM_ECC, rc);
 		else if (dbe > 0)
 			append(ret, "ecc-dbe"), reset = 1;
 	}
