@@ -1103,11 +1103,21 @@ nvmlReturn_t nvmlEventSetWait_v2(nvmlEventSet_t set, nvmlEventData_t *data,
 EXPORT unsigned long fake_nvml_init_count(void);
 unsigned long fake_nvml_init_count(void)
 {
-	return fake.inits;
+	unsigned long n;
+
+	pthread_mutex_lock(&lock);
+	n = fake.inits;
+	pthread_mutex_unlock(&lock);
+	return n;
 }
 
 EXPORT unsigned long fake_nvml_shutdown_count(void);
 unsigned long fake_nvml_shutdown_count(void)
 {
-	return fake.shutdowns;
+	unsigned long n;
+
+	pthread_mutex_lock(&lock);
+	n = fake.shutdowns;
+	pthread_mutex_unlock(&lock);
+	return n;
 }
