@@ -253,7 +253,9 @@ void nvml_events_start(struct nvml *n, unsigned int count)
 	struct timespec deadline;
 	int e;
 
-	if (n->events_tried)
+	/* Once there are GPUs to watch: a node whose GPUs NVML did not list
+	 * at first gets its thread when it does. */
+	if (n->events_tried || count == 0)
 		return;
 	n->events_tried = 1;
 	if (!n->sym[SYM_EVENT_SET_CREATE].addr ||
@@ -265,8 +267,6 @@ void nvml_events_start(struct nvml *n, unsigned int count)
 			     n->library);
 		return;
 	}
-	if (count == 0)
-		return;
 	ev = calloc(1, sizeof(*ev));
 	if (!ev)
 		goto nomem;

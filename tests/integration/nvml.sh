@@ -336,7 +336,9 @@ case_health_xid() {
 	printf '0 13\n1 79\n' >>"$FAKE_NVML_EVENTS"
 	wait_health "$MNT/gpu/1/health" xid-79
 	it_log "health went to xid-79 after $WAITED ms"
-	((WAITED <= 1000)) || fail "health took $WAITED ms to show xid-79, more than 1 s"
+	# The bound; a sanitizer build is too slow to be held to it.
+	it_sanitized || ((WAITED <= 1000)) ||
+		fail "health took $WAITED ms to show xid-79, more than 1 s"
 	assert_file "$MNT/gpu/0/health" $'ok\n'
 	assert_file "$MNT/gpu/1/health.reset-required" $'no\n'
 	wait_health "$MNT/gpu/1/health" ok
