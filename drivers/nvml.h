@@ -150,6 +150,12 @@ void nvml_health_get(const struct nvml *n, nvml_device dev, unsigned int gpu,
 int32_t nvml_nvlink_peers(const struct nvml *n, struct nvml_gpu *gpus,
 			  unsigned int count);
 
+/* GPU `gpu` of a discovery as param.mig wants it (nvml_gpu.c); one whose
+ * handle NVML refused (`handle_rc`) is skipped with a warning. */
+int32_t nvml_report_gpu(const struct nvml *n, struct extres_sink *sink,
+			const struct nvml_gpu *g, unsigned int gpu,
+			nvml_return handle_rc, const char *driver_version);
+
 /* 1 if `dev` is in MIG mode now, else 0 (nvml_mig.c). */
 int nvml_mig_enabled(const struct nvml *n, nvml_device dev, unsigned int gpu);
 
