@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * What the files of the nvml driver share (nvml.c, nvml_events.c,
+ * What the files of the nvml driver share (nvml.c, nvml_gpu.c, nvml_events.c,
  * nvml_health.c, nvml_nvlink.c, nvml_mig.c): the handle, the NVML entry
  * points found in the library, and the helpers that turn NVML's answers
  * into properties. Hidden like everything in a module but its entry point.
