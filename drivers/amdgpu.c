@@ -34,6 +34,18 @@
  *                       included: no NUMA affinity)
  *   local_cpulist       <that device dir>/local_cpulist, the kernel's list of
  *                       the CPUs near the GPU ("0-47,96-143")
+ *   health              from the kernel's RAS files in <that device dir>/ras
+ *                       (amdgpu_ras.c, Documentation/gpu/amdgpu/ras.rst):
+ *                       "ok", or joined by ',': ecc-ue (umc_err_count's
+ *                       "ue:" above 0: uncorrectable memory errors), ue-BLOCK
+ *                       (BLOCK_err_count's, another block: gfx, sdma, ...),
+ *                       bad-pages-pending and bad-pages-failed (a line of
+ *                       gpu_vram_bad_pages, "pfn : size : flag", flagged P,
+ *                       pending retirement, or F, that could not be
+ *                       retired). Absent without a ras directory (no RAS on
+ *                       this board). Read at each discover(), so it follows
+ *                       the resource's refresh-interval; the counts are the
+ *                       kernel's since the driver loaded.
  *
  * Whatever cannot be read leaves its property out with a warning naming the
  * node and the file; a node whose properties cannot be read (or have no
@@ -52,6 +64,7 @@
 #include <extres/driver.h>
 #include <extres/driver_util.h>
 
+#include "amdgpu_health.h"
 #include "sysfs_util.h"
 #include "lib/identity.h"
 
@@ -343,8 +356,8 @@ static int32_t read_dev_attr(struct scan *s, const struct kfd_node *node,
 	return 0;
 }
 
-/* pci.bus_id, memory.total, numa_node and local_cpulist, from the DRM
- * render node's PCI device directory. */
+/* pci.bus_id, memory.total, numa_node, local_cpulist and health, from the
+ * DRM render node's PCI device directory. */
 static int32_t add_drm(struct scan *s, const struct kfd_node *node,
 		       uint64_t gpu, uint64_t minor)
 {
@@ -399,6 +412,8 @@ static int32_t add_drm(struct scan *s, const struct kfd_node *node,
 				  "local_cpulist", &value);
 	if (r == 0 && value)
 		r = s->sink->add_property(s->sink, "local_cpulist", value);
+	if (r == 0)
+		r = amdgpu_add_health(s->sink, dev, &s->buf);
 out:
 	free(dev);
 	free(link);

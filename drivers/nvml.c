@@ -14,6 +14,14 @@
  *   sysfs-root  optional; where sysfs is mounted, "/sys" by default (a fake
  *             tree in tests), as for the amdgpu driver.
  *
+ *   mig       optional; "instances" (the default), "parents" or "both":
+ *             what a GPU in MIG mode is listed as (nvml_mig.c). A GPU not
+ *             in MIG mode is always listed as itself.
+ *
+ *   health-recovery  optional; seconds (decimals allowed) a critical Xid
+ *             keeps `health` at "xid-N" after the last one, 60 by
+ *             default; 0: until the daemon restarts.
+ *
  * The library is opened with dlopen() in open() and closed in close(); extres
  * has no build-time dependency on NVIDIA headers or libraries, so the few
  * NVML types and entry points used are declared in nvml_api.h.
@@ -30,9 +38,14 @@
  * as the kernel writes it, "0000:3b:00.0">/, as they read ("-1": no NUMA
  * node; "0-3,8-11"). A property NVML cannot give for a device (not supported, an older
  * library without the call, any error) is absent rather than empty.
+ * Then nvlink.peers (nvml_nvlink.c), health and health.reset-required
+ * (nvml_health.c, fed by the event thread of nvml_events.c), and mig.mode
+ * "enabled" on a GPU in MIG mode listed as itself; its instances follow it
+ * (nvml_mig.c).
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,41 +55,19 @@
 #include <extres/driver_util.h>
 
 #include "lib/identity.h"
-#include "nvml_api.h"
+#include "nvml.h"
 #include "sysfs_util.h"
 
 #define PARAM_LIBRARY "library"
 #define DEFAULT_LIBRARY "libnvidia-ml.so.1"
+#define PARAM_MIG "mig"
+#define PARAM_RECOVERY "health-recovery"
+#define DEFAULT_RECOVERY_MS 60000u
+/* A year: more is a typo, and keeps the milliseconds far from overflow. */
+#define MAX_RECOVERY_S 31536000.0
 
 static const char *const known_params[] = { PARAM_LIBRARY, SYSFS_PARAM_ROOT,
-					    NULL };
-
-/* An entry point: the names to try, newest first, and the one found. */
-struct nvml_symbol {
-	const char *names[4];
-	const char *name;
-	void *addr;
-};
-
-enum {
-	SYM_INIT,
-	SYM_SHUTDOWN,
-	SYM_COUNT,
-	SYM_HANDLE,
-	/* Optional from here on: without one, its property is absent. */
-	SYM_ERROR_STRING,
-	SYM_INDEX,
-	SYM_UUID,
-	SYM_NAME,
-	SYM_SERIAL,
-	SYM_PCI,
-	SYM_MEMORY,
-	SYM_DRIVER_VERSION,
-	SYM_CUDA_CC,
-	SYM_MINOR,
-	N_SYMBOLS,
-	N_REQUIRED = SYM_ERROR_STRING,
-};
+					    PARAM_MIG, PARAM_RECOVERY, NULL };
 
 static const struct nvml_symbol symbol_names[N_SYMBOLS] = {
 	[SYM_INIT] = { { "nvmlInit_v2", "nvmlInit" } },
@@ -95,20 +86,31 @@ static const struct nvml_symbol symbol_names[N_SYMBOLS] = {
 	[SYM_DRIVER_VERSION] = { { "nvmlSystemGetDriverVersion" } },
 	[SYM_CUDA_CC] = { { "nvmlDeviceGetCudaComputeCapability" } },
 	[SYM_MINOR] = { { "nvmlDeviceGetMinorNumber" } },
-};
-
-struct nvml {
-	const struct extres_host *host;
-	char *library; /* as loaded, for messages */
-	char *root; /* sysfs, without a trailing '/' */
-	void *dl;
-	struct nvml_symbol sym[N_SYMBOLS];
+	[SYM_MIG_MODE] = { { "nvmlDeviceGetMigMode" } },
+	[SYM_MAX_MIG] = { { "nvmlDeviceGetMaxMigDeviceCount" } },
+	[SYM_MIG_HANDLE] = { { "nvmlDeviceGetMigDeviceHandleByIndex" } },
+	[SYM_GI_ID] = { { "nvmlDeviceGetGpuInstanceId" } },
+	[SYM_CI_ID] = { { "nvmlDeviceGetComputeInstanceId" } },
+	[SYM_ATTRIBUTES] = { { "nvmlDeviceGetAttributes_v2",
+			       "nvmlDeviceGetAttributes" } },
+	[SYM_NVLINK_STATE] = { { "nvmlDeviceGetNvLinkState" } },
+	[SYM_NVLINK_REMOTE_PCI] = { { "nvmlDeviceGetNvLinkRemotePciInfo_v2",
+				      "nvmlDeviceGetNvLinkRemotePciInfo" } },
+	[SYM_NVLINK_REMOTE_TYPE] = { { "nvmlDeviceGetNvLinkRemoteDeviceType" } },
+	[SYM_ECC] = { { "nvmlDeviceGetTotalEccErrors" } },
+	[SYM_RETIRED_PENDING] = { { "nvmlDeviceGetRetiredPagesPendingStatus" } },
+	[SYM_REMAP] = { { "nvmlDeviceGetRemappingInfo" } },
+	[SYM_EVENT_SET_CREATE] = { { "nvmlEventSetCreate" } },
+	[SYM_EVENT_SET_FREE] = { { "nvmlEventSetFree" } },
+	[SYM_REGISTER_EVENTS] = { { "nvmlDeviceRegisterEvents" } },
+	[SYM_EVENT_WAIT] = { { "nvmlEventSetWait_v2", "nvmlEventSetWait" } },
 };
 
 static void nvml_free(struct nvml *n)
 {
 	if (!n)
 		return;
+	nvml_events_stop(n);
 	if (n->dl)
 		dlclose(n->dl);
 	free(n->library);
@@ -116,8 +118,8 @@ static void nvml_free(struct nvml *n)
 	free(n);
 }
 
-static const char *nvml_strerror(const struct nvml *n, nvml_return rc,
-				 char *buf, size_t size)
+const char *nvml_strerror(const struct nvml *n, nvml_return rc, char *buf,
+			  size_t size)
 {
 	const char *s = NULL;
 
@@ -159,8 +161,8 @@ static int32_t nvml_failed(const struct nvml *n, int sym, nvml_return rc)
 
 /* A property NVML could not give: left out. "Not supported" is what many
  * boards answer for some fields (serial on GeForce), so it is only debug. */
-static void absent(const struct nvml *n, unsigned int gpu, const char *key,
-		   int sym, nvml_return rc)
+void nvml_absent(const struct nvml *n, unsigned int gpu, const char *key,
+		 int sym, nvml_return rc)
 {
 	char buf[32];
 
@@ -172,8 +174,8 @@ static void absent(const struct nvml *n, unsigned int gpu, const char *key,
 }
 
 /* The core refuses empty values and newlines; such a value is no value. */
-static int32_t add(const struct nvml *n, struct extres_sink *sink,
-		   unsigned int gpu, const char *key, const char *value)
+int32_t nvml_add(const struct nvml *n, struct extres_sink *sink,
+		 unsigned int gpu, const char *key, const char *value)
 {
 	if (value[0] == '\0' || strchr(value, '\n')) {
 		n->host->log(
@@ -185,212 +187,22 @@ static int32_t add(const struct nvml *n, struct extres_sink *sink,
 	return sink->add_property(sink, key, value);
 }
 
-static int32_t add_string(const struct nvml *n, struct extres_sink *sink,
-			  nvml_device dev, unsigned int gpu, const char *key,
-			  int sym)
+int32_t nvml_addf(const struct nvml *n, struct extres_sink *sink,
+		  unsigned int gpu, const char *key, const char *fmt, ...)
 {
-	char buf[NVML_STRING_MAX] = "";
-	nvml_return rc;
+	char buf[128];
+	va_list ap;
 
-	if (!n->sym[sym].addr)
-		return 0;
-	rc = ((nvml_string_fn)n->sym[sym].addr)(dev, buf, sizeof(buf));
-	if (rc != NVML_SUCCESS) {
-		absent(n, gpu, key, sym, rc);
-		return 0;
-	}
-	buf[sizeof(buf) - 1] = '\0';
-	return add(n, sink, gpu, key, buf);
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	return nvml_add(n, sink, gpu, key, buf);
 }
 
-static int32_t add_index(const struct nvml *n, struct extres_sink *sink,
-			 nvml_device dev, unsigned int gpu)
+void nvml_request_refresh(const struct nvml *n)
 {
-	unsigned int nvml_index = gpu;
-	char buf[32];
-	nvml_return rc;
-
-	/* NVML defines a device's index as the one that got its handle, so
-	 * `index` is never left out: the core and the coordination file
-	 * need it. */
-	if (n->sym[SYM_INDEX].addr) {
-		rc = ((nvml_uint_fn)n->sym[SYM_INDEX].addr)(dev, &nvml_index);
-		if (rc != NVML_SUCCESS) {
-			n->host->log(
-				n->host, EXTRES_LOG_INFO,
-				"GPU %u: %s: %s; index %u is the one it was enumerated at",
-				gpu, n->sym[SYM_INDEX].name,
-				nvml_strerror(n, rc, buf, sizeof(buf)), gpu);
-			nvml_index = gpu;
-		}
-	}
-	snprintf(buf, sizeof(buf), "%u", nvml_index);
-	return add(n, sink, gpu, "index", buf);
-}
-
-/* numa_node and local_cpulist from the GPU's PCI function in sysfs, named
- * as the kernel names it ("0000:3b:00.0"): NVML's bus id has 8 domain
- * digits and capitals. A file that is not there (a GPU passed through
- * without its PCI function in sysfs) is as quiet as "not supported". */
-static int32_t add_topology(const struct nvml *n, struct extres_sink *sink,
-			    unsigned int gpu, const struct nvml_pci_info *pci)
-{
-	static const char *const attrs[] = { "numa_node", "local_cpulist" };
-	struct sysfs_buf *buf;
-	const char *value, *why;
-	char *path = NULL;
-	int32_t r = 0, e;
-	size_t i;
-
-	buf = malloc(sizeof(*buf));
-	if (!buf)
-		return -ENOMEM;
-	for (i = 0; i < 2 && r == 0; i++) {
-		if (asprintf(&path, "%s/bus/pci/devices/%04x:%02x:%02x.0/%s",
-			     n->root, pci->domain, pci->bus, pci->device,
-			     attrs[i]) < 0) {
-			path = NULL;
-			r = -ENOMEM;
-			break;
-		}
-		e = sysfs_read_value(path, buf, &value, &why);
-		if (e < 0)
-			n->host->log(n->host,
-				     e == -ENOENT ? EXTRES_LOG_DEBUG :
-						    EXTRES_LOG_INFO,
-				     "GPU %u: no %s: %s: %s", gpu, attrs[i],
-				     path, why);
-		else
-			r = add(n, sink, gpu, attrs[i], value);
-		free(path);
-		path = NULL;
-	}
-	free(buf);
-	return r;
-}
-
-static int32_t add_pci(const struct nvml *n, struct extres_sink *sink,
-		       nvml_device dev, unsigned int gpu)
-{
-	struct nvml_pci_info pci = { .domain = 0 };
-	char buf[32];
-	nvml_return rc;
-	int32_t r;
-
-	if (!n->sym[SYM_PCI].addr)
-		return 0;
-	rc = ((nvml_pci_fn)n->sym[SYM_PCI].addr)(dev, &pci);
-	if (rc != NVML_SUCCESS) {
-		absent(n, gpu, "pci.bus_id", SYM_PCI, rc);
-		return 0;
-	}
-	/* nvidia-smi's form; older drivers' busId field has a 4-digit
-	 * domain, so it is built from the numbers. */
-	snprintf(buf, sizeof(buf), "%08X:%02X:%02X.0", pci.domain, pci.bus,
-		 pci.device);
-	r = add(n, sink, gpu, "pci.bus_id", buf);
-	if (r == 0)
-		r = add_topology(n, sink, gpu, &pci);
-	return r;
-}
-
-static int32_t add_memory(const struct nvml *n, struct extres_sink *sink,
-			  nvml_device dev, unsigned int gpu)
-{
-	struct nvml_memory mem = { 0 };
-	char buf[32];
-	nvml_return rc;
-
-	if (!n->sym[SYM_MEMORY].addr)
-		return 0;
-	rc = ((nvml_memory_fn)n->sym[SYM_MEMORY].addr)(dev, &mem);
-	if (rc != NVML_SUCCESS) {
-		absent(n, gpu, "memory.total", SYM_MEMORY, rc);
-		return 0;
-	}
-	snprintf(buf, sizeof(buf), "%llu", mem.total / (1024ull * 1024ull));
-	return add(n, sink, gpu, "memory.total", buf);
-}
-
-static int32_t add_compute_cap(const struct nvml *n, struct extres_sink *sink,
-			       nvml_device dev, unsigned int gpu)
-{
-	int major = 0, minor = 0;
-	char buf[32];
-	nvml_return rc;
-
-	if (!n->sym[SYM_CUDA_CC].addr)
-		return 0;
-	rc = ((nvml_cc_fn)n->sym[SYM_CUDA_CC].addr)(dev, &major, &minor);
-	if (rc != NVML_SUCCESS) {
-		absent(n, gpu, "compute_cap", SYM_CUDA_CC, rc);
-		return 0;
-	}
-	snprintf(buf, sizeof(buf), "%d.%d", major, minor);
-	return add(n, sink, gpu, "compute_cap", buf);
-}
-
-static int32_t add_minor(const struct nvml *n, struct extres_sink *sink,
-			 nvml_device dev, unsigned int gpu)
-{
-	unsigned int minor = 0;
-	char buf[32];
-	nvml_return rc;
-	int32_t r;
-
-	if (!n->sym[SYM_MINOR].addr)
-		return 0;
-	rc = ((nvml_uint_fn)n->sym[SYM_MINOR].addr)(dev, &minor);
-	if (rc != NVML_SUCCESS) {
-		absent(n, gpu, "minor_number and device", SYM_MINOR, rc);
-		return 0;
-	}
-	snprintf(buf, sizeof(buf), "%u", minor);
-	r = add(n, sink, gpu, "minor_number", buf);
-	if (r < 0)
-		return r;
-	snprintf(buf, sizeof(buf), "/dev/nvidia%u", minor);
-	return add(n, sink, gpu, "device", buf);
-}
-
-/* One info for GPU `gpu`; a GPU NVML gives no handle for (no permission,
- * fallen off the bus) is skipped with a warning, so the others stay usable. */
-static int32_t report_gpu(const struct nvml *n, struct extres_sink *sink,
-			  unsigned int gpu, const char *driver_version)
-{
-	nvml_device dev = NULL;
-	nvml_return rc;
-	int32_t r;
-	char buf[32];
-
-	rc = ((nvml_handle_fn)n->sym[SYM_HANDLE].addr)(gpu, &dev);
-	if (rc != NVML_SUCCESS) {
-		n->host->log(n->host, EXTRES_LOG_WARNING,
-			     "GPU %u skipped: %s: %s", gpu,
-			     n->sym[SYM_HANDLE].name,
-			     nvml_strerror(n, rc, buf, sizeof(buf)));
-		return 0;
-	}
-	r = sink->begin_info(sink);
-	if (r == 0)
-		r = add_index(n, sink, dev, gpu);
-	if (r == 0)
-		r = add_string(n, sink, dev, gpu, "uuid", SYM_UUID);
-	if (r == 0)
-		r = add_string(n, sink, dev, gpu, "name", SYM_NAME);
-	if (r == 0)
-		r = add_string(n, sink, dev, gpu, "serial", SYM_SERIAL);
-	if (r == 0)
-		r = add_pci(n, sink, dev, gpu);
-	if (r == 0)
-		r = add_memory(n, sink, dev, gpu);
-	if (r == 0 && driver_version[0])
-		r = add(n, sink, gpu, "driver_version", driver_version);
-	if (r == 0)
-		r = add_compute_cap(n, sink, dev, gpu);
-	if (r == 0)
-		r = add_minor(n, sink, dev, gpu);
-	return r;
+	if (EXTRES_HAS_MEMBER(n->host, request_refresh))
+		n->host->request_refresh(n->host);
 }
 
 /* The same for every GPU, so asked once; "" when NVML cannot say. */
@@ -416,12 +228,40 @@ static void get_driver_version(const struct nvml *n, char *buf, size_t size)
 	}
 }
 
+/* Each GPU's handle, NVML index and PCI address, for what relates GPUs to
+ * each other (NVLink). Failures are reported where each property is. */
+static void enumerate(const struct nvml *n, struct nvml_gpu *gpus,
+		      nvml_return *handle_rc, unsigned int count)
+{
+	unsigned int gpu;
+
+	for (gpu = 0; gpu < count; gpu++) {
+		struct nvml_gpu *g = &gpus[gpu];
+
+		g->index = gpu;
+		handle_rc[gpu] =
+			((nvml_handle_fn)n->sym[SYM_HANDLE].addr)(gpu, &g->dev);
+		if (handle_rc[gpu] != NVML_SUCCESS) {
+			g->dev = NULL;
+			continue;
+		}
+		if (n->sym[SYM_INDEX].addr &&
+		    ((nvml_uint_fn)n->sym[SYM_INDEX].addr)(g->dev, &g->index) !=
+			    NVML_SUCCESS)
+			g->index = gpu;
+		g->have_pci = n->sym[SYM_PCI].addr &&
+			      ((nvml_pci_fn)n->sym[SYM_PCI].addr)(
+				      g->dev, &g->pci) == NVML_SUCCESS;
+	}
+}
+
 static int32_t nvml_discover(void *handle, struct extres_sink *sink)
 {
-	const struct nvml *n = handle;
+	struct nvml *n = handle;
 	char driver_version[NVML_STRING_MAX], buf[32];
 	unsigned int count = 0, gpu;
-	nvml_return rc;
+	struct nvml_gpu *gpus = NULL;
+	nvml_return rc, *handle_rc = NULL;
 	int32_t r = 0;
 
 	rc = ((nvml_void_fn)n->sym[SYM_INIT].addr)();
@@ -433,10 +273,32 @@ static int32_t nvml_discover(void *handle, struct extres_sink *sink)
 		r = nvml_failed(n, SYM_COUNT, rc);
 		goto out;
 	}
+	/* Here, not in open(): `extresctl check` opens only, and nothing
+	 * needs events before there are devices to show. */
+	nvml_events_start(n, count);
+	gpus = calloc(count ? count : 1, sizeof(*gpus));
+	handle_rc = calloc(count ? count : 1, sizeof(*handle_rc));
+	if (!gpus || !handle_rc) {
+		n->host->error(n->host, "out of memory");
+		r = -ENOMEM;
+		goto out;
+	}
+	enumerate(n, gpus, handle_rc, count);
+	r = nvml_nvlink_peers(n, gpus, count);
+	if (r < 0) {
+		n->host->error(n->host, "out of memory");
+		goto out;
+	}
 	get_driver_version(n, driver_version, sizeof(driver_version));
 	for (gpu = 0; gpu < count && r == 0; gpu++)
-		r = report_gpu(n, sink, gpu, driver_version);
+		r = nvml_report_gpu(n, sink, &gpus[gpu], gpu, handle_rc[gpu],
+				    driver_version);
 out:
+	if (gpus)
+		for (gpu = 0; gpu < count; gpu++)
+			free(gpus[gpu].peers);
+	free(gpus);
+	free(handle_rc);
 	rc = ((nvml_void_fn)n->sym[SYM_SHUTDOWN].addr)();
 	if (rc != NVML_SUCCESS)
 		n->host->log(n->host, EXTRES_LOG_WARNING, "%s: %s failed: %s",
@@ -477,6 +339,77 @@ static int32_t resolve_symbols(const struct extres_host *host, struct nvml *n)
 	/* Leave no failed lookup behind for the next dlerror() caller. */
 	dlerror();
 	return 0;
+}
+
+static int32_t mig_param(const struct extres_host *host,
+			 const struct extres_param *params,
+			 enum nvml_mig_list *ret)
+{
+	static const char *const names[] = { [MIG_INSTANCES] = "instances",
+					     [MIG_PARENTS] = "parents",
+					     [MIG_BOTH] = "both" };
+	const struct extres_param *p = extres_param_get(params, PARAM_MIG);
+	size_t i;
+
+	*ret = MIG_INSTANCES;
+	if (!p)
+		return 0;
+	for (i = 0; p->kind == EXTRES_PARAM_SCALAR && i < 3; i++)
+		if (strcmp(p->value, names[i]) == 0) {
+			*ret = (enum nvml_mig_list)i;
+			return 0;
+		}
+	return extres_param_error(host, p,
+				  "param." PARAM_MIG
+				  " must be instances, parents or both, not %s",
+				  p->kind == EXTRES_PARAM_SCALAR ?
+					  p->value :
+					  "a list or mapping");
+}
+
+/* Seconds, with decimals for tests and impatient operators; checked by
+ * hand, since strtod() takes "inf", "1e3" and leading blanks. */
+static int32_t recovery_param(const struct extres_host *host,
+			      const struct extres_param *params,
+			      uint64_t *ret_ms)
+{
+	const struct extres_param *p = extres_param_get(params, PARAM_RECOVERY);
+	const char *s;
+	double v;
+	char *end;
+	int digits = 0, dots = 0;
+
+	*ret_ms = DEFAULT_RECOVERY_MS;
+	if (!p)
+		return 0;
+	if (p->kind != EXTRES_PARAM_SCALAR)
+		goto bad;
+	for (s = p->value; *s; s++) {
+		if (*s >= '0' && *s <= '9')
+			digits++;
+		else if (*s == '.' && digits > 0)
+			dots++;
+		else
+			goto bad;
+	}
+	if (digits == 0 || dots > 1 || p->value[strlen(p->value) - 1] == '.')
+		goto bad;
+	errno = 0;
+	v = strtod(p->value, &end);
+	if (errno || *end || v > MAX_RECOVERY_S)
+		goto bad;
+	*ret_ms = (uint64_t)(v * 1000.0 + 0.5);
+	/* 0.0001 is no hold-down at all, which 0 is not: keep a moment. */
+	if (*ret_ms == 0 && v > 0)
+		*ret_ms = 1;
+	return 0;
+bad:
+	return extres_param_error(
+		host, p,
+		"param." PARAM_RECOVERY
+		" must be a number of seconds from 0 (never: until a restart) to 31536000, like 60, not %s",
+		p->kind == EXTRES_PARAM_SCALAR ? p->value :
+						 "a list or mapping");
 }
 
 /* The configured library as dlopen() should get it: a name goes to the
@@ -521,7 +454,11 @@ static int32_t nvml_open(const struct extres_host *host,
 		goto fail;
 	}
 	n->host = host;
-	r = sysfs_root_param(host, params, &n->root);
+	r = mig_param(host, params, &n->mig);
+	if (r == 0)
+		r = recovery_param(host, params, &n->recovery_ms);
+	if (r == 0)
+		r = sysfs_root_param(host, params, &n->root);
 	if (r < 0)
 		goto fail;
 	r = library_path(host, library, &n->library);

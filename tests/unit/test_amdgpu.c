@@ -193,6 +193,60 @@ static void test_mi300x(void **state)
 	extres_infos_free(infos);
 }
 
+/* health from the RAS files: uncorrectable counts per block (umc is the
+ * memory: ecc-ue), bad pages pending or failed to retire; ok when all are
+ * clear, and again once they clear; absent without a ras directory. */
+static void test_ras_health(void **state)
+{
+	const char *root = *state;
+	const char *dev0 = "devices/pci0000:c0/0000:c0:01.1/0000:c1:00.0/ras",
+		   *dev1 = "devices/pci0000:40/0000:40:01.1/0000:41:00.0/ras";
+	char rel[PATH_MAX], log[4096];
+	struct extres_infos *infos;
+
+	make_mi300x(root, 1);
+	infos = discover_root(root, log, sizeof(log));
+	assert_null(extres_info_get(&infos->items[0], "health"));
+	extres_infos_free(infos);
+
+	fake_fmt(rel, sizeof(rel), "%s/umc_err_count", dev0);
+	fake_put(root, rel, "ue: 0\nce: 3\nde: 0\n");
+	fake_fmt(rel, sizeof(rel), "%s/gfx_err_count", dev0);
+	fake_put(root, rel, "ue: 0\nce: 0\n");
+	fake_fmt(rel, sizeof(rel), "%s/gpu_vram_bad_pages", dev0);
+	fake_put(root, rel, "0x00000001 : 0x00001000 : R\n");
+	fake_fmt(rel, sizeof(rel), "%s/umc_err_count", dev1);
+	fake_put(root, rel, "ue: 2\nce: 0\nde: 0\n");
+	fake_fmt(rel, sizeof(rel), "%s/sdma_err_count", dev1);
+	fake_put(root, rel, "ue: 1\nce: 0\n");
+	fake_fmt(rel, sizeof(rel), "%s/gfx_err_count", dev1);
+	fake_put(root, rel, "ue: 0\nce: 7\n");
+	fake_fmt(rel, sizeof(rel), "%s/gpu_vram_bad_pages", dev1);
+	fake_put(root, rel,
+		 "0x00000001 : 0x00001000 : R\n0x00000002 : 0x00001000 : P\n"
+		 "0x00000003 : 0x00001000 : F\n");
+	infos = discover_root(root, log, sizeof(log));
+	assert_int_equal(infos->n, 2);
+	assert_string_equal(extres_info_get(&infos->items[0], "health"), "ok");
+	assert_string_equal(
+		extres_info_get(&infos->items[1], "health"),
+		"ecc-ue,ue-sdma,bad-pages-pending,bad-pages-failed");
+	/* Last, after local_cpulist. */
+	expect_prop(&infos->items[1], infos->items[1].n_props - 1, "health",
+		    "ecc-ue,ue-sdma,bad-pages-pending,bad-pages-failed");
+	extres_infos_free(infos);
+
+	fake_fmt(rel, sizeof(rel), "%s/umc_err_count", dev1);
+	fake_put(root, rel, "ue: 0\nce: 0\nde: 0\n");
+	fake_fmt(rel, sizeof(rel), "%s/sdma_err_count", dev1);
+	fake_put(root, rel, "ue: 0\nce: 0\n");
+	fake_fmt(rel, sizeof(rel), "%s/gpu_vram_bad_pages", dev1);
+	fake_put(root, rel, "0x00000001 : 0x00001000 : R\n");
+	infos = discover_root(root, log, sizeof(log));
+	assert_string_equal(extres_info_get(&infos->items[1], "health"), "ok");
+	extres_infos_free(infos);
+}
+
 /* No local_cpulist (an older kernel, a PCI function without one): only that
  * property is left out, with a warning naming the file. */
 static void test_no_local_cpulist(void **state)
@@ -504,6 +558,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_mi300x, fake_setup,
+						fake_teardown),
+		cmocka_unit_test_setup_teardown(test_ras_health, fake_setup,
 						fake_teardown),
 		cmocka_unit_test_setup_teardown(test_no_local_cpulist,
 						fake_setup, fake_teardown),

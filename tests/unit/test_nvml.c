@@ -18,6 +18,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -74,7 +76,9 @@ static void make_sys(const char *root)
 
 static const char *const fake_env[] = {
 	"FAKE_NVML_GPUS",	 "FAKE_NVML_FAIL_INIT", "FAKE_NVML_FAIL_COUNT",
-	"FAKE_NVML_UNSUPPORTED", "FAKE_NVML_LOG",
+	"FAKE_NVML_UNSUPPORTED", "FAKE_NVML_LOG",	"FAKE_NVML_MIG",
+	"FAKE_NVML_NVLINK",	 "FAKE_NVML_EVENTS",	"FAKE_NVML_ECC",
+	"FAKE_NVML_RETIRED",	 "FAKE_NVML_REMAP",
 };
 
 static void fake_load(struct fake *f, const char *path)
@@ -216,12 +220,14 @@ static size_t expect_gpu(const struct extres_info *info, unsigned int gpu,
 			       "pci.bus_id",	 "numa_node",
 			       "local_cpulist",	 "memory.total",
 			       "driver_version", "compute_cap",
-			       "minor_number",	 "device" };
+			       "minor_number",	 "device",
+			       "health",	 "health.reset-required" };
 	const char *values[] = {
 		index,	       uuid,	"NVIDIA H100 80GB HBM3",
 		serial,	       bus,	GPU_NUMA(gpu),
 		GPU_CPUS(gpu), "81559", "550.54.15",
-		"9.0",	       minor,	dev
+		"9.0",	       minor,	dev,
+		"ok",	       "no"
 	};
 	size_t i, at = 0;
 
@@ -307,7 +313,7 @@ static void test_field_errors(void **state)
 		"extres: resource 'gpu': driver 'nvml': GPU 3: no minor_number and device: nvmlDeviceGetMinorNumber: GPU is lost\n");
 	assert_int_equal(infos->n, 3);
 
-	assert_int_equal(infos->items[0].n_props, 8);
+	assert_int_equal(infos->items[0].n_props, 10);
 	expect_prop(&infos->items[0], 3, "serial", "1654922001000");
 	expect_prop(&infos->items[0], 4, "driver_version", "550.54.15");
 	expect_prop(&infos->items[0], 5, "compute_cap", "9.0");
@@ -319,7 +325,7 @@ static void test_field_errors(void **state)
 	expect_gpu(&infos->items[1], 1, NULL);
 
 	/* GPU 3 keeps its own index after the skipped one. */
-	assert_int_equal(infos->items[2].n_props, 9);
+	assert_int_equal(infos->items[2].n_props, 11);
 	expect_prop(&infos->items[2], 0, "index", "3");
 	expect_prop(&infos->items[2], 4, "pci.bus_id", "00000000:3E:00.0");
 	expect_prop(&infos->items[2], 5, "numa_node", "1");
@@ -361,7 +367,7 @@ static void test_topology(void **state)
 	expect_prop(&infos->items[0], 4, "pci.bus_id", "00000000:3B:00.0");
 	expect_prop(&infos->items[0], 5, "numa_node", "-1");
 	expect_prop(&infos->items[0], 6, "local_cpulist", "0-3,8-11");
-	assert_int_equal(infos->items[0].n_props, 12);
+	assert_int_equal(infos->items[0].n_props, 14);
 	expect_gpu(&infos->items[1], 1, "local_cpulist");
 	expect_gpu(&infos->items[2], 2, "numa_node local_cpulist");
 	extres_infos_free(infos);
@@ -419,7 +425,9 @@ static void test_count_fails(void **state)
 }
 
 /* Each discover() is one init and one shutdown, and the driver holds no
- * NVML state between them; one open serves several discoveries. */
+ * NVML state between them but the event thread's own init, made at the
+ * first discover() and shut down by close(); one open serves several
+ * discoveries. */
 static void test_init_shutdown_balanced(void **state)
 {
 	const struct extres_param items[] = {
@@ -442,11 +450,13 @@ static void test_init_shutdown_balanced(void **state)
 		assert_int_equal(extres_driver_discover(drv, &infos, &err), 0);
 		assert_int_equal(infos->n, 3);
 		extres_infos_free(infos);
-		assert_int_equal(s->current.inits(), inits + (unsigned long)i);
+		assert_int_equal(s->current.inits(),
+				 inits + 1 + (unsigned long)i);
 		assert_int_equal(s->current.shutdowns(),
 				 shutdowns + (unsigned long)i);
 	}
 	extres_driver_close(drv);
+	assert_int_equal(s->current.shutdowns(), shutdowns + 3);
 }
 
 /* No library at the configured path: the path and dlerror(). */
@@ -544,7 +554,8 @@ static void test_default_library(void **state)
 	assert_int_equal(infos->n, 3);
 	expect_gpu(&infos->items[2], 2, NULL);
 	extres_infos_free(infos);
-	assert_int_equal(s->current.inits(), inits + 1);
+	/* discover()'s and the event thread's */
+	assert_int_equal(s->current.inits(), inits + 2);
 }
 
 /* A relative path is the config directory's, not the working directory's. */
@@ -561,7 +572,7 @@ static void test_relative_library(void **state)
 	infos = discover_in(EXTRES_MOCK_DIR, items, N(items), log, sizeof(log));
 	assert_int_equal(infos->n, 3);
 	extres_infos_free(infos);
-	assert_int_equal(s->current.inits(), inits + 1);
+	assert_int_equal(s->current.inits(), inits + 2);
 }
 
 /* An old NVML: the unversioned calls and the short PCI struct work; the
@@ -635,6 +646,464 @@ static void test_no_fd_leak(void **state)
 	assert_int_equal(count_fds(), fds);
 }
 
+/* One open handle through several discoveries, as a daemon keeps it. */
+struct session {
+	struct fake_resource f;
+	struct extres_driver *drv;
+	struct extres_err err;
+};
+
+static void session_open(struct session *ss, const struct extres_param *items,
+			 uint32_t count)
+{
+	memset(ss, 0, sizeof(*ss));
+	fake_resource_init(&ss->f, NVML_SO, "gpu", "/etc/extres", items, count);
+	if (extres_driver_open(&ss->f.config, &ss->f.res, &ss->drv, &ss->err) !=
+	    0)
+		fail_msg("open: %s", ss->err.msg);
+}
+
+static struct extres_infos *session_discover(struct session *ss)
+{
+	struct extres_infos *infos = NULL;
+
+	if (extres_driver_discover(ss->drv, &infos, &ss->err) != 0)
+		fail_msg("discover: %s", ss->err.msg);
+	return infos;
+}
+
+/* The value of `key` of info `i`, or NULL. */
+static const char *prop(const struct extres_infos *infos, size_t i,
+			const char *key)
+{
+	assert_true(i < infos->n);
+	return extres_info_get(&infos->items[i], key);
+}
+
+static void expect_key(const struct extres_infos *infos, size_t i,
+		       const char *key, const char *value)
+{
+	const char *v = prop(infos, i, key);
+
+	if (!v)
+		fail_msg("info %zu has no %s", i, key);
+	assert_string_equal(v, value);
+}
+
+static const struct extres_param plain_items[] = {
+	SCALAR("library", FAKE, 4, 14),
+};
+
+/* NVLink pairs: each GPU names the other; a pair given twice or a second
+ * link between the same GPUs names it once; sorted. */
+static void test_nvlink_pairs(void **state)
+{
+	struct extres_infos *infos;
+
+	setenv("FAKE_NVML_GPUS", "4", 1);
+	setenv("FAKE_NVML_NVLINK", "0-1,2-3,3-0,0-1,1-0", 1);
+	infos = discover_lib(FAKE);
+	assert_int_equal(infos->n, 4);
+	expect_key(infos, 0, "nvlink.peers", "1,3");
+	expect_key(infos, 1, "nvlink.peers", "0");
+	expect_key(infos, 2, "nvlink.peers", "3");
+	expect_key(infos, 3, "nvlink.peers", "0,2");
+	/* After minor_number and device, before health. */
+	expect_prop(&infos->items[1], 12, "nvlink.peers", "0");
+	expect_prop(&infos->items[1], 13, "health", "ok");
+	extres_infos_free(infos);
+}
+
+/* An NVSwitch joins every GPU with an active link to one. A GPU whose
+ * NVLink NVML cannot answer for has no nvlink.peers; without NVLink at
+ * all (a PCIe board: FAKE_NVML_NVLINK unset) none has. */
+static void test_nvlink_switch(void **state)
+{
+	struct extres_infos *infos;
+
+	setenv("FAKE_NVML_GPUS", "5", 1);
+	setenv("FAKE_NVML_NVLINK", "0-sw,1-sw,3-sw,0-sw,0-2,4-sw", 1);
+	setenv("FAKE_NVML_UNSUPPORTED", "nvlink:4", 1);
+	infos = discover_lib(FAKE);
+	assert_int_equal(infos->n, 5);
+	expect_key(infos, 0, "nvlink.peers", "1,2,3");
+	expect_key(infos, 1, "nvlink.peers", "0,3");
+	expect_key(infos, 2, "nvlink.peers", "0");
+	expect_key(infos, 3, "nvlink.peers", "0,1");
+	assert_null(prop(infos, 4, "nvlink.peers"));
+	extres_infos_free(infos);
+
+	unsetenv("FAKE_NVML_NVLINK");
+	unsetenv("FAKE_NVML_UNSUPPORTED");
+	infos = discover_lib(FAKE);
+	assert_null(prop(infos, 0, "nvlink.peers"));
+	extres_infos_free(infos);
+}
+
+/* NVLink answered and no link is up: "" (the core accepts empty values
+ * since issue 14; before, this discovery fails as a whole). */
+static void test_nvlink_none(void **state)
+{
+	struct extres_infos *infos;
+
+	setenv("FAKE_NVML_GPUS", "3", 1);
+	setenv("FAKE_NVML_NVLINK", "0-1", 1);
+	infos = discover_lib(FAKE);
+	assert_int_equal(infos->n, 3);
+	expect_key(infos, 0, "nvlink.peers", "1");
+	expect_key(infos, 2, "nvlink.peers", "");
+	extres_infos_free(infos);
+}
+
+/* The stand-in's uuid of MIG device SLOT of GPU GPU, "GPU SLOT" in hex */
+#define MIG_UUID(gpu_slot) "MIG-5b1c3f7a-92d4-4e1b-8c6a-3f0e2d1c00" gpu_slot
+
+/* Instance `slot` of GPU 1 of the stand-in, every property in order. */
+static void expect_instance(const struct extres_info *info, const char *uuid,
+			    const char *profile, const char *memory,
+			    const char *gi)
+{
+	EXPECT_PROPS(info, "index", uuid, "uuid", uuid, "parent.index", "1",
+		     "parent.uuid", "GPU-5b1c3f7a-92d4-4e1b-8c6a-3f0e2d1c0001",
+		     "profile", profile, "memory.total", memory, "gi.id", gi,
+		     "ci.id", "0", "name", "NVIDIA H100 80GB HBM3",
+		     "pci.bus_id", "00000000:3C:00.0", "numa_node", "1",
+		     "local_cpulist", "4-7,12-15", "compute_cap", "9.0",
+		     "minor_number", "1", "device", "/dev/nvidia1",
+		     "driver_version", "550.54.15", "health", "ok",
+		     "health.reset-required", "no");
+}
+
+static struct extres_infos *discover_mig(const char *mode)
+{
+	const struct extres_param items[] = {
+		SCALAR("library", FAKE, 4, 14),
+		SCALAR("sysfs-root", sys_root, 5, 17),
+		SCALAR("mig", mode, 6, 10),
+	};
+	char log[4096];
+
+	setenv("FAKE_NVML_GPUS", "4", 1);
+	setenv("FAKE_NVML_MIG", "1:1g.10gb,2g.20gb,1c.3g.40gb", 1);
+	return discover_in("/etc/extres", items, mode ? N(items) : 2, log,
+			   sizeof(log));
+}
+
+/* By default a GPU in MIG mode is its instances, in its place. */
+static void test_mig_instances(void **state)
+{
+	struct extres_infos *infos = discover_mig(NULL);
+
+	assert_int_equal(infos->n, 6);
+	expect_gpu(&infos->items[0], 0, NULL);
+	expect_instance(&infos->items[1], MIG_UUID("10"), "1g.10gb", "10000",
+			"1");
+	expect_instance(&infos->items[2], MIG_UUID("11"), "2g.20gb", "20000",
+			"2");
+	expect_instance(&infos->items[3], MIG_UUID("12"), "1c.3g.40gb", "40000",
+			"3");
+	expect_gpu(&infos->items[4], 2, NULL);
+	expect_gpu(&infos->items[5], 3, NULL);
+	extres_infos_free(infos);
+	infos = discover_mig("instances");
+	assert_int_equal(infos->n, 6);
+	extres_infos_free(infos);
+}
+
+/* parents: the GPU itself, marked; both: the GPU, then its instances. */
+static void test_mig_parents_both(void **state)
+{
+	struct extres_infos *infos = discover_mig("parents");
+
+	assert_int_equal(infos->n, 4);
+	expect_key(infos, 1, "index", "1");
+	expect_key(infos, 1, "mig.mode", "enabled");
+	assert_int_equal(infos->items[1].n_props, 15);
+	assert_null(prop(infos, 0, "mig.mode"));
+	extres_infos_free(infos);
+
+	infos = discover_mig("both");
+	assert_int_equal(infos->n, 7);
+	expect_key(infos, 1, "index", "1");
+	expect_key(infos, 1, "mig.mode", "enabled");
+	expect_instance(&infos->items[2], MIG_UUID("10"), "1g.10gb", "10000",
+			"1");
+	expect_instance(&infos->items[4], MIG_UUID("12"), "1c.3g.40gb", "40000",
+			"3");
+	expect_key(infos, 5, "index", "2");
+	extres_infos_free(infos);
+}
+
+/* nvidia-smi's GB: eighths of the board rounded up, times its GiB rounded
+ * up; an A100 40GB's 4864 MiB slice is "5gb" (its 40536 MiB are 40 GiB
+ * rounded up). Through a stand-in GPU of that size is more than the
+ * stand-in does, so the rule is checked on the H100 numbers instead: a
+ * 1-slice profile of 9984 MiB is 1/8 of 80 GiB. */
+static void test_mig_profile_rounding(void **state)
+{
+	struct extres_infos *infos;
+
+	setenv("FAKE_NVML_GPUS", "1", 1);
+	setenv("FAKE_NVML_MIG", "0:1g.10gb,7g.80gb,4g.40gb,1g.20gb", 1);
+	infos = discover_lib(FAKE);
+	assert_int_equal(infos->n, 4);
+	expect_key(infos, 0, "profile", "1g.10gb");
+	expect_key(infos, 1, "profile", "7g.80gb");
+	expect_key(infos, 2, "profile", "4g.40gb");
+	expect_key(infos, 3, "profile", "1g.20gb");
+	extres_infos_free(infos);
+}
+
+/* A MIG-mode GPU whose instances' calls fail: the instance is still
+ * listed by its uuid, without what NVML would not say. */
+static void test_mig_partial(void **state)
+{
+	struct extres_infos *infos;
+
+	setenv("FAKE_NVML_GPUS", "2", 1);
+	setenv("FAKE_NVML_MIG", "0:1g.10gb", 1);
+	setenv("FAKE_NVML_UNSUPPORTED", "attributes:0", 1);
+	infos = discover_lib(FAKE);
+	assert_int_equal(infos->n, 2);
+	expect_key(infos, 0, "index", MIG_UUID("00"));
+	assert_null(prop(infos, 0, "profile"));
+	expect_key(infos, 0, "memory.total", "10000");
+	expect_key(infos, 1, "index", "1");
+	extres_infos_free(infos);
+}
+
+/* ECC, pending retirement and row remapping, as NVML reports them at each
+ * discover(); they clear when NVML stops reporting them. An instance has
+ * its parent's health. */
+static void test_health_state(void **state)
+{
+	struct extres_infos *infos;
+	struct session ss;
+
+	setenv("FAKE_NVML_GPUS", "5", 1);
+	setenv("FAKE_NVML_ECC", "1:2,4:0", 1);
+	setenv("FAKE_NVML_RETIRED", "2", 1);
+	setenv("FAKE_NVML_REMAP", "0:pending,3:failed,1:pending", 1);
+	setenv("FAKE_NVML_MIG", "4:7g.80gb", 1);
+	session_open(&ss, plain_items, N(plain_items));
+	infos = session_discover(&ss);
+	assert_int_equal(infos->n, 5);
+	expect_key(infos, 0, "health", "row-remap-pending");
+	expect_key(infos, 1, "health", "ecc-dbe,row-remap-pending");
+	expect_key(infos, 2, "health", "retired-pages-pending");
+	expect_key(infos, 3, "health", "row-remap-failed");
+	expect_key(infos, 3, "health.reset-required", "yes");
+	expect_key(infos, 4, "health", "ok");
+	expect_key(infos, 4, "health.reset-required", "no");
+	extres_infos_free(infos);
+
+	setenv("FAKE_NVML_ECC", "4:1", 1);
+	unsetenv("FAKE_NVML_RETIRED");
+	unsetenv("FAKE_NVML_REMAP");
+	infos = session_discover(&ss);
+	expect_key(infos, 1, "health", "ok");
+	expect_key(infos, 1, "health.reset-required", "no");
+	expect_key(infos, 2, "health", "ok");
+	expect_key(infos, 4, "index", MIG_UUID("40"));
+	expect_key(infos, 4, "health", "ecc-dbe");
+	expect_key(infos, 4, "health.reset-required", "yes");
+	extres_infos_free(infos);
+	extres_driver_close(ss.drv);
+}
+
+/* A board without ECC or row remapping: those are just not looked at. */
+static void test_health_unsupported(void **state)
+{
+	struct extres_infos *infos;
+
+	setenv("FAKE_NVML_GPUS", "1", 1);
+	setenv("FAKE_NVML_ECC", "0:3", 1);
+	setenv("FAKE_NVML_UNSUPPORTED", "ecc:0,retired:0,remap:0,events:0", 1);
+	infos = discover_lib(FAKE);
+	expect_key(infos, 0, "health", "ok");
+	extres_infos_free(infos);
+}
+
+static uint64_t ms_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/* Wait for the driver's request_refresh(); the 5 s only catch a hang. */
+static uint64_t wait_refresh(struct session *ss)
+{
+	uint64_t start = ms_now();
+
+	while (!extres_driver_take_refresh_request(ss->drv)) {
+		if (ms_now() - start > 5000)
+			fail_msg("no request_refresh() within 5 s");
+		usleep(10000);
+	}
+	return ms_now() - start;
+}
+
+static void append_line(const char *path, const char *line)
+{
+	FILE *f = fopen(path, "ae");
+
+	assert_non_null(f);
+	fputs(line, f);
+	assert_int_equal(fclose(f), 0);
+}
+
+/* An Xid event: health turns to xid-N at once (a refresh is asked for),
+ * an application's Xid (13) changes nothing, and after the hold-down
+ * health is ok again, with another refresh asked for. */
+static void test_xid_recovers(void **state)
+{
+	char *dir = fake_tmpdir("nvml-events"), path[PATH_MAX];
+	const struct extres_param items[] = {
+		SCALAR("library", FAKE, 4, 14),
+		SCALAR("health-recovery", "0.4", 5, 24),
+	};
+	struct extres_infos *infos;
+	struct session ss;
+	uint64_t waited;
+
+	fake_path(path, dir, "events");
+	fake_put(dir, "events", "");
+	setenv("FAKE_NVML_GPUS", "3", 1);
+	setenv("FAKE_NVML_EVENTS", path, 1);
+	session_open(&ss, items, N(items));
+	infos = session_discover(&ss);
+	expect_key(infos, 1, "health", "ok");
+	extres_infos_free(infos);
+	assert_int_equal(extres_driver_take_refresh_request(ss.drv), 0);
+
+	append_line(path, "2 13\n1 79\n");
+	wait_refresh(&ss);
+	infos = session_discover(&ss);
+	expect_key(infos, 0, "health", "ok");
+	expect_key(infos, 1, "health", "xid-79");
+	expect_key(infos, 1, "health.reset-required", "no");
+	expect_key(infos, 2, "health", "ok");
+	extres_infos_free(infos);
+
+	waited = wait_refresh(&ss);
+	infos = session_discover(&ss);
+	expect_key(infos, 1, "health", "ok");
+	extres_infos_free(infos);
+	/* The hold-down, give or take the thread's 100 ms wait. */
+	assert_true(waited >= 200);
+	extres_driver_close(ss.drv);
+	fake_rmdir(dir);
+}
+
+/* health-recovery 0: an Xid holds until the daemon restarts; a GPU that
+ * cannot register for events is not watched, the others are. */
+static void test_xid_holds(void **state)
+{
+	char *dir = fake_tmpdir("nvml-events"), path[PATH_MAX];
+	const struct extres_param items[] = {
+		SCALAR("library", FAKE, 4, 14),
+		SCALAR("health-recovery", "0", 5, 24),
+	};
+	struct extres_infos *infos;
+	struct session ss;
+
+	fake_path(path, dir, "events");
+	fake_put(dir, "events", "");
+	setenv("FAKE_NVML_GPUS", "3", 1);
+	setenv("FAKE_NVML_EVENTS", path, 1);
+	setenv("FAKE_NVML_UNSUPPORTED", "events:0", 1);
+	session_open(&ss, items, N(items));
+	infos = session_discover(&ss);
+	extres_infos_free(infos);
+	append_line(path, "0 48\n2 48\n");
+	wait_refresh(&ss);
+	usleep(300000);
+	infos = session_discover(&ss);
+	expect_key(infos, 0, "health", "ok");
+	expect_key(infos, 2, "health", "xid-48");
+	extres_infos_free(infos);
+	assert_int_equal(extres_driver_take_refresh_request(ss.drv), 0);
+	extres_driver_close(ss.drv);
+	fake_rmdir(dir);
+}
+
+/* No GPU at the first discover(): no thread yet; the first discover()
+ * that finds GPUs starts it. */
+static void test_events_after_no_gpus(void **state)
+{
+	char *dir = fake_tmpdir("nvml-events"), path[PATH_MAX];
+	struct extres_infos *infos;
+	struct session ss;
+
+	fake_path(path, dir, "events");
+	fake_put(dir, "events", "");
+	setenv("FAKE_NVML_GPUS", "0", 1);
+	setenv("FAKE_NVML_EVENTS", path, 1);
+	session_open(&ss, plain_items, N(plain_items));
+	infos = session_discover(&ss);
+	assert_int_equal(infos->n, 0);
+	extres_infos_free(infos);
+	setenv("FAKE_NVML_GPUS", "2", 1);
+	infos = session_discover(&ss);
+	assert_int_equal(infos->n, 2);
+	extres_infos_free(infos);
+	append_line(path, "1 79\n");
+	wait_refresh(&ss);
+	infos = session_discover(&ss);
+	expect_key(infos, 1, "health", "xid-79");
+	extres_infos_free(infos);
+	extres_driver_close(ss.drv);
+	fake_rmdir(dir);
+}
+
+/* close() ends the event thread promptly: its wait is short. */
+static void test_close_prompt(void **state)
+{
+	struct extres_infos *infos;
+	struct session ss;
+	uint64_t start;
+
+	session_open(&ss, plain_items, N(plain_items));
+	infos = session_discover(&ss);
+	extres_infos_free(infos);
+	start = ms_now();
+	extres_driver_close(ss.drv);
+	/* About 100 ms; 3 s only catch a thread that ignores close(). */
+	assert_true(ms_now() - start < 3000);
+}
+
+static void test_bad_new_params(void **state)
+{
+	const struct extres_param mig[] = {
+		SCALAR("library", FAKE, 4, 14),
+		SCALAR("mig", "all", 5, 10),
+	};
+	const char *const bad[] = { "-1", "abc",      "1e3",   "",  "1.",
+				    ".5", "99999999", "1.2.3", " 5" };
+	struct extres_param rec[] = {
+		SCALAR("library", FAKE, 4, 14),
+		SCALAR("health-recovery", NULL, 5, 22),
+	};
+	char msg[512];
+	size_t i;
+
+	expect_open_error(
+		mig, N(mig), EINVAL,
+		PREFIX FAKE_CONFIG
+		":5:10: param.mig must be instances, parents or both, not all");
+	for (i = 0; i < N(bad); i++) {
+		rec[1].value = bad[i];
+		snprintf(
+			msg, sizeof(msg),
+			PREFIX FAKE_CONFIG
+			":5:22: param.health-recovery must be a number of seconds from 0 (never: until a restart) to 31536000, like 60, not %s",
+			bad[i]);
+		expect_open_error(rec, N(rec), EINVAL, msg);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -670,6 +1139,34 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_library_unloaded, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_no_fd_leak, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_nvlink_pairs, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_nvlink_switch, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_nvlink_none, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_mig_instances, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_mig_parents_both, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_mig_profile_rounding,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_mig_partial, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_health_state, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_health_unsupported, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_xid_recovers, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_xid_holds, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_events_after_no_gpus,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_close_prompt, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_bad_new_params, setup,
 						teardown),
 	};
 

@@ -1,0 +1,289 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * One GPU of the nvml driver as infos: itself, with the properties named as
+ * `nvidia-smi --query-gpu` names them, its MIG instances (nvml_mig.c), or
+ * both, as param.mig says.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nvml.h"
+#include "sysfs_util.h"
+
+static int32_t add_string(const struct nvml *n, struct extres_sink *sink,
+			  nvml_device dev, unsigned int gpu, const char *key,
+			  int sym)
+{
+	char buf[NVML_STRING_MAX] = "";
+	nvml_return rc;
+
+	if (!n->sym[sym].addr)
+		return 0;
+	rc = ((nvml_string_fn)n->sym[sym].addr)(dev, buf, sizeof(buf));
+	if (rc != NVML_SUCCESS) {
+		nvml_absent(n, gpu, key, sym, rc);
+		return 0;
+	}
+	buf[sizeof(buf) - 1] = '\0';
+	return nvml_add(n, sink, gpu, key, buf);
+}
+
+static int32_t add_index(const struct nvml *n, struct extres_sink *sink,
+			 nvml_device dev, unsigned int gpu)
+{
+	unsigned int nvml_index = gpu;
+	char buf[32];
+	nvml_return rc;
+
+	/* NVML defines a device's index as the one that got its handle, so
+	 * `index` is never left out: the core and the coordination file
+	 * need it. */
+	if (n->sym[SYM_INDEX].addr) {
+		rc = ((nvml_uint_fn)n->sym[SYM_INDEX].addr)(dev, &nvml_index);
+		if (rc != NVML_SUCCESS) {
+			n->host->log(
+				n->host, EXTRES_LOG_INFO,
+				"GPU %u: %s: %s; index %u is the one it was enumerated at",
+				gpu, n->sym[SYM_INDEX].name,
+				nvml_strerror(n, rc, buf, sizeof(buf)), gpu);
+			nvml_index = gpu;
+		}
+	}
+	snprintf(buf, sizeof(buf), "%u", nvml_index);
+	return nvml_add(n, sink, gpu, "index", buf);
+}
+
+/* numa_node and local_cpulist from the GPU's PCI function in sysfs, named
+ * as the kernel names it ("0000:3b:00.0"): NVML's bus id has 8 domain
+ * digits and capitals. A file that is not there (a GPU passed through
+ * without its PCI function in sysfs) is as quiet as "not supported". */
+static int32_t add_topology(const struct nvml *n, struct extres_sink *sink,
+			    unsigned int gpu, const struct nvml_pci_info *pci)
+{
+	static const char *const attrs[] = { "numa_node", "local_cpulist" };
+	struct sysfs_buf *buf;
+	const char *value, *why;
+	char *path = NULL;
+	int32_t r = 0, e;
+	size_t i;
+
+	buf = malloc(sizeof(*buf));
+	if (!buf)
+		return -ENOMEM;
+	for (i = 0; i < 2 && r == 0; i++) {
+		if (asprintf(&path, "%s/bus/pci/devices/%04x:%02x:%02x.0/%s",
+			     n->root, pci->domain, pci->bus, pci->device,
+			     attrs[i]) < 0) {
+			path = NULL;
+			r = -ENOMEM;
+			break;
+		}
+		e = sysfs_read_value(path, buf, &value, &why);
+		if (e < 0)
+			n->host->log(n->host,
+				     e == -ENOENT ? EXTRES_LOG_DEBUG :
+						    EXTRES_LOG_INFO,
+				     "GPU %u: no %s: %s: %s", gpu, attrs[i],
+				     path, why);
+		else
+			r = nvml_add(n, sink, gpu, attrs[i], value);
+		free(path);
+		path = NULL;
+	}
+	free(buf);
+	return r;
+}
+
+static int32_t add_pci(const struct nvml *n, struct extres_sink *sink,
+		       nvml_device dev, unsigned int gpu)
+{
+	struct nvml_pci_info pci = { .domain = 0 };
+	char buf[32];
+	nvml_return rc;
+	int32_t r;
+
+	if (!n->sym[SYM_PCI].addr)
+		return 0;
+	rc = ((nvml_pci_fn)n->sym[SYM_PCI].addr)(dev, &pci);
+	if (rc != NVML_SUCCESS) {
+		nvml_absent(n, gpu, "pci.bus_id", SYM_PCI, rc);
+		return 0;
+	}
+	/* nvidia-smi's form; older drivers' busId field has a 4-digit
+	 * domain, so it is built from the numbers. */
+	snprintf(buf, sizeof(buf), "%08X:%02X:%02X.0", pci.domain, pci.bus,
+		 pci.device);
+	r = nvml_add(n, sink, gpu, "pci.bus_id", buf);
+	if (r == 0)
+		r = add_topology(n, sink, gpu, &pci);
+	return r;
+}
+
+static int32_t add_memory(const struct nvml *n, struct extres_sink *sink,
+			  nvml_device dev, unsigned int gpu)
+{
+	struct nvml_memory mem = { 0 };
+	char buf[32];
+	nvml_return rc;
+
+	if (!n->sym[SYM_MEMORY].addr)
+		return 0;
+	rc = ((nvml_memory_fn)n->sym[SYM_MEMORY].addr)(dev, &mem);
+	if (rc != NVML_SUCCESS) {
+		nvml_absent(n, gpu, "memory.total", SYM_MEMORY, rc);
+		return 0;
+	}
+	snprintf(buf, sizeof(buf), "%llu", mem.total / (1024ull * 1024ull));
+	return nvml_add(n, sink, gpu, "memory.total", buf);
+}
+
+static int32_t add_compute_cap(const struct nvml *n, struct extres_sink *sink,
+			       nvml_device dev, unsigned int gpu)
+{
+	int major = 0, minor = 0;
+	char buf[32];
+	nvml_return rc;
+
+	if (!n->sym[SYM_CUDA_CC].addr)
+		return 0;
+	rc = ((nvml_cc_fn)n->sym[SYM_CUDA_CC].addr)(dev, &major, &minor);
+	if (rc != NVML_SUCCESS) {
+		nvml_absent(n, gpu, "compute_cap", SYM_CUDA_CC, rc);
+		return 0;
+	}
+	snprintf(buf, sizeof(buf), "%d.%d", major, minor);
+	return nvml_add(n, sink, gpu, "compute_cap", buf);
+}
+
+static int32_t add_minor(const struct nvml *n, struct extres_sink *sink,
+			 nvml_device dev, unsigned int gpu)
+{
+	unsigned int minor = 0;
+	char buf[32];
+	nvml_return rc;
+	int32_t r;
+
+	if (!n->sym[SYM_MINOR].addr)
+		return 0;
+	rc = ((nvml_uint_fn)n->sym[SYM_MINOR].addr)(dev, &minor);
+	if (rc != NVML_SUCCESS) {
+		nvml_absent(n, gpu, "minor_number and device", SYM_MINOR, rc);
+		return 0;
+	}
+	snprintf(buf, sizeof(buf), "%u", minor);
+	r = nvml_add(n, sink, gpu, "minor_number", buf);
+	if (r < 0)
+		return r;
+	snprintf(buf, sizeof(buf), "/dev/nvidia%u", minor);
+	return nvml_add(n, sink, gpu, "device", buf);
+}
+
+/* What a GPU listed as itself and its MIG instances share, the parent's:
+ * everything the core does not take from the instance itself. */
+static int32_t add_parent_props(const struct nvml *n, struct extres_sink *sink,
+				nvml_device dev, unsigned int gpu)
+{
+	int32_t r = add_string(n, sink, dev, gpu, "name", SYM_NAME);
+
+	if (r == 0)
+		r = add_pci(n, sink, dev, gpu);
+	if (r == 0)
+		r = add_compute_cap(n, sink, dev, gpu);
+	if (r == 0)
+		r = add_minor(n, sink, dev, gpu);
+	return r;
+}
+
+static int32_t add_health(const struct nvml *n, struct extres_sink *sink,
+			  unsigned int gpu, const struct nvml_health *h)
+{
+	int32_t r = nvml_add(n, sink, gpu, "health", h->health);
+
+	if (r == 0)
+		r = nvml_add(n, sink, gpu, "health.reset-required", h->reset);
+	return r;
+}
+
+/* The GPU itself, as one info. */
+static int32_t report_parent(const struct nvml *n, struct extres_sink *sink,
+			     const struct nvml_gpu *g, unsigned int gpu,
+			     const char *driver_version,
+			     const struct nvml_health *health, int mig)
+{
+	nvml_device dev = g->dev;
+	int32_t r;
+
+	r = sink->begin_info(sink);
+	if (r == 0)
+		r = add_index(n, sink, dev, gpu);
+	if (r == 0)
+		r = add_string(n, sink, dev, gpu, "uuid", SYM_UUID);
+	if (r == 0)
+		r = add_string(n, sink, dev, gpu, "name", SYM_NAME);
+	if (r == 0)
+		r = add_string(n, sink, dev, gpu, "serial", SYM_SERIAL);
+	if (r == 0)
+		r = add_pci(n, sink, dev, gpu);
+	if (r == 0)
+		r = add_memory(n, sink, dev, gpu);
+	if (r == 0 && driver_version[0])
+		r = nvml_add(n, sink, gpu, "driver_version", driver_version);
+	if (r == 0)
+		r = add_compute_cap(n, sink, dev, gpu);
+	if (r == 0)
+		r = add_minor(n, sink, dev, gpu);
+	if (r == 0 && g->peers)
+		r = sink->add_property(sink, "nvlink.peers", g->peers);
+	if (r == 0)
+		r = add_health(n, sink, gpu, health);
+	if (r == 0 && mig)
+		r = nvml_add(n, sink, gpu, "mig.mode", "enabled");
+	return r;
+}
+
+/* GPU `gpu` as param.mig wants it: itself, its MIG instances, or both. A
+ * GPU NVML gives no handle for (no permission, fallen off the bus) is
+ * skipped with a warning, so the others stay usable. */
+int32_t nvml_report_gpu(const struct nvml *n, struct extres_sink *sink,
+			const struct nvml_gpu *g, unsigned int gpu,
+			nvml_return handle_rc, const char *driver_version)
+{
+	char uuid[NVML_STRING_MAX] = "", index[16], buf[32];
+	struct nvml_mig_parent parent;
+	struct nvml_health health;
+	int mig;
+	int32_t r = 0;
+
+	if (!g->dev) {
+		n->host->log(n->host, EXTRES_LOG_WARNING,
+			     "GPU %u skipped: %s: %s", gpu,
+			     n->sym[SYM_HANDLE].name,
+			     nvml_strerror(n, handle_rc, buf, sizeof(buf)));
+		return 0;
+	}
+	nvml_health_get(n, g->dev, gpu, &health);
+	mig = nvml_mig_enabled(n, g->dev, gpu);
+	if (!mig || n->mig != MIG_INSTANCES)
+		r = report_parent(n, sink, g, gpu, driver_version, &health,
+				  mig);
+	if (r < 0 || !mig || n->mig == MIG_PARENTS)
+		return r;
+
+	if (n->sym[SYM_UUID].addr &&
+	    ((nvml_string_fn)n->sym[SYM_UUID].addr)(
+		    g->dev, uuid, sizeof(uuid)) != NVML_SUCCESS)
+		uuid[0] = '\0';
+	uuid[sizeof(uuid) - 1] = '\0';
+	snprintf(index, sizeof(index), "%u", g->index);
+	parent = (struct nvml_mig_parent){
+		.dev = g->dev,
+		.gpu = gpu,
+		.index = index,
+		.uuid = uuid,
+		.driver_version = driver_version,
+		.health = &health,
+	};
+	return nvml_mig_report(n, sink, &parent, add_parent_props);
+}

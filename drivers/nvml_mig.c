@@ -1,0 +1,202 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * MIG: a GPU in MIG mode runs CUDA work only on its MIG devices, so by
+ * default (param.mig: instances) each of them is an info of its own, in
+ * the parent's place; `parents` lists the GPU itself (for whole-GPU tools),
+ * `both` the GPU and then its instances.
+ *
+ * An instance's `index` is its MIG uuid: the core records `index` in the
+ * coordination file, and a uuid cannot collide with a GPU's number (Flink's
+ * scripts record those). Its `profile` is named as nvidia-smi names it:
+ * "<G>g.<GB>gb" for a compute instance that has the whole GPU instance,
+ * "<C>c.<G>g.<GB>gb" for one that has C of its G slices; GB is the
+ * instance's memory as a share of the GPU's rounded up to eighths, times
+ * the GPU's memory in GiB rounded up, rounded to the nearest whole number
+ * (so a 4864 MiB slice of an A100 40GB is "5gb"). The "+me"-style suffixes
+ * of media-extension profiles are not told apart.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "nvml.h"
+
+int nvml_mig_enabled(const struct nvml *n, nvml_device dev, unsigned int gpu)
+{
+	unsigned int current = 0, pending = 0;
+	nvml_return rc;
+
+	if (!n->sym[SYM_MIG_MODE].addr)
+		return 0;
+	rc = ((nvml_mig_mode_fn)n->sym[SYM_MIG_MODE].addr)(dev, &current,
+							   &pending);
+	if (rc != NVML_SUCCESS) {
+		nvml_absent(n, gpu, "MIG instances", SYM_MIG_MODE, rc);
+		return 0;
+	}
+	return current == NVML_DEVICE_MIG_ENABLE;
+}
+
+/* The GB of nvidia-smi's profile name, in integers: eighths of the GPU,
+ * rounded up, times the GPU's GiB, rounded up, rounded to nearest. */
+static unsigned long long profile_gb(unsigned long long mig_mib,
+				     unsigned long long total_bytes)
+{
+	const unsigned long long gib = 1024ull * 1024 * 1024;
+	unsigned long long eighths, total_gb;
+
+	if (total_bytes == 0)
+		return 0;
+	eighths = (mig_mib * 1024 * 1024 * 8 + total_bytes - 1) / total_bytes;
+	total_gb = (total_bytes + gib - 1) / gib;
+	return (eighths * total_gb + 4) / 8;
+}
+
+static int32_t add_profile(const struct nvml *n, struct extres_sink *sink,
+			   nvml_device parent, nvml_device mig,
+			   unsigned int gpu)
+{
+	struct nvml_device_attributes a;
+	struct nvml_memory mem = { 0 };
+	unsigned long long gb;
+	nvml_return rc;
+
+	if (!n->sym[SYM_ATTRIBUTES].addr || !n->sym[SYM_MEMORY].addr)
+		return 0;
+	memset(&a, 0, sizeof(a));
+	rc = ((nvml_attributes_fn)n->sym[SYM_ATTRIBUTES].addr)(mig, &a);
+	if (rc != NVML_SUCCESS) {
+		nvml_absent(n, gpu, "profile of a MIG device", SYM_ATTRIBUTES,
+			    rc);
+		return 0;
+	}
+	rc = ((nvml_memory_fn)n->sym[SYM_MEMORY].addr)(parent, &mem);
+	if (rc != NVML_SUCCESS) {
+		nvml_absent(n, gpu, "profile of a MIG device", SYM_MEMORY, rc);
+		return 0;
+	}
+	gb = profile_gb(a.memory_size_mb, mem.total);
+	if (a.gpu_instance_slice_count == 0 || gb == 0)
+		return 0;
+	if (a.compute_instance_slice_count == a.gpu_instance_slice_count ||
+	    a.compute_instance_slice_count == 0)
+		return nvml_addf(n, sink, gpu, "profile", "%ug.%llugb",
+				 a.gpu_instance_slice_count, gb);
+	return nvml_addf(n, sink, gpu, "profile", "%uc.%ug.%llugb",
+			 a.compute_instance_slice_count,
+			 a.gpu_instance_slice_count, gb);
+}
+
+static int32_t add_id(const struct nvml *n, struct extres_sink *sink,
+		      nvml_device mig, unsigned int gpu, const char *key,
+		      int sym)
+{
+	unsigned int id = 0;
+	nvml_return rc;
+
+	if (!n->sym[sym].addr)
+		return 0;
+	rc = ((nvml_uint_fn)n->sym[sym].addr)(mig, &id);
+	if (rc != NVML_SUCCESS) {
+		nvml_absent(n, gpu, key, sym, rc);
+		return 0;
+	}
+	return nvml_addf(n, sink, gpu, key, "%u", id);
+}
+
+static int32_t report_instance(
+	const struct nvml *n, struct extres_sink *sink,
+	const struct nvml_mig_parent *p, nvml_device mig, const char *uuid,
+	int32_t (*add_parent_props)(const struct nvml *, struct extres_sink *,
+				    nvml_device, unsigned int))
+{
+	struct nvml_memory mem = { 0 };
+	unsigned int gpu = p->gpu;
+	int32_t r;
+
+	r = sink->begin_info(sink);
+	if (r == 0)
+		r = nvml_add(n, sink, gpu, "index", uuid);
+	if (r == 0)
+		r = nvml_add(n, sink, gpu, "uuid", uuid);
+	if (r == 0)
+		r = nvml_add(n, sink, gpu, "parent.index", p->index);
+	if (r == 0 && p->uuid[0])
+		r = nvml_add(n, sink, gpu, "parent.uuid", p->uuid);
+	if (r == 0)
+		r = add_profile(n, sink, p->dev, mig, gpu);
+	if (r == 0 && n->sym[SYM_MEMORY].addr &&
+	    ((nvml_memory_fn)n->sym[SYM_MEMORY].addr)(mig, &mem) ==
+		    NVML_SUCCESS)
+		r = nvml_addf(n, sink, gpu, "memory.total", "%llu",
+			      mem.total / (1024ull * 1024ull));
+	if (r == 0)
+		r = add_id(n, sink, mig, gpu, "gi.id", SYM_GI_ID);
+	if (r == 0)
+		r = add_id(n, sink, mig, gpu, "ci.id", SYM_CI_ID);
+	if (r == 0)
+		r = add_parent_props(n, sink, p->dev, gpu);
+	if (r == 0 && p->driver_version[0])
+		r = nvml_add(n, sink, gpu, "driver_version", p->driver_version);
+	if (r == 0)
+		r = nvml_add(n, sink, gpu, "health", p->health->health);
+	if (r == 0)
+		r = nvml_add(n, sink, gpu, "health.reset-required",
+			     p->health->reset);
+	return r;
+}
+
+int32_t nvml_mig_report(const struct nvml *n, struct extres_sink *sink,
+			const struct nvml_mig_parent *p,
+			int32_t (*add_parent_props)(const struct nvml *n,
+						    struct extres_sink *sink,
+						    nvml_device dev,
+						    unsigned int gpu))
+{
+	char uuid[NVML_STRING_MAX], buf[32];
+	unsigned int max = 0, i;
+	nvml_device mig;
+	nvml_return rc;
+	int32_t r = 0;
+
+	if (!n->sym[SYM_MAX_MIG].addr || !n->sym[SYM_MIG_HANDLE].addr ||
+	    !n->sym[SYM_UUID].addr) {
+		n->host->log(n->host, EXTRES_LOG_WARNING,
+			     "GPU %u is in MIG mode, but %s cannot list its "
+			     "instances",
+			     p->gpu, n->library);
+		return 0;
+	}
+	rc = ((nvml_uint_fn)n->sym[SYM_MAX_MIG].addr)(p->dev, &max);
+	if (rc != NVML_SUCCESS) {
+		n->host->log(n->host, EXTRES_LOG_WARNING,
+			     "GPU %u: no MIG instances: %s: %s", p->gpu,
+			     n->sym[SYM_MAX_MIG].name,
+			     nvml_strerror(n, rc, buf, sizeof(buf)));
+		return 0;
+	}
+	for (i = 0; i < max && r == 0; i++) {
+		rc = ((nvml_mig_handle_fn)n->sym[SYM_MIG_HANDLE].addr)(p->dev,
+								       i, &mig);
+		/* Not every index has a MIG device: NOT_FOUND is a gap. */
+		if (rc == NVML_ERROR_NOT_FOUND)
+			continue;
+		if (rc == NVML_SUCCESS) {
+			memset(uuid, 0, sizeof(uuid));
+			rc = ((nvml_string_fn)n->sym[SYM_UUID].addr)(
+				mig, uuid, sizeof(uuid));
+			uuid[sizeof(uuid) - 1] = '\0';
+		}
+		if (rc != NVML_SUCCESS || !uuid[0] || strchr(uuid, ' ') ||
+		    strchr(uuid, '\n')) {
+			n->host->log(
+				n->host, EXTRES_LOG_WARNING,
+				"GPU %u: MIG device %u skipped: %s", p->gpu, i,
+				rc != NVML_SUCCESS ?
+					nvml_strerror(n, rc, buf, sizeof(buf)) :
+					"no usable uuid");
+			continue;
+		}
+		r = report_instance(n, sink, p, mig, uuid, add_parent_props);
+	}
+	return r;
+}
