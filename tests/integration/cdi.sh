@@ -103,6 +103,29 @@ removed $dir/extres-fpga.json" "$out" "extresctl cdi after the reload"
 	daemon_stop
 }
 
+# A resource name that JSON escapes (a quote, a backslash, U+2028) comes
+# back as it is in the file name.
+case_ctl_names() {
+	local out name=$'a"b\\c\xe2\x80\xa8d' # U+2028 in UTF-8
+	it_setup
+	cat >"$WORK/extres.yaml" <<-'EOF'
+	external-resources: "a\"b\\c\u2028d"
+	"external-resource.a\"b\\c\u2028d.amount": 1
+	"external-resource.a\"b\\c\u2028d.driver": static
+	"external-resource.a\"b\\c\u2028d.cdi.kind": x.io/y
+	"external-resource.a\"b\\c\u2028d.param.devices":
+	  - device: /dev/null
+	EOF
+	daemon_start -c "$WORK/extres.yaml" "$MNT"
+	assert_eq "$name"$'\nself' "$(ls "$MNT")" "the resource and self"
+	assert_contains "$(cat "$MNT/.meta/cdi.json")" '"a\"b\\c\u2028d": {' "the escaped name in the view"
+	mkdir "$WORK/cdi"
+	out=$("$EXTRESCTL" cdi --output "$WORK/cdi" "$MNT" 2>&1) || fail "extresctl cdi failed: $out"
+	assert_eq "extres-$name.json" "$(ls "$WORK/cdi")" "the file"
+	assert_file "$WORK/cdi/extres-$name.json" '{"cdiVersion": "0.5.0", "kind": "x.io/y", "devices": [{"name": "0", "containerEdits": {"deviceNodes": [{"path": "/dev/null"}]}}, {"name": "all", "containerEdits": {"deviceNodes": [{"path": "/dev/null"}]}}]}'$'\n'
+	daemon_stop
+}
+
 # A directory that another user could write is refused, and nothing is
 # written there; so is a missing parent. A mount that is no extresd's fails.
 case_ctl_refuse() {
