@@ -242,8 +242,9 @@ static int write_spec(const char *dir, const struct spec *s,
 		path = NULL;
 		return extres_err_set(err, ENOMEM, "out of memory");
 	}
-	/* Hidden and without the suffix: runtimes skip it until renamed. */
-	if (asprintf(&tmp, "%s/." FILE_PREFIX "%s.XXXXXX", dir, s->name) < 0) {
+	/* Hidden and without the suffix: runtimes skip it until renamed. No
+	 * resource name in it, which could make it longer than NAME_MAX. */
+	if (asprintf(&tmp, "%s/." FILE_PREFIX "XXXXXX", dir) < 0) {
 		tmp = NULL;
 		r = extres_err_set(err, ENOMEM, "out of memory");
 		goto out;
@@ -259,12 +260,16 @@ static int write_spec(const char *dir, const struct spec *s,
 		w = write(fd, s->text + done, s->len - done);
 	if (w >= 0)
 		w = write(fd, "\n", 1);
-	if (w < 0 || fchmod(fd, 0644) < 0 || fsync(fd) < 0 || close(fd) < 0) {
-		fd = -1;
+	if (w < 0 || fchmod(fd, 0644) < 0 || fsync(fd) < 0) {
 		r = extres_err_set(err, errno, "%s: %s", tmp, strerror(errno));
 		goto out;
 	}
+	r = close(fd);
 	fd = -1;
+	if (r < 0) {
+		r = extres_err_set(err, errno, "%s: %s", tmp, strerror(errno));
+		goto out;
+	}
 	if (rename(tmp, path) < 0) {
 		r = extres_err_set(err, errno, "%s: %s", path, strerror(errno));
 		goto out;
