@@ -330,6 +330,7 @@ void extres_config_free(struct extres_config *config)
 		free(res->param_default);
 		free(res->coordination_file);
 		free(res->coordination_key);
+		free(res->cdi_kind);
 		free(res->kubernetes_key);
 		free(res->yarn_key);
 		free(res->env_var);

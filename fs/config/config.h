@@ -18,6 +18,8 @@
  *   external-resource.<name>.refresh-interval   (seconds, e.g. 30 or 0.5)
  *   external-resource.<name>.env-var            (see "Environment variables")
  *   external-resource.<name>.pool               (true: a node pool, below)
+ *   external-resource.<name>.cdi.kind           (CDI kind of .meta/cdi.json,
+ *                                                default extres.dev/<name>)
  *   extres.mountpoint
  *   extres.lock-timeout        (seconds, default 10: the longest wait for a
  *                               coordination file's lock)
@@ -100,6 +102,9 @@ struct extres_resource_config {
 	uint64_t refresh_ms;
 	/* extres.lock-timeout in ms (the same for every resource). */
 	unsigned lock_timeout_ms;
+	/* cdi.kind: a valid CDI kind (config/cdi_name.h), or NULL when unset
+	 * (EXTRES_CDI_VENDOR "/<name>"). */
+	char *cdi_kind;
 	uint32_t line, column; /* where the name was listed */
 };
 

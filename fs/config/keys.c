@@ -24,6 +24,7 @@ const char *const extres_cfg_slot_keys[N_SLOTS] = {
 	[SLOT_ENV_VAR] = "env-var",
 	[SLOT_REFRESH] = "refresh-interval",
 	[SLOT_POOL] = "pool",
+	[SLOT_CDI_KIND] = "cdi.kind",
 };
 
 /* What each slot's value must be, for messages. The driver alone may also
@@ -42,6 +43,7 @@ const char *const extres_cfg_slot_expected[N_SLOTS] = {
 	[SLOT_ENV_VAR] = "a variable name",
 	[SLOT_REFRESH] = "a number of seconds",
 	[SLOT_POOL] = "true or false",
+	[SLOT_CDI_KIND] = "a CDI kind (vendor/class)",
 };
 
 /*
@@ -49,10 +51,7 @@ const char *const extres_cfg_slot_expected[N_SLOTS] = {
  * commented out reads as a null value, which is no mistake.
  */
 static const char *const resource_sections[] = {
-	"param",
-	"kubernetes",
-	"yarn",
-	"driver-factory",
+	"param", "kubernetes", "yarn", "driver-factory", "cdi",
 };
 
 static int ours(const char *key)

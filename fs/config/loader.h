@@ -37,6 +37,7 @@ enum slot {
 	SLOT_ENV_VAR,
 	SLOT_REFRESH,
 	SLOT_POOL,
+	SLOT_CDI_KIND,
 	N_SLOTS,
 };
 

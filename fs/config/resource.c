@@ -10,6 +10,7 @@
 
 #include "base/macro.h"
 #include "base/text.h"
+#include "config/cdi_name.h"
 #include "config/name.h"
 
 /* Flink's GPU driver, whose contract the module EXTRES_FLINK_GPU_DRIVER
@@ -209,6 +210,29 @@ static int set_env_var(struct loader *l, struct extres_resource_config *res,
 	return extres_cfg_copy_opt(l, text, &res->env_var);
 }
 
+/* Checked here, where the value's position is known: a runtime would
+ * refuse the whole spec file, far from the config. */
+static int set_cdi_kind(struct loader *l, struct extres_resource_config *res,
+			const struct extres_flat *e)
+{
+	const char *text, *problem;
+	int r;
+
+	r = extres_cfg_scalar_of(l, e, extres_cfg_slot_expected[SLOT_CDI_KIND],
+				 &text);
+	if (r < 0 || !text)
+		return r;
+	problem = extres_cdi_kind_problem(text);
+	if (problem)
+		return extres_cfg_fail(
+			l, EINVAL, extres_cfg_value_line(e),
+			extres_cfg_value_column(e),
+			"%s is '%s', which %s; expected a CDI kind such as " EXTRES_CDI_VENDOR
+			"/%s",
+			e->key, text, problem, res->name);
+	return extres_cfg_copy_opt(l, text, &res->cdi_kind);
+}
+
 /* pool: YAML's core-schema booleans only; unset or null is false. */
 static int set_pool(struct loader *l, struct extres_resource_config *res,
 		    const struct extres_flat *e)
@@ -290,6 +314,9 @@ int extres_cfg_finish_resource(struct loader *l, size_t index)
 	if (r < 0)
 		return r;
 	r = set_refresh(l, res, keys->slot[SLOT_REFRESH]);
+	if (r < 0)
+		return r;
+	r = set_cdi_kind(l, res, keys->slot[SLOT_CDI_KIND]);
 	if (r < 0)
 		return r;
 	return set_env_var(l, res, keys->slot[SLOT_ENV_VAR]);

@@ -136,20 +136,18 @@ device_form(const struct extres_view_resource *r)
 	return r->driver_info;
 }
 
-/* export NAME='item,item'\n: the driver's form (`form`), or indexes. */
-static void add_export(struct text *t, const char *var,
-		       const struct extres_view_resource *r,
-		       const struct extres_driver_info *form)
+/* The items of infos [first, first + count) joined by ',': the driver's
+ * form (`form`), or indexes; quoted for the inside of '...' or as they are. */
+static void add_items(struct text *t, const struct extres_view_resource *r,
+		      const struct extres_driver_info *form, size_t first,
+		      size_t count, int quoted)
 {
 	char uuid[ROCM_UUID_LEN + 1];
 	const char *item;
-	int first = 1;
+	int first_item = 1;
 	size_t i;
 
-	add(t, "export ");
-	add(t, var);
-	add(t, "='");
-	for (i = 0; i < r->n_infos; i++) {
+	for (i = first; i < first + count && i < r->n_infos; i++) {
 		const struct extres_info *info = &r->infos[i];
 
 		if (form)
@@ -158,11 +156,25 @@ static void add_export(struct text *t, const char *var,
 			item = extres_info_get(info, "index");
 		if (!item)
 			continue;
-		if (!first)
+		if (!first_item)
 			add(t, ",");
-		add_quoted(t, item);
-		first = 0;
+		if (quoted)
+			add_quoted(t, item);
+		else
+			add(t, item);
+		first_item = 0;
 	}
+}
+
+/* export NAME='item,item'\n: the driver's form (`form`), or indexes. */
+static void add_export(struct text *t, const char *var,
+		       const struct extres_view_resource *r,
+		       const struct extres_driver_info *form)
+{
+	add(t, "export ");
+	add(t, var);
+	add(t, "='");
+	add_items(t, r, form, 0, r->n_infos, 1);
 	add(t, "'\n");
 }
 
@@ -171,6 +183,36 @@ static const char *device_var(const struct extres_view_resource *r)
 {
 	return extres_env_var(r->driver_info ? r->driver_info->env_var : NULL,
 			      r->env_var);
+}
+
+const char *extres_view_device_var(const struct extres_view_resource *r)
+{
+	return device_var(r);
+}
+
+int extres_view_env_values(const struct extres_view_resource *r, size_t first,
+			   size_t count, char **ret_indexes, char **ret_devices)
+{
+	struct text indexes = { 0 }, devices = { 0 };
+	size_t len;
+	int err;
+
+	add_items(&indexes, r, NULL, first, count, 0);
+	if (device_var(r))
+		add_items(&devices, r, device_form(r), first, count, 0);
+	err = text_finish(&indexes, ret_indexes, &len);
+	if (err < 0) {
+		free(devices.data);
+		return err;
+	}
+	if (!device_var(r)) {
+		*ret_devices = NULL;
+		return 0;
+	}
+	err = text_finish(&devices, ret_devices, &len);
+	if (err < 0)
+		free(*ret_indexes);
+	return err;
 }
 
 int extres_view_env(const struct extres_view_resource *res, size_t n,

@@ -75,6 +75,22 @@ struct extres_view_resource {
 int extres_view_env(const struct extres_view_resource *res, size_t n,
 		    char **ret_text, size_t *ret_len);
 
+/* The device variable of `r` in .meta/env (configured, else the driver's
+ * default), or NULL when it has none. Points into `r`. */
+const char *extres_view_device_var(const struct extres_view_resource *r);
+
+/*
+ * The values .meta/env would give r's variables if r held only its infos
+ * [first, first + count), unquoted: *ret_indexes for EXTRES_<NAME>_INDEXES
+ * and *ret_devices for the device variable, or NULL when there is none.
+ * The driver's form is chosen over all of r's infos, as .meta/env chooses
+ * it, so that a device reads the same here and there. Both malloc'd; 0, or
+ * -ENOMEM with both untouched.
+ */
+int extres_view_env_values(const struct extres_view_resource *r, size_t first,
+			   size_t count, char **ret_indexes,
+			   char **ret_devices);
+
 /*
  * .meta/resources.json: Spark's resources file (a list of Spark's
  * ResourceAllocation), one entry per resource for each of Spark's

@@ -21,6 +21,8 @@
  *                                            drop entries of owners gone
  *   extresctl [-c CONFIG] run [--wait[=S]] [--bind-cpus] RES[=N]... -- CMD
  *                                            CMD with a lease of devices
+ *   extresctl cdi [--output DIR] [--timeout S] [MOUNTPOINT]
+ *                                            CDI specs for container runtimes
  *
  * Exit 0 on success, 1 when the config, a driver, the mount or the file
  * fails (a daemon that does not answer within a deadline too: see
@@ -79,6 +81,10 @@ static void usage(FILE *out)
 		"                       run COMMAND with a lease of N devices of each\n"
 		"                       RESOURCE, taken through its coordination file\n"
 		"                       and held as long as COMMAND runs\n"
+		"    cdi [--output DIR] [--timeout SECONDS] [MOUNTPOINT]\n"
+		"                       write the CDI specs of that extresd's devices\n"
+		"                       to DIR (default /var/run/cdi) for podman,\n"
+		"                       containerd and CRI-O\n"
 		"\n"
 		"options:\n"
 		"    -c, --config=FILE  configuration for check, discover, request and run\n"
@@ -144,6 +150,8 @@ int main(int argc, char *argv[])
 		status = extres_ctl_leases(argc, argv);
 	else if (strcmp(cmd, "watch") == 0)
 		status = extres_ctl_watch(argc, argv);
+	else if (strcmp(cmd, "cdi") == 0)
+		status = extres_ctl_cdi(argc, argv);
 	else
 		status =
 			extres_ctl_usage_error("", "unknown command '%s'", cmd);

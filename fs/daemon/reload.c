@@ -24,6 +24,7 @@
 #include "tree/snapshot.h"
 #include "core/metrics_view.h"
 #include "core/views.h"
+#include "core/cdi_view.h"
 #include "base/clock.h"
 
 /*
@@ -105,6 +106,7 @@ enum {
 	META_ENV,
 	META_SPARK,
 	META_JSON,
+	META_CDI,
 	META_HOLDERS,
 	META_METRICS,
 	META_ERROR,
@@ -112,13 +114,49 @@ enum {
 	N_META
 };
 
+static int node_exists(const char *path, void *arg)
+{
+	return access(path, F_OK) == 0;
+}
+
+/* .meta/cdi.json for the resources this mount owns (`own`, n_own of them,
+ * in config order, which `d` holds for all). */
+static int cdi_text(const struct extresd *d,
+		    const struct extres_view_resource *own, size_t n_own,
+		    char **ret_text, size_t *ret_len)
+{
+	struct extres_cdi_resource *cdi;
+	size_t i, k = 0;
+	int r;
+
+	cdi = calloc(n_own ? n_own : 1, sizeof(*cdi));
+	if (!cdi)
+		return -ENOMEM;
+	for (i = 0; i < d->allocs->n && k < n_own; i++) {
+		const struct extres_resource_config *rc =
+			&d->config->resources[i];
+
+		if (rc->pool)
+			continue;
+		cdi[k] = (struct extres_cdi_resource){
+			.view = &own[k],
+			.kind = rc->cdi_kind,
+			.key = rc->coordination_key,
+		};
+		k++;
+	}
+	r = extres_view_cdi(cdi, k, node_exists, NULL, ret_text, ret_len);
+	free(cdi);
+	return r;
+}
+
 static int meta_files(const struct extresd *d,
 		      struct extres_snapshot_file files[N_META],
 		      char *text[N_META])
 {
 	static const char *const names[N_META] = {
-		"env",		"resources.json", "extres.json", "holders",
-		"metrics.prom", "error",	  "status",
+		"env",	   "resources.json", "extres.json", "cdi.json",
+		"holders", "metrics.prom",   "error",	    "status",
 	};
 	static const mode_t perms[N_META] = { [META_ERROR] = 0400 };
 	const struct extres_metrics_counters counters = {
@@ -174,6 +212,10 @@ static int meta_files(const struct extresd *d,
 		r = extres_view_metrics(views, d->allocs->n, pools, &d->holders,
 					&counters, &text[META_METRICS],
 					&len[META_METRICS]);
+	/* Like .meta/env, only what this mount took: a pool's devices are
+	 * leased one by one, not handed to any container that asks. */
+	if (r == 0)
+		r = cdi_text(d, own, n_own, &text[META_CDI], &len[META_CDI]);
 	if (r == 0 && d->holders_text) {
 		text[META_HOLDERS] = malloc(d->holders_len + 1);
 		if (text[META_HOLDERS]) {

@@ -1,0 +1,394 @@
+/* SPDX-License-Identifier: MIT */
+#include "core/cdi_view.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/json.h"
+#include "base/macro.h"
+#include "base/text.h"
+#include "config/cdi_name.h"
+#include "config/config.h"
+
+/* The kernel's MINORBITS: a larger minor is no device number. */
+#define MINOR_MAX ((1ULL << 20) - 1)
+/* "/dev/dri/renderD" and a minor. */
+#define NODE_LEN 32
+#define MAX_NODES 3
+
+/* The device nodes of one info: pointers into the info or into buf. */
+struct nodes {
+	const char *path[MAX_NODES];
+	char buf[2][NODE_LEN];
+	size_t n;
+};
+
+/* A device's edits: .meta/env's values for it (indexes may be ""), and
+ * whether it names a node. */
+struct edits {
+	char *indexes;
+	char *devices; /* NULL: the resource has no device variable */
+	int has_nodes;
+};
+
+static const char *const nvidia_control[] = {
+	"/dev/nvidiactl",
+	"/dev/nvidia-uvm",
+	"/dev/nvidia-uvm-tools",
+};
+
+/* An absolute path under /dev/ whose every component is a name: a value
+ * that climbs out with ".." must not make a runtime pass another file. */
+static int is_dev_path(const char *p)
+{
+	const char *c;
+	size_t len;
+
+	if (!extres_starts_with(p, "/dev/"))
+		return 0;
+	for (c = p + 5;; c += len + 1) {
+		len = strcspn(c, "/");
+		if (len == 0 || (len == 1 && c[0] == '.') ||
+		    (len == 2 && c[0] == '.' && c[1] == '.'))
+			return 0;
+		if (c[len] == '\0')
+			return 1;
+	}
+}
+
+static void add_node(struct nodes *nodes, const char *path)
+{
+	size_t i;
+
+	for (i = 0; i < nodes->n; i++)
+		if (strcmp(nodes->path[i], path) == 0)
+			return;
+	nodes->path[nodes->n++] = path;
+}
+
+/* A property that holds a device minor: 1 with *ret set, else 0. */
+static int minor_of(const struct extres_info *info, const char *key,
+		    uint64_t *ret)
+{
+	const char *v = extres_info_get(info, key);
+
+	return v && extres_parse_dec(v, strlen(v), MINOR_MAX, ret) == 0;
+}
+
+static void info_nodes(const struct extres_info *info, struct nodes *nodes)
+{
+	const char *device = extres_info_get(info, "device");
+	uint64_t minor;
+
+	nodes->n = 0;
+	if (minor_of(info, "minor_number", &minor)) {
+		snprintf(nodes->buf[0], NODE_LEN, "/dev/nvidia%" PRIu64, minor);
+		add_node(nodes, nodes->buf[0]);
+	}
+	if (minor_of(info, "drm_render_minor", &minor)) {
+		snprintf(nodes->buf[1], NODE_LEN, "/dev/dri/renderD%" PRIu64,
+			 minor);
+		add_node(nodes, nodes->buf[1]);
+	}
+	if (device && is_dev_path(device))
+		add_node(nodes, device);
+}
+
+static void edits_clear(struct edits *e)
+{
+	free(e->indexes);
+	free(e->devices);
+	*e = (struct edits){ 0 };
+}
+
+static int edits_get(const struct extres_view_resource *v, size_t first,
+		     size_t count, struct edits *e)
+{
+	struct nodes nodes;
+	size_t i;
+	int r;
+
+	*e = (struct edits){ 0 };
+	r = extres_view_env_values(v, first, count, &e->indexes, &e->devices);
+	for (i = first; r == 0 && i < first + count && !e->has_nodes; i++) {
+		info_nodes(&v->infos[i], &nodes);
+		e->has_nodes = nodes.n > 0;
+	}
+	return r;
+}
+
+static int edits_empty(const struct edits *e)
+{
+	return !e->has_nodes && !e->indexes[0] &&
+	       !(e->devices && e->devices[0]);
+}
+
+/* "VAR=value" into the env array, when value is not empty. */
+static int env_entry(struct extres_json *json, const char *var,
+		     const char *value)
+{
+	char *entry;
+
+	if (!var || !value || !value[0])
+		return 0;
+	if (asprintf(&entry, "%s=%s", var, value) < 0)
+		return -ENOMEM;
+	extres_json_string(json, entry);
+	free(entry);
+	return 0;
+}
+
+static void node_list(struct extres_json *json, const char *const *paths,
+		      size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		extres_json_begin_object(json);
+		extres_json_key(json, "path");
+		extres_json_string(json, paths[i]);
+		extres_json_end_object(json);
+	}
+}
+
+/* {"name": NAME, "containerEdits": {...}} for infos [first, first + count). */
+static int write_device(struct extres_json *json,
+			const struct extres_view_resource *v,
+			const char *indexes_var, const char *name, size_t first,
+			size_t count, const struct edits *e)
+{
+	struct nodes nodes;
+	size_t i;
+	int r = 0;
+
+	extres_json_begin_object(json);
+	extres_json_key(json, "name");
+	extres_json_string(json, name);
+	extres_json_key(json, "containerEdits");
+	extres_json_begin_object(json);
+	if (e->indexes[0] || (e->devices && e->devices[0])) {
+		extres_json_key(json, "env");
+		extres_json_begin_array(json);
+		r = env_entry(json, indexes_var, e->indexes);
+		if (r == 0)
+			r = env_entry(json, extres_view_device_var(v),
+				      e->devices);
+		extres_json_end_array(json);
+	}
+	if (e->has_nodes) {
+		extres_json_key(json, "deviceNodes");
+		extres_json_begin_array(json);
+		for (i = first; i < first + count; i++) {
+			info_nodes(&v->infos[i], &nodes);
+			node_list(json, nodes.path, nodes.n);
+		}
+		extres_json_end_array(json);
+	}
+	extres_json_end_object(json);
+	extres_json_end_object(json);
+	return r;
+}
+
+/* Whether info i's key value may name a second device: a CDI name that is
+ * no device number, not "all", and no other info's key. */
+static int key_name_ok(const struct extres_view_resource *v, const char *key,
+		       size_t i, const char *value)
+{
+	uint64_t number;
+	size_t j, len;
+
+	if (!value || !extres_cdi_is_device_name(value) ||
+	    strcmp(value, "all") == 0)
+		return 0;
+	len = strlen(value);
+	if (extres_parse_dec(value, len, UINT64_MAX, &number) == 0 &&
+	    number < v->n_infos && (value[0] != '0' || len == 1))
+		return 0;
+	/* Keys are unique when a coordination file allocated them; a
+	 * static list may repeat one, and a runtime refuses a spec that
+	 * names two devices alike. */
+	for (j = 0; j < v->n_infos; j++) {
+		const char *other = extres_info_get(&v->infos[j], key);
+
+		if (j != i && other && strcmp(other, value) == 0)
+			return 0;
+	}
+	return 1;
+}
+
+/* The spec's containerEdits: the control nodes present of the kinds of
+ * device that v's infos are. */
+static void control_nodes(struct extres_json *json,
+			  const struct extres_view_resource *v,
+			  extres_cdi_exists_fn *exists, void *arg)
+{
+	const char *paths[ARRAY_SIZE(nvidia_control) + 1];
+	int nvidia = 0, kfd = 0;
+	size_t i, n = 0;
+	uint64_t minor;
+
+	for (i = 0; i < v->n_infos; i++) {
+		nvidia |= minor_of(&v->infos[i], "minor_number", &minor);
+		kfd |= minor_of(&v->infos[i], "drm_render_minor", &minor);
+	}
+	for (i = 0; nvidia && i < ARRAY_SIZE(nvidia_control); i++)
+		if (exists(nvidia_control[i], arg))
+			paths[n++] = nvidia_control[i];
+	if (kfd && exists("/dev/kfd", arg))
+		paths[n++] = "/dev/kfd";
+	if (n == 0)
+		return;
+	extres_json_key(json, "containerEdits");
+	extres_json_begin_object(json);
+	extres_json_key(json, "deviceNodes");
+	extres_json_begin_array(json);
+	node_list(json, paths, n);
+	extres_json_end_array(json);
+	extres_json_end_object(json);
+}
+
+/* Every device of `c`'s spec; *ret_written is how many were written. */
+static int write_devices(struct extres_json *json,
+			 const struct extres_cdi_resource *c,
+			 const char *indexes_var, size_t *ret_written)
+{
+	const struct extres_view_resource *v = c->view;
+	const char *key = c->key ? c->key : "index", *value;
+	char number[24];
+	struct edits e;
+	size_t i;
+	int r = 0;
+
+	*ret_written = 0;
+	for (i = 0; i < v->n_infos && r == 0; i++) {
+		r = edits_get(v, i, 1, &e);
+		if (r == 0 && !edits_empty(&e)) {
+			snprintf(number, sizeof(number), "%zu", i);
+			r = write_device(json, v, indexes_var, number, i, 1,
+					 &e);
+			value = extres_info_get(&v->infos[i], key);
+			if (r == 0 && key_name_ok(v, key, i, value))
+				r = write_device(json, v, indexes_var, value, i,
+						 1, &e);
+			(*ret_written)++;
+		}
+		edits_clear(&e);
+	}
+	if (r < 0 || *ret_written == 0)
+		return r;
+	r = edits_get(v, 0, v->n_infos, &e);
+	if (r == 0)
+		r = write_device(json, v, indexes_var, "all", 0, v->n_infos,
+				 &e);
+	edits_clear(&e);
+	return r;
+}
+
+/* c's spec on one line (with its "\n"), or *ret_text NULL when c has no
+ * spec a runtime would take. */
+static int spec_text(const struct extres_cdi_resource *c,
+		     extres_cdi_exists_fn *exists, void *arg, char **ret_text)
+{
+	char *kind = NULL, *indexes_var = NULL, *text = NULL;
+	struct extres_json *json = NULL;
+	size_t written = 0, len;
+	int r;
+
+	*ret_text = NULL;
+	if (c->kind)
+		kind = strdup(c->kind);
+	else if (asprintf(&kind, EXTRES_CDI_VENDOR "/%s", c->view->name) < 0)
+		kind = NULL;
+	if (!kind)
+		return -ENOMEM;
+	r = extres_env_indexes_var(c->view->name, &indexes_var);
+	if (r == 0 && extres_cdi_kind_problem(kind))
+		goto out;
+	if (r == 0)
+		r = extres_json_new(&json);
+	if (r < 0)
+		goto out;
+	extres_json_begin_object(json);
+	extres_json_key(json, "cdiVersion");
+	extres_json_string(json, EXTRES_CDI_VERSION);
+	extres_json_key(json, "kind");
+	extres_json_string(json, kind);
+	extres_json_key(json, "devices");
+	extres_json_begin_array(json);
+	r = write_devices(json, c, indexes_var, &written);
+	extres_json_end_array(json);
+	control_nodes(json, c->view, exists, arg);
+	extres_json_end_object(json);
+	if (r == 0)
+		r = extres_json_finish(json, &text, &len);
+	if (r == 0 && written == 0)
+		free(text);
+	else if (r == 0)
+		*ret_text = text;
+out:
+	extres_json_free(json);
+	free(indexes_var);
+	free(kind);
+	return r;
+}
+
+/* The resource name as a JSON string, without the writer's "\n". */
+static int name_text(const char *name, char **ret)
+{
+	struct extres_json *json;
+	size_t len;
+	int r;
+
+	r = extres_json_new(&json);
+	if (r < 0)
+		return r;
+	extres_json_string(json, name);
+	r = extres_json_finish(json, ret, &len);
+	extres_json_free(json);
+	if (r == 0)
+		(*ret)[len - 1] = '\0';
+	return r;
+}
+
+int extres_view_cdi(const struct extres_cdi_resource *res, size_t n,
+		    extres_cdi_exists_fn *exists, void *arg, char **ret_text,
+		    size_t *ret_len)
+{
+	char *text = NULL, *spec, *name;
+	size_t len = 0, i, members = 0;
+	int r = 0;
+	FILE *f;
+
+	f = open_memstream(&text, &len);
+	if (!f)
+		return -ENOMEM;
+	fputs("{\n", f);
+	for (i = 0; i < n && r == 0; i++) {
+		name = NULL;
+		r = spec_text(&res[i], exists, arg, &spec);
+		if (r < 0 || !spec)
+			continue;
+		r = name_text(res[i].view->name, &name);
+		if (r == 0) {
+			/* The spec's own "\n" ends the line: cut it. */
+			fprintf(f, "%s%s: %.*s", members ? ",\n" : "", name,
+				(int)(strlen(spec) - 1), spec);
+			members++;
+		}
+		free(name);
+		free(spec);
+	}
+	fputs(members ? "\n}\n" : "}\n", f);
+	if (extres_memstream_close(f, &text) < 0 && r == 0)
+		r = -ENOMEM;
+	if (r < 0) {
+		free(text);
+		return r;
+	}
+	*ret_text = text;
+	*ret_len = len;
+	return 0;
+}

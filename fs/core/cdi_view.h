@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * .meta/cdi.json: a Container Device Interface spec per resource, so that a
+ * container runtime (podman --device, containerd, CRI-O) gives a container
+ * the devices extres allocated, with their device nodes and the variable
+ * that names them. A pure function of the allocation, as core/views.h's
+ * views are; the daemon rebuilds it with them on every reload.
+ */
+#ifndef EXTRES_CDI_VIEW_H
+#define EXTRES_CDI_VIEW_H
+
+#include <stddef.h>
+
+#include "core/views.h"
+
+/* The spec version written: the newest that Debian 12's podman (4.3,
+ * vendoring CDI 0.5) takes; it refuses "0.6.0". */
+#define EXTRES_CDI_VERSION "0.5.0"
+
+struct extres_cdi_resource {
+	const struct extres_view_resource *view;
+	/* A valid CDI kind (config/cdi_name.h), or NULL for
+	 * EXTRES_CDI_VENDOR "/<name>". */
+	const char *kind;
+	/* The property that names a device (the coordination key), or NULL
+	 * for "index". */
+	const char *key;
+};
+
+/* 1 if the device node `path` exists on this host, else 0: called for the
+ * control nodes that every device of a kind needs, in the caller's thread. */
+typedef int extres_cdi_exists_fn(const char *path, void *arg);
+
+/*
+ * The text of .meta/cdi.json for `res` (n of them, in configuration order):
+ * a JSON object with one member per line, its key a resource name and its
+ * value that resource's spec (a document of core/json_view.h's JSON writer,
+ * on one line), so that a reader can split the specs without parsing JSON:
+ *
+ *   {
+ *   "gpu": {"cdiVersion": "0.5.0", "kind": "extres.dev/gpu", "devices": [...]},
+ *   "fpga": {...}
+ *   }
+ *
+ * Each spec has, for each info i (in allocation order), a device named "i"
+ * and, when the info's key property is a CDI device name that is no other
+ * device's name, a device named by that value (the same edits); then a
+ * device "all" with every info's edits. A device's containerEdits:
+ *
+ *   env          EXTRES_<NAME>_INDEXES and the device variable with the
+ *                values .meta/env gives them for that device alone
+ *                (extres_view_env_values()), when not empty
+ *   deviceNodes  {"path": P} for each node the info names by a property:
+ *                  minor_number       /dev/nvidia<minor>
+ *                  drm_render_minor   /dev/dri/renderD<minor>
+ *                  device             itself, when an absolute path under
+ *                                     /dev/ with no "." or ".." in it
+ *
+ * The spec's own containerEdits, applied with any of its devices, hold the
+ * control nodes those need where `exists` says they exist: /dev/nvidiactl,
+ * /dev/nvidia-uvm and /dev/nvidia-uvm-tools when an info has minor_number,
+ * /dev/kfd when one has drm_render_minor.
+ *
+ * Left out, since a runtime refuses a whole spec for them: a device with
+ * nothing to edit, a resource with no device left or with no valid kind (a
+ * default one from a name that is no CDI class). The text ends with "\n".
+ * 0, or -ENOMEM with *ret_text and *ret_len untouched. Thread-safe.
+ */
+int extres_view_cdi(const struct extres_cdi_resource *res, size_t n,
+		    extres_cdi_exists_fn *exists, void *arg, char **ret_text,
+		    size_t *ret_len);
+
+#endif
