@@ -31,6 +31,8 @@
 #define MANIFEST_GLOB EXTRES_SOURCE_ROOT "/conf/kubernetes/*.yaml"
 #define HOST_MOUNTPOINT "/run/extres"
 #define DEFAULT_CONFIG "/etc/extres/extres.yaml"
+/* The config the shipped DaemonSet picks on an NVIDIA node. */
+#define NVIDIA_CONFIG "/etc/extres/nvidia.yaml"
 
 struct manifest {
 	char *file; /* base name, for messages */
@@ -47,6 +49,10 @@ struct manifests {
 struct extresd_cmd {
 	int foreground;
 	const char *config; /* points into `words` */
+	/* Every config it may be: the values a shell variable given as the
+	 * config ("$config") is assigned (config=PATH), else `config`. */
+	const char *configs[4];
+	size_t n_configs;
 	const char *mountpoint;
 	char *words[64];
 	size_t n_words;
@@ -350,6 +356,34 @@ static int check_document(struct manifest *m, struct extres_err *err)
 			      m->file, kind, name);
 }
 
+/* A config given as a shell variable ("$config", ${config}): the paths the
+ * script assigns it, each a word NAME=PATH; the first is the default. */
+static void shell_configs(struct extresd_cmd *cmd)
+{
+	const char *v = cmd->config;
+	char name[64];
+	size_t len, w;
+
+	cmd->configs[0] = cmd->config;
+	cmd->n_configs = 1;
+	v += *v == '"';
+	if (*v != '$')
+		return;
+	v += 1 + (v[1] == '{');
+	len = strcspn(v, "\"}");
+	if (!len || len >= sizeof(name) - 1)
+		return;
+	memcpy(name, v, len);
+	name[len] = '=';
+	name[len + 1] = '\0';
+	cmd->n_configs = 0;
+	for (w = 0; w < cmd->n_words && cmd->n_configs < 4; w++)
+		if (strncmp(cmd->words[w], name, len + 1) == 0)
+			cmd->configs[cmd->n_configs++] =
+				cmd->words[w] + len + 1;
+	cmd->config = cmd->n_configs ? cmd->configs[0] : cmd->config;
+}
+
 /* Split the container's command and args into words, and find extresd's
  * arguments among them (also inside `sh -c 'SCRIPT'`). */
 static int parse_extresd(yaml_document_t *doc, yaml_node_t *container,
@@ -409,6 +443,7 @@ static int parse_extresd(yaml_document_t *doc, yaml_node_t *container,
 	cmd->mountpoint = n_pos ? pos[n_pos - 1] : NULL;
 	if (!cmd->config)
 		cmd->config = DEFAULT_CONFIG;
+	shell_configs(cmd);
 	return seen;
 }
 
@@ -495,6 +530,44 @@ static int config_source(yaml_document_t *doc, yaml_node_t *spec,
 
 /* The DaemonSet's extresd: see the top of the file. On success the config
  * it runs with, from its ConfigMap, is in *ret_config. */
+/* Load the config `path` of DaemonSet `ds` from its ConfigMap key. */
+static int load_config(struct manifests *ms, struct manifest *ds,
+		       yaml_node_t *spec, yaml_node_t *c, const char *path,
+		       struct extres_config **ret_config,
+		       struct extres_err *err)
+{
+	const char *name = name_of(ds), *cm_name = NULL, *key = NULL, *text;
+	struct manifest *cm;
+	int r;
+
+	if (config_source(&ds->doc, spec, c, path, &cm_name, &key, err) < 0)
+		return extres_err_prefix(err, EINVAL, "DaemonSet %s", name);
+	cm = find(ms, "ConfigMap", cm_name, namespace_of(ds));
+	if (!cm)
+		return extres_err_set(
+			err, EINVAL,
+			"DaemonSet %s: no ConfigMap %s in namespace %s", name,
+			cm_name, namespace_of(ds));
+	text = scalar(get(&cm->doc, root(cm), "data", key, NULL));
+	if (!text)
+		return extres_err_set(
+			err, EINVAL,
+			"ConfigMap %s: no key %s (the config of DaemonSet %s)",
+			cm_name, key, name);
+	r = extres_config_load_buffer(path, text, strlen(text), ret_config,
+				      err);
+	if (r < 0)
+		return extres_err_prefix(err, -r, "ConfigMap %s: key %s",
+					 cm_name, key);
+	if ((*ret_config)->n_warnings) {
+		r = extres_err_set(err, EINVAL, "ConfigMap %s: key %s: %s",
+				   cm_name, key, (*ret_config)->warnings[0]);
+		extres_config_free(*ret_config);
+		*ret_config = NULL;
+	}
+	return r;
+}
+
 static int check_daemonset(struct manifests *ms, struct manifest *ds,
 			   struct extres_config **ret_config,
 			   struct extres_err *err)
@@ -509,9 +582,7 @@ static int check_daemonset(struct manifests *ms, struct manifest *ds,
 		get(doc, root(ds), "spec", "selector", "matchLabels", NULL);
 	yaml_node_t *c = NULL, *vm;
 	struct extresd_cmd cmd = { 0 };
-	const char *name = name_of(ds), *cname, *hp, *prop, *text;
-	const char *cm_name = NULL, *key = NULL;
-	struct manifest *cm;
+	const char *name = name_of(ds), *cname, *hp, *prop;
 	char host[4096];
 	size_t i;
 	int r;
@@ -616,36 +687,19 @@ static int check_daemonset(struct manifests *ms, struct manifest *ds,
 		goto out;
 	}
 
-	/* The config: a key of a ConfigMap in the same namespace. */
-	if (config_source(doc, spec, c, cmd.config, &cm_name, &key, err) < 0) {
-		extres_err_prefix(err, EINVAL, "DaemonSet %s", name);
-		goto out;
+	/* The config: a key of a ConfigMap in the same namespace, each the
+	 * script may choose; the first is returned. */
+	r = 0;
+	for (i = 0; i < cmd.n_configs && r == 0; i++) {
+		struct extres_config *config = NULL;
+
+		r = load_config(ms, ds, spec, c, cmd.configs[i], &config, err);
+		if (r == 0 && i == 0)
+			*ret_config = config;
+		else
+			extres_config_free(config);
 	}
-	cm = find(ms, "ConfigMap", cm_name, namespace_of(ds));
-	if (!cm) {
-		extres_err_set(err, EINVAL,
-			       "DaemonSet %s: no ConfigMap %s in namespace %s",
-			       name, cm_name, namespace_of(ds));
-		goto out;
-	}
-	text = scalar(get(&cm->doc, root(cm), "data", key, NULL));
-	if (!text) {
-		extres_err_set(
-			err, EINVAL,
-			"ConfigMap %s: no key %s (the config of DaemonSet %s)",
-			cm_name, key, name);
-		goto out;
-	}
-	r = extres_config_load_buffer(cmd.config, text, strlen(text),
-				      ret_config, err);
-	if (r < 0) {
-		extres_err_prefix(err, -r, "ConfigMap %s: key %s", cm_name,
-				  key);
-		goto out;
-	}
-	if ((*ret_config)->n_warnings) {
-		r = extres_err_set(err, EINVAL, "ConfigMap %s: key %s: %s",
-				   cm_name, key, (*ret_config)->warnings[0]);
+	if (r < 0 && *ret_config) {
 		extres_config_free(*ret_config);
 		*ret_config = NULL;
 	}
@@ -831,7 +885,7 @@ static void test_configmap_config(void **state)
 			    find(&ms, "DaemonSet", "extresd", "kube-system"),
 			    &config, &err) < 0)
 		fail_msg("%s", err.msg);
-	assert_string_equal(config->path, DEFAULT_CONFIG);
+	assert_string_equal(config->path, NVIDIA_CONFIG);
 	assert_int_equal(config->n_resources, 1);
 	assert_string_equal(config->resources[0].name, "gpu");
 	assert_string_equal(config->resources[0].driver, "nvml");
@@ -862,14 +916,15 @@ static void test_rejects_daemonset(void **state)
 	(void)state;
 	expect_rejected(
 		"DaemonSet extresd: volume host-run (mounted at /host/run) has mountPropagation HostToContainer, not Bidirectional: the mount would not reach the host",
-		"mountPropagation: Bidirectional",
-		"mountPropagation: HostToContainer");
+		"              mountPropagation: Bidirectional\n",
+		"              mountPropagation: HostToContainer\n");
 	expect_rejected(
 		"DaemonSet extresd: volume host-run (mounted at /host/run) has mountPropagation None, not Bidirectional: the mount would not reach the host",
 		"              mountPropagation: Bidirectional\n", "");
 	expect_rejected(
 		"DaemonSet extresd: container extresd is not privileged: mounting and Bidirectional propagation need privileged: true",
-		"privileged: true", "privileged: false");
+		"            privileged: true\n",
+		"            privileged: false\n");
 	expect_rejected(
 		"DaemonSet extresd: container extresd: /dev/fuse is not the host's /dev/fuse",
 		"path: /dev/fuse", "path: /dev/null");
@@ -889,7 +944,7 @@ static void test_rejects_daemonset(void **state)
 		"            name: extres-config\n",
 		"            name: extres-conf\n");
 	expect_rejected(
-		"DaemonSet extresd: the config /etc/extres/extres.yaml is not in a configMap volume mounted at /etc/extres",
+		"DaemonSet extresd: the config /etc/extres/nvidia.yaml is not in a configMap volume mounted at /etc/extres",
 		"mountPath: /etc/extres\n", "mountPath: /etc/extres.d\n");
 	expect_rejected(
 		"DaemonSet extresd: the pod template lacks the selector's label app.kubernetes.io/name: extresd",
@@ -901,16 +956,23 @@ static void test_rejects_configmap(void **state)
 {
 	(void)state;
 	expect_rejected(
-		"ConfigMap extres-config: key extres.yaml: /etc/extres/extres.yaml:8:31: external-resource.gpu.amount is '0'; it must be at least 1",
-		"external-resource.gpu.amount: 8",
-		"external-resource.gpu.amount: 0");
+		"ConfigMap extres-config: key nvidia.yaml: /etc/extres/nvidia.yaml:9:31: external-resource.gpu.amount is '0'; it must be at least 1",
+		"    external-resource.gpu.amount: all\n    external-resource.gpu.driver: nvml",
+		"    external-resource.gpu.amount: 0\n    external-resource.gpu.driver: nvml");
 	expect_rejected(
-		"ConfigMap extres-config: key extres.yaml: /etc/extres/extres.yaml:11:1: unknown key 'external-resource.gpu.kubernetes.config-kee' (ignored)",
-		"    external-resource.gpu.kubernetes.config-key:",
-		"    external-resource.gpu.kubernetes.config-kee:");
+		"ConfigMap extres-config: key amd.yaml: /etc/extres/amd.yaml:4:31: external-resource.gpu.amount is '0'; it must be at least 1",
+		"    external-resource.gpu.amount: all\n    external-resource.gpu.driver: amdgpu",
+		"    external-resource.gpu.amount: 0\n    external-resource.gpu.driver: amdgpu");
 	expect_rejected(
-		"ConfigMap extres-config: no key extres.yaml (the config of DaemonSet extresd)",
-		"  extres.yaml: |", "  config.yaml: |");
+		"ConfigMap extres-config: key nvidia.yaml: /etc/extres/nvidia.yaml:12:1: unknown key 'external-resource.gpu.kubernetes.config-kee' (ignored)",
+		"    external-resource.gpu.kubernetes.config-key: nvidia",
+		"    external-resource.gpu.kubernetes.config-kee: nvidia");
+	expect_rejected(
+		"ConfigMap extres-config: no key nvidia.yaml (the config of DaemonSet extresd)",
+		"  nvidia.yaml: |", "  config.yaml: |");
+	expect_rejected(
+		"ConfigMap extres-config: no key amd.yaml (the config of DaemonSet extresd)",
+		"  amd.yaml: |", "  config.yaml: |");
 }
 
 static void test_rejects_pod(void **state)
