@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include "base/clock.h"
@@ -26,6 +27,8 @@
 
 /* A property file holds at most a value of 64 KiB and its newline. */
 #define VALUE_MAX (64 * 1024 + 1)
+/* statfs(2)'s f_type of a FUSE file system ("FUse" backwards). */
+#define FUSE_SUPER_MAGIC 0x65735546
 
 static void usage_watch(FILE *out)
 {
@@ -52,12 +55,22 @@ static void usage_watch(FILE *out)
  * open descriptor to wait on, or -1 after saying why. */
 static int read_value(const char *path, char **ret)
 {
+	struct statfs fs;
 	size_t len = 0;
 	int fd, r;
 
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		extres_log(EXTRES_LOG_ERR, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	/* Elsewhere a wait for POLLPRI would never end. */
+	if (fstatfs(fd, &fs) < 0 || fs.f_type != FUSE_SUPER_MAGIC) {
+		extres_log(
+			EXTRES_LOG_ERR,
+			"%s: this file cannot be waited on: not a file of an extresd mount",
+			path);
+		close(fd);
 		return -1;
 	}
 	r = extres_read_all(fd, VALUE_MAX, ret, &len);
@@ -75,9 +88,8 @@ static int read_value(const char *path, char **ret)
  * it came, 0 at the deadline, -1 after saying why. */
 static int wait_change(const char *path, int fd, long long deadline)
 {
-	/* POLLIN too: extresd holds both back until a change, while a file
-	 * that cannot be waited on reports it at once. */
-	struct pollfd p = { .fd = fd, .events = POLLPRI | POLLIN };
+	/* POLLPRI alone: the file is always readable, as in sysfs. */
+	struct pollfd p = { .fd = fd, .events = POLLPRI };
 	long long left;
 	int n;
 
@@ -95,13 +107,9 @@ static int wait_change(const char *path, int fd, long long deadline)
 		}
 		if (n > 0 && (p.revents & (POLLPRI | POLLERR)))
 			return 1;
-		/* A file system that cannot wait says "readable" at once,
-		 * and would make this spin. */
 		if (n > 0) {
-			extres_log(
-				EXTRES_LOG_ERR,
-				"%s: this file cannot be waited on (not an extresd file, or an extresd too old to wake readers)",
-				path);
+			extres_log(EXTRES_LOG_ERR, "%s: poll: revents 0x%x",
+				   path, (unsigned)p.revents);
 			return -1;
 		}
 	}

@@ -33,8 +33,10 @@ int extres_control_open(struct extres_control *c, void (*reload)(void *ctx),
 			struct extres_err *err)
 {
 	sigset_t set;
+	int r;
 
 	control_signals(&set);
+	c->kickfd = -1;
 	c->reload = reload;
 	c->stop = stop;
 	c->refresh = refresh;
@@ -46,11 +48,13 @@ int extres_control_open(struct extres_control *c, void (*reload)(void *ctx),
 		return extres_err_set(err, errno, "signalfd: %s",
 				      strerror(errno));
 	c->stopfd = eventfd(0, EFD_CLOEXEC);
+	r = errno;
 	/* Non-blocking: drivers' threads write to it and must never wait. */
-	c->kickfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (c->stopfd >= 0) {
+		c->kickfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+		r = errno;
+	}
 	if (c->stopfd < 0 || c->kickfd < 0) {
-		int r = errno;
-
 		close(c->sigfd);
 		if (c->stopfd >= 0)
 			close(c->stopfd);

@@ -518,10 +518,10 @@ static void op_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd,
 }
 
 /*
- * poll(): a file's value never changes in place (a changed value is a new
- * inode), so a file still in the tree has nothing to report yet and its
- * handle is kept; one the tree no longer has has changed (or gone) since
- * it was opened.
+ * poll(), as sysfs answers it: always readable, and POLLPRI|POLLERR once
+ * the value changed. A value never changes in place (a changed value is a
+ * new inode), so "changed" is "this inode is no longer in the tree"; until
+ * then a waiter for POLLPRI has its handle kept, to be woken by the swap.
  */
 static void op_poll(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi,
 		    struct fuse_pollhandle *ph)
@@ -530,18 +530,15 @@ static void op_poll(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi,
 	const struct extres_tree *t = lock_tree(fs);
 	const struct extres_node *n = extres_tree_get(t, ino);
 
-	(void)fi;
-	if (!n) {
-		fuse_reply_poll(req, EXTRES_POLL_CHANGED);
-		if (ph)
-			fuse_pollhandle_destroy(ph);
-	} else {
+	if (n && ph && (fi->poll_events & POLLPRI)) {
 		/* Kept before the reply, under the lock a swap takes first:
 		 * no change can fall between the answer and the handle. */
-		if (ph)
-			extres_polled_add(&fs->polled, ino, ph);
-		fuse_reply_poll(req, 0);
+		extres_polled_add(&fs->polled, ino, ph);
+		ph = NULL;
 	}
+	fuse_reply_poll(req, n ? EXTRES_POLL_UNCHANGED : EXTRES_POLL_CHANGED);
+	if (ph)
+		fuse_pollhandle_destroy(ph);
 	unlock_tree(fs);
 }
 

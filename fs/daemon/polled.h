@@ -1,15 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Files readers wait on with poll(), select() or epoll, until their value
- * changes: sysfs' way (sysfs_notify()), since inotify never hears of
- * changes a FUSE daemon makes.
+ * Files readers wait on with poll() for POLLPRI (select()'s exceptfds,
+ * EPOLLPRI), until their value changes: sysfs' way (sysfs_notify()), since
+ * inotify never hears of changes a FUSE daemon makes. As in sysfs, a file
+ * is always readable: POLLIN alone never waits.
  *
  * A changed value is a new file (a new inode number: see served.h), so "the
  * value changed" is "the inode is no longer in the served tree". The kernel
  * asks with a poll request per open file that has a waiter, handing a
  * handle to notify; a handle is kept per open file (the kernel's `kh`), the
  * newest one replacing older ones, until that file's inode leaves the tree:
- * then the kernel is told, asks again, and hears POLLPRI|POLLERR|POLLIN.
+ * then the kernel is told, asks again, and hears POLLPRI|POLLERR.
  * The open file itself still reads the old value, whole (a file is a
  * snapshot, as a listing is): the reader opens the path again.
  */
@@ -22,8 +23,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* What a poll on a file whose value changed reports. */
-#define EXTRES_POLL_CHANGED (POLLIN | POLLRDNORM | POLLPRI | POLLERR)
+/* What a poll on a file reports, before and after its value changed. */
+#define EXTRES_POLL_UNCHANGED (POLLIN | POLLRDNORM)
+#define EXTRES_POLL_CHANGED (EXTRES_POLL_UNCHANGED | POLLPRI | POLLERR)
 
 /* Past this many waiting files, all are woken and forgotten at once: each
  * waiter asks again (a spurious wake-up costs one request), and memory

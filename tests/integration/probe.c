@@ -270,20 +270,25 @@ static void read_value(int fd, char *buf, size_t size)
 
 /*
  * What a reader that waits for a value to change sees: read the value,
- * wait (poll() or epoll) up to MS for POLLPRI, then read the open file
+ * wait (poll() or epoll) up to MS for POLLPRI (or POLLIN), then read the
+ * open file
  * again and the path opened anew. Prints "read V", "poll EVENTS" (or
  * "poll TIMEOUT"), "same V" and "reopen V".
  */
 static int do_poll(const char *how, const char *path, const char *ms_s)
 {
-	struct pollfd p = { .events = POLLPRI | POLLIN };
-	struct epoll_event ev = { .events = EPOLLPRI | EPOLLIN };
+	/* POLLPRI alone, as for sysfs: a file is always readable. "pollin"
+	 * asks for POLLIN alone, which must not wait. */
+	struct pollfd p = { .events =
+				    strcmp(how, "pollin") ? POLLPRI : POLLIN };
+	struct epoll_event ev = { .events = EPOLLPRI };
 	long long ms;
 	char buf[512];
 	int fd, fd2, ep = -1, n;
 
 	if (parse_ll(ms_s, 0, INT_MAX, &ms) < 0 ||
-	    (strcmp(how, "poll") && strcmp(how, "epoll")))
+	    (strcmp(how, "poll") && strcmp(how, "pollin") &&
+	     strcmp(how, "epoll")))
 		return 2;
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
@@ -291,7 +296,7 @@ static int do_poll(const char *how, const char *path, const char *ms_s)
 	read_value(fd, buf, sizeof(buf));
 	printf("read %s\n", buf);
 	fflush(stdout);
-	if (!strcmp(how, "poll")) {
+	if (strcmp(how, "epoll")) {
 		p.fd = fd;
 		n = poll(&p, 1, (int)ms);
 		ev.events = (uint32_t)p.revents;
@@ -331,7 +336,7 @@ static int usage(void)
 		"  pread FILE OFFSET LEN     prints N:BYTES (C-escaped)\n"
 		"  readloop FILE N [EXPECT]  open+read+close N times; prints OK\n"
 		"  ioctl PATH                TCGETS (isatty()); prints OK or ENOTTY\n"
-		"  poll|epoll FILE MS        wait for a change; see do_poll()\n"
+		"  poll|pollin|epoll FILE MS wait for a change; see do_poll()\n"
 		"  write FILE | open-wr FILE | create PATH | mkdir PATH\n"
 		"  rmdir PATH | unlink PATH | rename FROM TO | truncate FILE\n"
 		"  chmod PATH | symlink TARGET PATH | link FROM TO | utime PATH\n");
@@ -384,7 +389,8 @@ int main(int argc, char **argv)
 		if (!strcmp(op, "link"))
 			return report(link(argv[2], argv[3]));
 	}
-	if (argc == 4 && (!strcmp(op, "poll") || !strcmp(op, "epoll")))
+	if (argc == 4 && (!strcmp(op, "poll") || !strcmp(op, "pollin") ||
+			  !strcmp(op, "epoll")))
 		return do_poll(op, argv[2], argv[3]);
 	if (argc == 5 && !strcmp(op, "pread"))
 		return do_pread(argv[2], argv[3], argv[4]);

@@ -55,10 +55,10 @@ static void read_line(const struct live *l, const char *name, unsigned i,
 	fclose(f);
 }
 
-static long long signature(const struct live *l)
+static unsigned long long signature(const struct live *l)
 {
 	static const char *const names[] = { "health", "value" };
-	long long sig = 0;
+	unsigned long long sig = 0;
 	char path[4096];
 	struct stat st;
 	unsigned i, k;
@@ -68,9 +68,12 @@ static long long signature(const struct live *l)
 			snprintf(path, sizeof(path), "%s/%s-%u", l->dir,
 				 names[k], i);
 			if (stat(path, &st) == 0)
-				sig = sig * 31 + st.st_mtim.tv_nsec +
-				      st.st_mtim.tv_sec * 1000000007LL +
-				      st.st_size + st.st_ino;
+				sig = sig * 31 +
+				      (unsigned long long)st.st_mtim.tv_nsec +
+				      (unsigned long long)st.st_mtim.tv_sec *
+					      1000000007ULL +
+				      (unsigned long long)st.st_size +
+				      st.st_ino;
 		}
 	return sig;
 }
@@ -79,7 +82,7 @@ static void *watch(void *arg)
 {
 	struct live *l = arg;
 	struct timespec nap = { 0, 20 * 1000 * 1000 };
-	long long seen = signature(l), now;
+	unsigned long long seen = signature(l), now;
 
 	while (!atomic_load(&l->stop)) {
 		nanosleep(&nap, NULL);
