@@ -42,7 +42,10 @@ static int scan_links(const struct nvml *n, const struct nvml_gpu *gpus,
 					    SYM_NVLINK_STATE, rc);
 				return 0;
 			}
-			break;
+			if (rc == NVML_ERROR_INVALID_ARGUMENT)
+				break;
+			/* One link that cannot say hides no later one. */
+			continue;
 		}
 		if (state != NVML_FEATURE_ENABLED)
 			continue;

@@ -78,7 +78,20 @@ static int minor_of(const struct extres_info *info, const char *key,
 	return v && extres_parse_dec(v, strlen(v), MINOR_MAX, ret) == 0;
 }
 
-static void info_nodes(const struct extres_info *info, struct nodes *nodes)
+/* How the host says which device nodes it has. */
+struct node_check {
+	extres_cdi_exists_fn *exists;
+	void *arg;
+};
+
+/*
+ * The nodes info's device needs. A `device` property may come from a config
+ * (the static driver) that names any path: it counts only when the host
+ * says it is a device node there, so that no file, link or directory under
+ * /dev/ reaches a container by way of a spec.
+ */
+static void info_nodes(const struct extres_info *info, struct nodes *nodes,
+		       const struct node_check *chk)
 {
 	const char *device = extres_info_get(info, "device");
 	uint64_t minor;
@@ -93,7 +106,7 @@ static void info_nodes(const struct extres_info *info, struct nodes *nodes)
 			 minor);
 		add_node(nodes, nodes->buf[1]);
 	}
-	if (device && is_dev_path(device))
+	if (device && is_dev_path(device) && chk->exists(device, chk->arg))
 		add_node(nodes, device);
 }
 
@@ -105,7 +118,8 @@ static void edits_clear(struct edits *e)
 }
 
 static int edits_get(const struct extres_view_resource *v, size_t first,
-		     size_t count, struct edits *e)
+		     size_t count, struct edits *e,
+		     const struct node_check *chk)
 {
 	struct nodes nodes;
 	size_t i;
@@ -114,7 +128,7 @@ static int edits_get(const struct extres_view_resource *v, size_t first,
 	*e = (struct edits){ 0 };
 	r = extres_view_env_values(v, first, count, &e->indexes, &e->devices);
 	for (i = first; r == 0 && i < first + count && !e->has_nodes; i++) {
-		info_nodes(&v->infos[i], &nodes);
+		info_nodes(&v->infos[i], &nodes, chk);
 		e->has_nodes = nodes.n > 0;
 	}
 	return r;
@@ -158,7 +172,8 @@ static void node_list(struct extres_json *json, const char *const *paths,
 static int write_device(struct extres_json *json,
 			const struct extres_view_resource *v,
 			const char *indexes_var, const char *name, size_t first,
-			size_t count, const struct edits *e)
+			size_t count, const struct edits *e,
+			const struct node_check *chk)
 {
 	struct nodes nodes;
 	size_t i;
@@ -182,7 +197,7 @@ static int write_device(struct extres_json *json,
 		extres_json_key(json, "deviceNodes");
 		extres_json_begin_array(json);
 		for (i = first; i < first + count; i++) {
-			info_nodes(&v->infos[i], &nodes);
+			info_nodes(&v->infos[i], &nodes, chk);
 			node_list(json, nodes.path, nodes.n);
 		}
 		extres_json_end_array(json);
@@ -253,7 +268,8 @@ static void control_nodes(struct extres_json *json,
 /* Every device of `c`'s spec; *ret_written is how many were written. */
 static int write_devices(struct extres_json *json,
 			 const struct extres_cdi_resource *c,
-			 const char *indexes_var, size_t *ret_written)
+			 const char *indexes_var, const struct node_check *chk,
+			 size_t *ret_written)
 {
 	const struct extres_view_resource *v = c->view;
 	const char *key = c->key ? c->key : "index", *value;
@@ -264,25 +280,25 @@ static int write_devices(struct extres_json *json,
 
 	*ret_written = 0;
 	for (i = 0; i < v->n_infos && r == 0; i++) {
-		r = edits_get(v, i, 1, &e);
+		r = edits_get(v, i, 1, &e, chk);
 		if (r == 0 && !edits_empty(&e)) {
 			snprintf(number, sizeof(number), "%zu", i);
-			r = write_device(json, v, indexes_var, number, i, 1,
-					 &e);
+			r = write_device(json, v, indexes_var, number, i, 1, &e,
+					 chk);
 			value = extres_info_get(&v->infos[i], key);
 			if (r == 0 && key_name_ok(v, key, i, value))
 				r = write_device(json, v, indexes_var, value, i,
-						 1, &e);
+						 1, &e, chk);
 			(*ret_written)++;
 		}
 		edits_clear(&e);
 	}
 	if (r < 0 || *ret_written == 0)
 		return r;
-	r = edits_get(v, 0, v->n_infos, &e);
+	r = edits_get(v, 0, v->n_infos, &e, chk);
 	if (r == 0)
-		r = write_device(json, v, indexes_var, "all", 0, v->n_infos,
-				 &e);
+		r = write_device(json, v, indexes_var, "all", 0, v->n_infos, &e,
+				 chk);
 	edits_clear(&e);
 	return r;
 }
@@ -292,6 +308,7 @@ static int write_devices(struct extres_json *json,
 static int spec_text(const struct extres_cdi_resource *c,
 		     extres_cdi_exists_fn *exists, void *arg, char **ret_text)
 {
+	const struct node_check chk = { exists, arg };
 	char *kind = NULL, *indexes_var = NULL, *text = NULL;
 	struct extres_json *json = NULL;
 	size_t written = 0, len;
@@ -318,7 +335,7 @@ static int spec_text(const struct extres_cdi_resource *c,
 	extres_json_string(json, kind);
 	extres_json_key(json, "devices");
 	extres_json_begin_array(json);
-	r = write_devices(json, c, indexes_var, &written);
+	r = write_devices(json, c, indexes_var, &chk, &written);
 	extres_json_end_array(json);
 	control_nodes(json, c->view, exists, arg);
 	extres_json_end_object(json);

@@ -27,8 +27,9 @@ struct extres_cdi_resource {
 	const char *key;
 };
 
-/* 1 if the device node `path` exists on this host, else 0: called for the
- * control nodes that every device of a kind needs, in the caller's thread. */
+/* 1 if `path` is a device node on this host (a character device, not a
+ * link to one), else 0: called for the control nodes that every device of
+ * a kind needs and for `device` properties, in the caller's thread. */
 typedef int extres_cdi_exists_fn(const char *path, void *arg);
 
 /*

@@ -28,6 +28,7 @@
 #include "base/log.h"
 #include "base/text.h"
 #include "config/name.h"
+#include "os/mountpoint.h"
 #include "os/trust.h"
 
 #define DEFAULT_DIR "/var/run/cdi"
@@ -36,6 +37,7 @@
 
 struct cdi_opts {
 	const char *dir;
+	int prune;
 };
 
 /* One resource's spec: its name, decoded, and the spec's text in the
@@ -49,19 +51,23 @@ struct spec {
 static void usage_cdi(FILE *out)
 {
 	fprintf(out,
-		"usage: extresctl cdi [--output DIR] [--timeout SECONDS] [MOUNTPOINT]\n"
+		"usage: extresctl cdi [--output DIR] [--prune] [--timeout SECONDS]\n"
+		"                     [MOUNTPOINT]\n"
 		"\n"
 		"Write a CDI (Container Device Interface) spec for each resource that\n"
 		"the extresd serving MOUNTPOINT (default " EXTRES_DEFAULT_MOUNTPOINT
 		") allocated,\n"
 		"as in MOUNTPOINT/.meta/cdi.json, to DIR/" FILE_PREFIX
-		"RESOURCE" FILE_SUFFIX ", and remove the\n"
-		"files of that form that name no resource any more, so that\n"
+		"RESOURCE" FILE_SUFFIX ", so that\n"
 		"'podman run --device extres.dev/RESOURCE=N' gives a container device N.\n"
 		"\n"
 		"    --output DIR   where (default " DEFAULT_DIR
 		"); only root or you may be\n"
 		"                   able to write to it and to the directories above\n"
+		"    --prune        also remove the files of that form that name no\n"
+		"                   resource of this mount any more; only where this\n"
+		"                   is the one extresd that writes to DIR (another's\n"
+		"                   files have the same form)\n"
 		"    --timeout SECONDS\n"
 		"                   how long the daemon may take to answer each\n"
 		"                   access (default %d)\n"
@@ -336,7 +342,7 @@ static int remove_stale(const char *dir, const struct spec *specs, size_t n,
 	return r;
 }
 
-static int write_specs(const char *dir, const char *view,
+static int write_specs(const char *dir, const char *view, int prune,
 		       struct extres_err *err)
 {
 	struct spec *specs = NULL;
@@ -368,7 +374,7 @@ static int write_specs(const char *dir, const char *view,
 	}
 	for (i = 0; r == 0 && i < n; i++)
 		r = write_spec(dir, &specs[i], err);
-	if (r == 0)
+	if (r == 0 && prune)
 		r = remove_stale(dir, specs, n, err);
 	specs_free(specs, n);
 	return r;
@@ -379,9 +385,23 @@ static int cdi_job(struct extres_ctl_mount *m, void *arg)
 {
 	const struct cdi_opts *o = arg;
 	struct extres_err err;
+	long owner = -1;
 	char *view;
 	int r;
 
+	/* A runtime does as root what a spec says: only a mount root made
+	 * (or the caller, who could write the files anyway) is listened
+	 * to, not any user's own extresd or FUSE file system. */
+	r = extres_mountpoint_owner(m->mnt, &owner, &err);
+	if (r == 0 && owner != 0 && owner != (long)getuid())
+		r = extres_err_set(
+			&err, EPERM,
+			"refusing the CDI specs of %s: it was mounted by uid %ld, not by root or you",
+			m->mnt, owner);
+	if (r < 0) {
+		extres_log(EXTRES_LOG_ERR, "%s", err.msg);
+		return 1;
+	}
 	view = extres_ctl_read_meta(m->mnt, "cdi.json");
 	r = view ? 0 : -errno;
 	extres_ctl_mount_step(m);
@@ -391,7 +411,7 @@ static int cdi_job(struct extres_ctl_mount *m, void *arg)
 			   strerror(-r));
 		return 1;
 	}
-	r = write_specs(o->dir, view, &err);
+	r = write_specs(o->dir, view, o->prune, &err);
 	free(view);
 	if (r < 0) {
 		extres_log(EXTRES_LOG_ERR, "%s", err.msg);
@@ -404,12 +424,13 @@ int extres_ctl_cdi(int argc, char *argv[])
 {
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
+		{ "prune", no_argument, NULL, 'p' },
 		{ "timeout", required_argument, NULL, 't' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *path = EXTRES_DEFAULT_MOUNTPOINT;
-	struct cdi_opts o = { DEFAULT_DIR };
+	struct cdi_opts o = { DEFAULT_DIR, 0 };
 	long timeout = CTL_MOUNT_TIMEOUT_S;
 	int c;
 
@@ -422,6 +443,10 @@ int extres_ctl_cdi(int argc, char *argv[])
 					"cdi",
 					"cdi: --output is an empty string");
 			o.dir = optarg;
+			continue;
+		}
+		if (c == 'p') {
+			o.prune = 1;
 			continue;
 		}
 		if (c == 't') {

@@ -60,6 +60,10 @@ struct extresd {
 	long long *refresh_due;
 	/* How many of each resource's devices the last refresh missed. */
 	size_t *refresh_stale;
+	/* When each resource's driver was last refreshed on its own request
+	 * (monotonic ms), so that a storm of requests (a device that keeps
+	 * failing) costs at most one discover() per REFRESH_ASK_GAP_MS. */
+	long long *refresh_asked;
 	/* Our coordination-file lines: watched, kept, and the conflicts
 	 * found (NULL: none; else one "resource ...: device ... is held by
 	 * ..." line each), checked again at guard_due (monotonic ms, 0:

@@ -337,6 +337,7 @@ static void cleanup(struct extresd *d)
 	extres_config_free(d->config);
 	free(d->refresh_due);
 	free(d->refresh_stale);
+	free(d->refresh_asked);
 	free(d->mountpoint);
 	free(d->config_path);
 	free(d->owner_arg);

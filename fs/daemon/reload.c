@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -34,6 +35,9 @@
  * back: some 5,000 page faults, ~10 ms, at 4,096 devices.
  */
 #define TRIM_DELAY_MS 250
+
+/* The least time between two refreshes a driver asked for. */
+#define REFRESH_ASK_GAP_MS 100
 
 /* The conflicts found: one line each. */
 static size_t count_conflicts(const struct extresd *d)
@@ -114,9 +118,13 @@ enum {
 	N_META
 };
 
+/* A character device itself: lstat, so that a link under /dev/ made to
+ * point at something else never counts. */
 static int node_exists(const char *path, void *arg)
 {
-	return access(path, F_OK) == 0;
+	struct stat st;
+
+	return lstat(path, &st) == 0 && S_ISCHR(st.st_mode);
 }
 
 /* .meta/cdi.json for the resources this mount owns (`own`, n_own of them,
@@ -505,7 +513,9 @@ long long extresd_refresh(void *ctx)
 		d->refresh_due = calloc(n ? n : 1, sizeof(*d->refresh_due));
 		free(d->refresh_stale);
 		d->refresh_stale = calloc(n ? n : 1, sizeof(*d->refresh_stale));
-		if (!d->refresh_due || !d->refresh_stale) {
+		free(d->refresh_asked);
+		d->refresh_asked = calloc(n ? n : 1, sizeof(*d->refresh_asked));
+		if (!d->refresh_due || !d->refresh_stale || !d->refresh_asked) {
 			free(d->refresh_due);
 			d->refresh_due = NULL;
 			return 1000; /* try again later */
@@ -534,12 +544,21 @@ long long extresd_refresh(void *ctx)
 		next = held;
 	for (i = 0; i < n; i++) {
 		long long due = d->refresh_due[i];
+		long long gap = d->refresh_asked[i] + REFRESH_ASK_GAP_MS - now;
 		/* A driver that heard of a change (host->request_refresh())
-		 * is asked now, whatever its interval; not a script that
-		 * coordinates by itself, which would take more devices. */
-		int asked = extres_driver_take_refresh_request(
+		 * is asked now, whatever its interval, or once the gap since
+		 * the last such refresh is over (the request waits, and the
+		 * wake-up below comes for it); not a script that coordinates
+		 * by itself, which would take more devices. */
+		int asked = gap <= 0 &&
+			    extres_driver_take_refresh_request(
 				    d->allocs->drivers[i]) &&
 			    !d->allocs->items[i]->recorded_by_script;
+
+		if (asked)
+			d->refresh_asked[i] = now;
+		else if (gap > 0 && (next < 0 || gap < next))
+			next = gap;
 
 		if (!due && !asked)
 			continue;

@@ -23,6 +23,8 @@
 #define NOT_RESPONDING "extresd at %s is not responding (no answer within %d s)"
 #define LOCK_RETRY_MS 20
 
+static int read_mountinfo(char **ret, struct extres_err *err);
+
 /* Decode mountinfo's octal escapes in place. */
 static void unescape(char *s)
 {
@@ -42,48 +44,105 @@ static void unescape(char *s)
 }
 
 /* Fields: id parent dev root MOUNTPOINT opts [optional...] - FSTYPE src super */
-static int parse_line(char *line, char **mnt, char **fstype)
+static int parse_line(char *line, char **mnt, char **fstype, char **super)
 {
 	char *save = NULL, *tok;
 	int field = 0;
 
-	*mnt = *fstype = NULL;
+	*mnt = *fstype = *super = NULL;
 	for (tok = strtok_r(line, " ", &save); tok;
 	     tok = strtok_r(NULL, " ", &save), field++) {
 		if (field == 4)
 			*mnt = tok;
 		if (field >= 6 && strcmp(tok, "-") == 0) {
 			*fstype = strtok_r(NULL, " ", &save);
+			if (*fstype && strtok_r(NULL, " ", &save))
+				*super = strtok_r(NULL, " ", &save);
 			break;
 		}
 	}
 	return *mnt && *fstype ? 0 : -EINVAL;
 }
 
+/* The N of a "user_id=N" super option (a FUSE mount's owner), or -1. */
+static long user_id_of(const char *super)
+{
+	const char *p = super;
+	char *end;
+	long uid;
+
+	while (p && *p) {
+		if (strncmp(p, "user_id=", 8) == 0) {
+			errno = 0;
+			uid = strtol(p + 8, &end, 10);
+			if (!errno && end != p + 8 && uid >= 0 &&
+			    (*end == ',' || *end == '\0'))
+				return uid;
+			return -1;
+		}
+		p = strchr(p, ',');
+		p = p ? p + 1 : NULL;
+	}
+	return -1;
+}
+
 int extres_mountinfo_lookup(const char *mountinfo, const char *path,
 			    char **ret_fstype)
 {
+	long owner;
+
+	return extres_mountinfo_lookup_owner(mountinfo, path, ret_fstype,
+					     &owner);
+}
+
+int extres_mountinfo_lookup_owner(const char *mountinfo, const char *path,
+				  char **ret_fstype, long *ret_owner)
+{
 	char *copy = strdup(mountinfo), *line, *save = NULL, *found = NULL;
+	long owner = -1;
 
 	if (!copy)
 		return -ENOMEM;
 	/* Later lines are mounted on top of earlier ones: keep the last. */
 	for (line = strtok_r(copy, "\n", &save); line;
 	     line = strtok_r(NULL, "\n", &save)) {
-		char *mnt, *fstype;
+		char *mnt, *fstype, *super;
 
-		if (parse_line(line, &mnt, &fstype) < 0)
+		if (parse_line(line, &mnt, &fstype, &super) < 0)
 			continue;
 		unescape(mnt);
-		if (strcmp(mnt, path) == 0)
+		if (strcmp(mnt, path) == 0) {
 			found = fstype;
+			owner = user_id_of(super);
+		}
 	}
 	if (found) {
 		*ret_fstype = strdup(found);
+		*ret_owner = owner;
 		free(copy);
 		return *ret_fstype ? 1 : -ENOMEM;
 	}
 	free(copy);
+	return 0;
+}
+
+int extres_mountpoint_owner(const char *mnt, long *ret_owner,
+			    struct extres_err *err)
+{
+	char *info = NULL, *fstype = NULL;
+	int r;
+
+	r = read_mountinfo(&info, err);
+	if (r < 0)
+		return r;
+	r = extres_mountinfo_lookup_owner(info, mnt, &fstype, ret_owner);
+	free(info);
+	free(fstype);
+	if (r < 0)
+		return extres_err_set(err, ENOMEM, "out of memory");
+	if (r == 0)
+		return extres_err_set(err, ENOENT, "nothing is mounted at %s",
+				      mnt);
 	return 0;
 }
 

@@ -89,4 +89,15 @@ int extres_mountpoint_check_live(const char *mnt, struct extres_err *err);
 int extres_mountinfo_lookup(const char *mountinfo, const char *path,
 			    char **ret_fstype);
 
+/* The same, also giving the mount's owner: the uid in its "user_id=" super
+ * option (FUSE mounts have one), or -1 when it has none. */
+int extres_mountinfo_lookup_owner(const char *mountinfo, const char *path,
+				  char **ret_fstype, long *ret_owner);
+
+/* The owner (as above) of the topmost mount at the absolute path `mnt`,
+ * from /proc/self/mountinfo: 0, or a negative errno with a message
+ * (-ENOENT when nothing is mounted there). */
+int extres_mountpoint_owner(const char *mnt, long *ret_owner,
+			    struct extres_err *err);
+
 #endif

@@ -77,9 +77,9 @@ case_reload() {
 	daemon_stop
 }
 
-# extresctl cdi: extres-<resource>.json, 0644, each the view's spec; a
-# resource gone after a reload takes its file with it; another file in the
-# directory stays.
+# extresctl cdi: extres-<resource>.json, 0644, each the view's spec; with
+# --prune, a resource gone after a reload takes its file with it; another
+# file in the directory stays.
 case_ctl() {
 	local out dir
 	cdi_start
@@ -96,9 +96,13 @@ $dir/extres-fpga.json" "$out" "extresctl cdi output"
 
 	write_cdi_config "$WORK/extres.yaml" extres.dev/gpu no
 	out=$("$EXTRESCTL" reload "$MNT" 2>&1) || fail "extresctl reload failed: $out"
+	# Without --prune another mount's files are safe: nothing goes.
 	out=$("$EXTRESCTL" cdi --output "$dir" "$MNT" 2>&1) || fail "extresctl cdi failed: $out"
+	assert_eq "$dir/extres-gpu.json" "$out" "extresctl cdi after the reload"
+	assert_eq $'extres-fpga.json\nextres-gpu.json\nother.json' "$(ls -A "$dir")" "files after the reload"
+	out=$("$EXTRESCTL" cdi --prune --output "$dir" "$MNT" 2>&1) || fail "extresctl cdi --prune failed: $out"
 	assert_eq "$dir/extres-gpu.json
-removed $dir/extres-fpga.json" "$out" "extresctl cdi after the reload"
+removed $dir/extres-fpga.json" "$out" "extresctl cdi --prune after the reload"
 	assert_eq $'extres-gpu.json\nother.json' "$(ls -A "$dir")" "files after the reload"
 	daemon_stop
 }

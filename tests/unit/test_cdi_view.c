@@ -115,8 +115,9 @@ static void test_amd(void **state)
 }
 
 /*
- * Other drivers: a `device` under /dev/ and nothing else (a path that
- * climbs out, or lies elsewhere, names no node); no device variable unless
+ * Other drivers: a `device` under /dev/ that the host has as a device node
+ * and nothing else (a path that climbs out, lies elsewhere, or is no node
+ * on the host, as /dev/zero here, names no node); no device variable unless
  * configured; keys that are no CDI name, another device's number or
  * another info's key name no second device. An info with nothing to edit
  * is no device, and a resource with none, or whose name makes no kind,
@@ -159,15 +160,17 @@ static void test_other_drivers(void **state)
 		{ &views[3], NULL, NULL },
 	};
 
+	static const char *const have[] = { "/dev/null", NULL };
+
 	expect_cdi(
-		res, N(res), no_nodes,
+		res, N(res), have,
 		"{\n"
 		"\"dev\": {\"cdiVersion\": \"0.5.0\", \"kind\": \"extres.dev/dev\", \"devices\": ["
 		"{\"name\": \"0\", \"containerEdits\": {\"env\": [\"EXTRES_DEV_INDEXES=1\"], \"deviceNodes\": [{\"path\": \"/dev/null\"}]}}, "
 		"{\"name\": \"1\", \"containerEdits\": {\"env\": [\"EXTRES_DEV_INDEXES=x y\"]}}, "
 		"{\"name\": \"3\", \"containerEdits\": {\"env\": [\"EXTRES_DEV_INDEXES=7\"]}}, "
-		"{\"name\": \"4\", \"containerEdits\": {\"env\": [\"EXTRES_DEV_INDEXES=7\"], \"deviceNodes\": [{\"path\": \"/dev/zero\"}]}}, "
-		"{\"name\": \"all\", \"containerEdits\": {\"env\": [\"EXTRES_DEV_INDEXES=1,x y,7,7\"], \"deviceNodes\": [{\"path\": \"/dev/null\"}, {\"path\": \"/dev/zero\"}]}}]},\n"
+		"{\"name\": \"4\", \"containerEdits\": {\"env\": [\"EXTRES_DEV_INDEXES=7\"]}}, "
+		"{\"name\": \"all\", \"containerEdits\": {\"env\": [\"EXTRES_DEV_INDEXES=1,x y,7,7\"], \"deviceNodes\": [{\"path\": \"/dev/null\"}]}}]},\n"
 		"\"fpga\": {\"cdiVersion\": \"0.5.0\", \"kind\": \"extres.dev/fpga\", \"devices\": ["
 		"{\"name\": \"0\", \"containerEdits\": {\"env\": [\"EXTRES_FPGA_INDEXES=fpga-0\", \"FPGA=fpga-0\"]}}, "
 		"{\"name\": \"fpga-0\", \"containerEdits\": {\"env\": [\"EXTRES_FPGA_INDEXES=fpga-0\", \"FPGA=fpga-0\"]}}, "
@@ -189,9 +192,10 @@ static void test_name_escaped(void **state)
 						   1,	     { 1, 1 }, infos,
 						   N(infos), NULL };
 	const struct extres_cdi_resource res[] = { { &view, "x.io/ab", NULL } };
+	static const char *const have[] = { "/dev/null", NULL };
 
 	expect_cdi(
-		res, N(res), no_nodes,
+		res, N(res), have,
 		"{\n"
 		"\"a\\\"b\": {\"cdiVersion\": \"0.5.0\", \"kind\": \"x.io/ab\", \"devices\": ["
 		"{\"name\": \"0\", \"containerEdits\": {\"deviceNodes\": [{\"path\": \"/dev/null\"}]}}, "

@@ -20,7 +20,36 @@ static const char MOUNTINFO[] =
 	"42 30 0:41 / /run/with\\040space ro - fuse.extresd extres rw\n"
 	"43 41 0:42 / /run/extres rw - tmpfs none rw\n"
 	"44 30 0:43 / /run/opt ro shared:2 master:3 - fuse.extresd extres rw\n"
+	"45 30 0:44 / /run/user1 ro - fuse.extresd extres rw,user_id=1000,group_id=1000\n"
+	"46 30 0:45 / /run/odd ro - fuse.extresd extres rw,user_id=x\n"
 	"garbage line\n";
+
+static void test_lookup_owner(void **state)
+{
+	char *fstype = NULL;
+	long owner = 7;
+
+	(void)state;
+	assert_int_equal(extres_mountinfo_lookup_owner(MOUNTINFO, "/run/user1",
+						       &fstype, &owner),
+			 1);
+	assert_int_equal(owner, 1000);
+	free(fstype);
+	/* The topmost mount's owner: the tmpfs on top has none. */
+	assert_int_equal(extres_mountinfo_lookup_owner(MOUNTINFO, "/run/extres",
+						       &fstype, &owner),
+			 1);
+	assert_int_equal(owner, -1);
+	free(fstype);
+	assert_int_equal(extres_mountinfo_lookup_owner(MOUNTINFO, "/run/odd",
+						       &fstype, &owner),
+			 1);
+	assert_int_equal(owner, -1);
+	free(fstype);
+	assert_int_equal(extres_mountinfo_lookup_owner(MOUNTINFO, "/run/none",
+						       &fstype, &owner),
+			 0);
+}
 
 static void test_lookup(void **state)
 {
@@ -158,6 +187,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_lookup),
+		cmocka_unit_test(test_lookup_owner),
 		cmocka_unit_test(test_prepare),
 		cmocka_unit_test(test_lock),
 	};
