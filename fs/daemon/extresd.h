@@ -97,6 +97,18 @@ struct extresd {
  */
 int extresd_publish(struct extresd *d);
 
+/* How many files .meta has. */
+#define EXTRESD_N_META 8
+
+/*
+ * The files of .meta for the current state (daemon/meta.c): names, modes
+ * and contents in files[], the contents malloc'd in text[] (free each,
+ * also on failure). 0 or a negative errno.
+ */
+int extresd_meta_files(const struct extresd *d,
+		       struct extres_snapshot_file files[EXTRESD_N_META],
+		       char *text[EXTRESD_N_META]);
+
 /* SIGHUP: re-read the config and apply it, or keep everything as it is and
  * log why not. Runs on the control thread. */
 void extresd_reload(void *ctx);

@@ -13,7 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -23,9 +22,6 @@
 #include "core/module.h"
 #include "os/sdnotify.h"
 #include "tree/snapshot.h"
-#include "core/metrics_view.h"
-#include "core/views.h"
-#include "core/cdi_view.h"
 #include "base/clock.h"
 
 /*
@@ -39,222 +35,12 @@
 /* The least time between two refreshes a driver asked for. */
 #define REFRESH_ASK_GAP_MS 100
 
-/* The conflicts found: one line each. */
-static size_t count_conflicts(const struct extresd *d)
-{
-	const char *p, *nl;
-	size_t count = 0;
-
-	for (p = d->conflicts; p && (nl = strchr(p, '\n')); p = nl + 1)
-		count++;
-	return count;
-}
-
-/* The text of .meta/status: `key value` lines, stable for scripts. Written
- * to one stream: rebuilding the text for every conflict line made it
- * quadratic in their number. */
-static int status_text(const struct extresd *d, char **ret, size_t *ret_len)
-{
-	const char *p, *nl;
-	size_t count, len = 0, i, j;
-	char *text = NULL;
-	int r = 0;
-	FILE *f;
-
-	f = open_memstream(&text, &len);
-	if (!f)
-		return -ENOMEM;
-	fprintf(f,
-		"pid %d\n"
-		"config %s\n"
-		"generation %lu\n"
-		"reloads %lu\n"
-		"last-reload %s\n",
-		(int)getpid(), d->config->path, d->generation, d->reloads,
-		d->last_reload);
-	/* One "conflict ..." line each, after the count. */
-	fprintf(f, "conflicts %zu\n", count_conflicts(d));
-	for (p = d->conflicts; p && (nl = strchr(p, '\n')); p = nl + 1)
-		fprintf(f, "conflict %.*s\n", (int)(nl - p), p);
-	/* Devices held while their driver says they are sick: kept (the
-	 * workload on them decides), and said here, after the count. */
-	count = 0;
-	for (i = 0; i < d->allocs->n; i++)
-		for (j = 0; j < d->allocs->items[i]->n; j++)
-			count += !extres_info_healthy(
-				&d->allocs->items[i]->infos[j]);
-	fprintf(f, "unhealthy %zu\n", count);
-	for (i = 0; count && i < d->allocs->n; i++)
-		for (j = 0; j < d->allocs->items[i]->n; j++)
-			if (!extres_info_healthy(
-				    &d->allocs->items[i]->infos[j]))
-				fprintf(f, "unhealthy-device %s %zu %s\n",
-					d->allocs->items[i]->resource, j,
-					extres_info_get(
-						&d->allocs->items[i]->infos[j],
-						EXTRES_HEALTH_KEY));
-	r = extres_memstream_close(f, &text);
-	if (r < 0)
-		return r;
-	*ret = text;
-	*ret_len = len;
-	return 0;
-}
-
-/* .meta's files: the views of the allocations, the last reload's error,
- * which may quote script output and config values that only root may read
- * (so may only root read it), and the status. The status comes last: a
- * swap invalidates in build order, so a reader who sees a new status
- * (tools poll it) finds every other file new as well. */
-enum {
-	META_ENV,
-	META_SPARK,
-	META_JSON,
-	META_CDI,
-	META_HOLDERS,
-	META_METRICS,
-	META_ERROR,
-	META_STATUS,
-	N_META
-};
-
-/* A character device itself: lstat, so that a link under /dev/ made to
- * point at something else never counts. */
-static int node_exists(const char *path, void *arg)
-{
-	struct stat st;
-
-	return lstat(path, &st) == 0 && S_ISCHR(st.st_mode);
-}
-
-/* .meta/cdi.json for the resources this mount owns (`own`, n_own of them,
- * in config order, which `d` holds for all). */
-static int cdi_text(const struct extresd *d,
-		    const struct extres_view_resource *own, size_t n_own,
-		    char **ret_text, size_t *ret_len)
-{
-	struct extres_cdi_resource *cdi;
-	size_t i, k = 0;
-	int r;
-
-	cdi = calloc(n_own ? n_own : 1, sizeof(*cdi));
-	if (!cdi)
-		return -ENOMEM;
-	for (i = 0; i < d->allocs->n && k < n_own; i++) {
-		const struct extres_resource_config *rc =
-			&d->config->resources[i];
-
-		if (rc->pool)
-			continue;
-		cdi[k] = (struct extres_cdi_resource){
-			.view = &own[k],
-			.kind = rc->cdi_kind,
-			.key = rc->coordination_key,
-		};
-		k++;
-	}
-	r = extres_view_cdi(cdi, k, node_exists, NULL, ret_text, ret_len);
-	free(cdi);
-	return r;
-}
-
-static int meta_files(const struct extresd *d,
-		      struct extres_snapshot_file files[N_META],
-		      char *text[N_META])
-{
-	static const char *const names[N_META] = {
-		"env",	   "resources.json", "extres.json", "cdi.json",
-		"holders", "metrics.prom",   "error",	    "status",
-	};
-	static const mode_t perms[N_META] = { [META_ERROR] = 0400 };
-	const struct extres_metrics_counters counters = {
-		.reloads = d->reloads,
-		.reload_failures = d->reload_failures,
-		.last_reload_success = d->loaded_at,
-		.conflicts = count_conflicts(d),
-	};
-	struct extres_view_resource *views, *own;
-	size_t len[N_META] = { 0 }, i, n_own = 0;
-	unsigned char *pools;
-	int r;
-
-	views = calloc(d->allocs->n ? d->allocs->n * 2 : 1, sizeof(*views));
-	pools = calloc(d->allocs->n ? d->allocs->n : 1, 1);
-	if (!views || !pools) {
-		free(views);
-		free(pools);
-		return -ENOMEM;
-	}
-	own = views + d->allocs->n;
-	for (i = 0; i < d->allocs->n; i++) {
-		const struct extres_resource_config *rc =
-			&d->config->resources[i];
-
-		views[i].name = d->allocs->items[i]->resource;
-		views[i].driver = rc->driver;
-		views[i].env_var = rc->env_var;
-		views[i].driver_info = &d->allocs->items[i]->driver;
-		/* A range or `all` took what was free: say how many. */
-		views[i].amount = d->allocs->items[i]->n;
-		views[i].configured = rc->amount;
-		pools[i] = (unsigned char)rc->pool;
-		views[i].infos = d->allocs->items[i]->infos;
-		views[i].n_infos = d->allocs->items[i]->n;
-		/* A pool's devices are the node's, not this mount's: no
-		 * program should take them all from .meta/env. */
-		if (!rc->pool)
-			own[n_own++] = views[i];
-	}
-	r = status_text(d, &text[META_STATUS], &len[META_STATUS]);
-	if (r == 0)
-		r = extres_view_env(own, n_own, &text[META_ENV],
-				    &len[META_ENV]);
-	if (r == 0)
-		r = extres_view_spark(own, n_own, &text[META_SPARK],
-				      &len[META_SPARK]);
-	if (r == 0)
-		r = extres_view_json_holders(views, d->allocs->n, pools,
-					     &d->holders, &text[META_JSON],
-					     &len[META_JSON]);
-	if (r == 0)
-		r = extres_view_metrics(views, d->allocs->n, pools, &d->holders,
-					&counters, &text[META_METRICS],
-					&len[META_METRICS]);
-	/* Like .meta/env, only what this mount took: a pool's devices are
-	 * leased one by one, not handed to any container that asks. */
-	if (r == 0)
-		r = cdi_text(d, own, n_own, &text[META_CDI], &len[META_CDI]);
-	if (r == 0 && d->holders_text) {
-		text[META_HOLDERS] = malloc(d->holders_len + 1);
-		if (text[META_HOLDERS]) {
-			memcpy(text[META_HOLDERS], d->holders_text,
-			       d->holders_len + 1);
-			len[META_HOLDERS] = d->holders_len;
-		} else {
-			r = -ENOMEM;
-		}
-	}
-	if (r == 0 && d->last_error[0] &&
-	    asprintf(&text[META_ERROR], "%s\n", d->last_error) < 0) {
-		text[META_ERROR] = NULL;
-		r = -ENOMEM;
-	}
-	if (text[META_ERROR])
-		len[META_ERROR] = strlen(text[META_ERROR]);
-	for (i = 0; i < N_META; i++)
-		files[i] = (struct extres_snapshot_file){ names[i], text[i],
-							  len[i], perms[i] };
-	free(views);
-	free(pools);
-	return r;
-}
-
 int extresd_publish(struct extresd *d)
 {
 	struct extres_snapshot_resource *res = NULL;
-	struct extres_snapshot_file files[N_META];
+	struct extres_snapshot_file files[EXTRESD_N_META];
 	struct extresd_leases leases = { 0 };
-	char *text[N_META] = { NULL };
+	char *text[EXTRESD_N_META] = { NULL };
 	struct extres_tree *tree = NULL;
 	struct extres_err err;
 	struct timespec now;
@@ -262,7 +48,7 @@ int extresd_publish(struct extresd *d)
 	int r;
 
 	res = calloc(d->allocs->n ? d->allocs->n : 1, sizeof(*res));
-	r = res ? meta_files(d, files, text) : -ENOMEM;
+	r = res ? extresd_meta_files(d, files, text) : -ENOMEM;
 	if (r == 0)
 		r = extresd_leases_build(d, &leases);
 	if (r < 0) {
@@ -278,7 +64,7 @@ int extresd_publish(struct extresd *d)
 	clock_gettime(CLOCK_REALTIME, &now);
 	/* Only this thread swaps trees, so reading the current one for its
 	 * time stamps needs no lock. */
-	r = extres_snapshot_build_self(res, d->allocs->n, files, N_META,
+	r = extres_snapshot_build_self(res, d->allocs->n, files, EXTRESD_N_META,
 				       leases.items, leases.n, now, d->fs.tree,
 				       &tree, &err);
 	if (r < 0) {
@@ -288,7 +74,7 @@ int extresd_publish(struct extresd *d)
 	extres_fs_swap(&d->fs, d->se, tree);
 out:
 	extresd_leases_free(&leases);
-	for (i = 0; i < N_META; i++)
+	for (i = 0; i < EXTRESD_N_META; i++)
 		free(text[i]);
 	free(res);
 	/*
