@@ -525,6 +525,32 @@ STD_CONTENTS='./gpu/0/index=0
 ./nic/0/link_layer=InfiniBand
 ./nic/0/name=mlx5_0'
 
+# One field of .meta/status ("generation", "reloads", "last-reload", ...).
+status_field() {
+	local key=$1 line
+	while IFS= read -r line; do
+		if [[ $line == "$key "* ]]; then
+			printf '%s\n' "${line#"$key "}"
+			return 0
+		fi
+	done <"$MNT/.meta/status"
+	fail "no '$key' line in $MNT/.meta/status: $(cat "$MNT/.meta/status")"
+}
+
+# kill -HUP, then poll .meta/status (20 s at most) until the attempt is
+# counted.
+reload_hup() {
+	local before _
+	before=$(status_field reloads)
+	kill -HUP "$DAEMON_PID" || fail "cannot send SIGHUP to extresd ($DAEMON_PID)"
+	for _ in $(seq 400); do
+		[[ $(status_field reloads) == "$before" ]] || return 0
+		pid_alive "$DAEMON_PID" || fail "extresd died after SIGHUP"
+		sleep 0.05
+	done
+	fail "no reload counted in $MNT/.meta/status 20 s after SIGHUP"
+}
+
 # Dispatch: run case_$1 of the sourcing script.
 it_main() {
 	local name=${1:-}

@@ -51,23 +51,7 @@ metric_value() {
 	echo "${line##* }"
 }
 
-status_field() {
-	awk -v k="$1" '$1 == k { print $2 }' "$MNT/.meta/status"
-}
 
-# SIGHUP, then wait (20 s at most) for .meta/status to count it: the
-# status is swapped in last, so every other view is as new.
-reload_hup() {
-	local before _
-	before=$(status_field reloads)
-	kill -HUP "$DAEMON_PID" || fail "cannot send SIGHUP to extresd ($DAEMON_PID)"
-	for _ in $(seq 400); do
-		[[ $(status_field reloads) == "$before" ]] || return 0
-		pid_alive "$DAEMON_PID" || fail "extresd died after SIGHUP"
-		sleep 0.05
-	done
-	fail "no reload counted in $MNT/.meta/status 20 s after SIGHUP"
-}
 
 # `promtool check metrics` on the view, when promtool is installed.
 check_promtool() {

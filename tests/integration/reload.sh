@@ -12,17 +12,6 @@
 # shellcheck source=lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-# One field of .meta/status ("generation", "reloads", "last-reload", ...).
-status_field() {
-	local key=$1 line
-	while IFS= read -r line; do
-		if [[ $line == "$key "* ]]; then
-			printf '%s\n' "${line#"$key "}"
-			return 0
-		fi
-	done <"$MNT/.meta/status"
-	fail "no '$key' line in $MNT/.meta/status: $(cat "$MNT/.meta/status")"
-}
 
 # extresctl reload MNT must succeed (exit 0, one line on stdout, nothing on
 # stderr) and the generation move up by one.
@@ -56,19 +45,6 @@ reload_fails() {
 "
 }
 
-# kill -HUP, then poll .meta/status (20 s at most) until the attempt is
-# counted.
-reload_hup() {
-	local before _
-	before=$(status_field reloads)
-	kill -HUP "$DAEMON_PID" || fail "cannot send SIGHUP to extresd ($DAEMON_PID)"
-	for _ in $(seq 400); do
-		[[ $(status_field reloads) == "$before" ]] || return 0
-		pid_alive "$DAEMON_PID" || fail "extresd died after SIGHUP"
-		sleep 0.05
-	done
-	fail "no reload counted in $MNT/.meta/status 20 s after SIGHUP"
-}
 
 # The exact bytes of FILE read by this shell itself (no child process), as
 # printf %q shows them.
