@@ -14,6 +14,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +28,9 @@
 
 /* A property file holds at most a value of 64 KiB and its newline. */
 #define VALUE_MAX (64 * 1024 + 1)
+/* How long past --timeout a daemon that does not answer may hold us. */
+#define SLACK_S 2
+
 /* statfs(2)'s f_type of a FUSE file system ("FUse" backwards). */
 #define FUSE_SUPER_MAGIC 0x65735546
 
@@ -44,7 +48,9 @@ static void usage_watch(FILE *out)
 		"\n"
 		"    --follow           print the value now, then each new value as it\n"
 		"                       comes, until killed (or the timeout)\n"
-		"    --timeout SECONDS  give up after SECONDS (default: wait for ever)\n"
+		"    --timeout SECONDS  give up after SECONDS (default: wait for ever);\n"
+		"                       a daemon that does not answer ends it by\n"
+		"                       SIGALRM 2 s later (exit status 142)\n"
 		"\n"
 		"Exit status: 0 after a change (--follow: at the timeout), 1 when FILE\n"
 		"cannot be read or waited on, or no change came in time, 2 on usage\n"
@@ -158,8 +164,14 @@ int extres_ctl_watch(int argc, char *argv[])
 		return extres_ctl_usage_error("watch",
 					      "watch: unexpected argument '%s'",
 					      argv[optind]);
-	if (timeout)
+	if (timeout) {
 		deadline = extres_now_ms() + timeout * 1000LL;
+		/* A daemon that stops answering holds a request to it
+		 * (open, read, poll) for good, and only a fatal signal ends
+		 * that: SIGALRM's default action, SLACK_S past the timeout. */
+		signal(SIGALRM, SIG_DFL);
+		alarm((unsigned)timeout + SLACK_S);
+	}
 
 	fd = read_value(path, &value);
 	if (fd < 0)

@@ -199,6 +199,13 @@ ok"
 		fail "watch on a plain file exited 0: $out"
 	fi
 	assert_contains "$out" "this file cannot be waited on" "watch on tmpfs"
+	# A daemon that never answers cannot hold it past the timeout.
+	kill -STOP "$DAEMON_PID"
+	local t0=$SECONDS st=0
+	timeout 20 "$EXTRESCTL" watch --timeout 1 "$MNT/.meta/status" >/dev/null 2>&1 || st=$?
+	kill -CONT "$DAEMON_PID"
+	[[ $st == 142 ]] || fail "watch on a stopped daemon: status $st, wanted 142 (SIGALRM)"
+	((SECONDS - t0 < 15)) || fail "watch on a stopped daemon took $((SECONDS - t0)) s"
 	daemon_stop
 }
 
