@@ -8,6 +8,23 @@
 #include <string.h>
 #include <unistd.h>
 
+int extres_write_all(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+	ssize_t n;
+
+	while (len) {
+		n = write(fd, p, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
 int extres_read_all(int fd, size_t max, char **ret_buf, size_t *ret_len)
 {
 	size_t len = 0, cap = 0;

@@ -2,7 +2,7 @@
 /*
  * Reading a whole file into memory: the config, the coordination file,
  * /proc/self/mountinfo and a mount's property files all need the same
- * bounded loop. And finding the files that come with the running program.
+ * bounded loop; and writing a whole buffer. And finding the files that come with the running program.
  */
 #ifndef EXTRES_FILEIO_H
 #define EXTRES_FILEIO_H
@@ -15,6 +15,10 @@
  * read()'s -errno (EINTR is retried); on failure nothing is returned.
  */
 int extres_read_all(int fd, size_t max, char **ret_buf, size_t *ret_len);
+
+/* Write all `len` bytes of `buf` to `fd` (EINTR is retried): 0, or
+ * write()'s -errno. */
+int extres_write_all(int fd, const void *buf, size_t len);
 
 /*
  * "<directory of the running program>/../<name>" in *ret (free() it), for

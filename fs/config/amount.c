@@ -88,11 +88,16 @@ int extres_amount_is_exact(const struct extres_amount *a)
 	return a->min == a->max;
 }
 
+int extres_amount_is_all(const struct extres_amount *a)
+{
+	return a->min == 1 && a->max == EXTRES_MAX_AMOUNT;
+}
+
 char *extres_amount_format(const struct extres_amount *a, char *buf)
 {
 	if (a->min == a->max)
 		snprintf(buf, EXTRES_AMOUNT_TEXT_MAX, "%" PRIu64, a->min);
-	else if (a->max == EXTRES_MAX_AMOUNT && a->min == 1)
+	else if (extres_amount_is_all(a))
 		snprintf(buf, EXTRES_AMOUNT_TEXT_MAX, "all");
 	else if (a->max == EXTRES_MAX_AMOUNT)
 		snprintf(buf, EXTRES_AMOUNT_TEXT_MAX, "%" PRIu64 "-", a->min);

@@ -40,6 +40,9 @@ int extres_amount_parse(const char *text, struct extres_amount *ret,
 /* 1 when `a` is an exact count (Flink's integer, or a pool's unset {0,0}). */
 int extres_amount_is_exact(const struct extres_amount *a);
 
+/* 1 for `all` (every free device, at least one), else 0. */
+int extres_amount_is_all(const struct extres_amount *a);
+
 /*
  * `a` in its shortest form, into buf[EXTRES_AMOUNT_TEXT_MAX]: "3", "2-4",
  * "2-", "all" (so "1-4096" reads "all"); "0" for a pool's unset amount.

@@ -117,20 +117,29 @@ static void edits_clear(struct edits *e)
 	*e = (struct edits){ 0 };
 }
 
-static int edits_get(const struct extres_view_resource *v, size_t first,
-		     size_t count, struct edits *e,
-		     const struct node_check *chk)
+/* What a resource's devices are written from, worked out once for all of
+ * them: each info's nodes (a lookup on the host each), the variable's form
+ * (a scan of every info), and which key values two infos share. */
+struct devices {
+	const struct extres_view_resource *v;
+	const struct extres_driver_info *form;
+	const char *indexes_var;
+	const char *key;
+	struct nodes *nodes; /* one per info */
+	unsigned char *shared_key; /* one per info: 1 if another has it */
+};
+
+static int edits_get(const struct devices *d, size_t first, size_t count,
+		     struct edits *e)
 {
-	struct nodes nodes;
 	size_t i;
 	int r;
 
 	*e = (struct edits){ 0 };
-	r = extres_view_env_values(v, first, count, &e->indexes, &e->devices);
-	for (i = first; r == 0 && i < first + count && !e->has_nodes; i++) {
-		info_nodes(&v->infos[i], &nodes, chk);
-		e->has_nodes = nodes.n > 0;
-	}
+	r = extres_view_env_values(d->v, d->form, first, count, &e->indexes,
+				   &e->devices);
+	for (i = first; r == 0 && i < first + count && !e->has_nodes; i++)
+		e->has_nodes = d->nodes[i].n > 0;
 	return r;
 }
 
@@ -169,13 +178,10 @@ static void node_list(struct extres_json *json, const char *const *paths,
 }
 
 /* {"name": NAME, "containerEdits": {...}} for infos [first, first + count). */
-static int write_device(struct extres_json *json,
-			const struct extres_view_resource *v,
-			const char *indexes_var, const char *name, size_t first,
-			size_t count, const struct edits *e,
-			const struct node_check *chk)
+static int write_device(struct extres_json *json, const struct devices *d,
+			const char *name, size_t first, size_t count,
+			const struct edits *e)
 {
-	struct nodes nodes;
 	size_t i;
 	int r = 0;
 
@@ -187,19 +193,17 @@ static int write_device(struct extres_json *json,
 	if (e->indexes[0] || (e->devices && e->devices[0])) {
 		extres_json_key(json, "env");
 		extres_json_begin_array(json);
-		r = env_entry(json, indexes_var, e->indexes);
+		r = env_entry(json, d->indexes_var, e->indexes);
 		if (r == 0)
-			r = env_entry(json, extres_view_device_var(v),
+			r = env_entry(json, extres_view_device_var(d->v),
 				      e->devices);
 		extres_json_end_array(json);
 	}
 	if (e->has_nodes) {
 		extres_json_key(json, "deviceNodes");
 		extres_json_begin_array(json);
-		for (i = first; i < first + count; i++) {
-			info_nodes(&v->infos[i], &nodes, chk);
-			node_list(json, nodes.path, nodes.n);
-		}
+		for (i = first; i < first + count; i++)
+			node_list(json, d->nodes[i].path, d->nodes[i].n);
 		extres_json_end_array(json);
 	}
 	extres_json_end_object(json);
@@ -209,29 +213,53 @@ static int write_device(struct extres_json *json,
 
 /* Whether info i's key value may name a second device: a CDI name that is
  * no device number, not "all", and no other info's key. */
-static int key_name_ok(const struct extres_view_resource *v, const char *key,
-		       size_t i, const char *value)
+static int key_name_ok(const struct devices *d, size_t i, const char *value)
 {
 	uint64_t number;
-	size_t j, len;
+	size_t len;
 
 	if (!value || !extres_cdi_is_device_name(value) ||
-	    strcmp(value, "all") == 0)
+	    strcmp(value, "all") == 0 || d->shared_key[i])
 		return 0;
 	len = strlen(value);
-	if (extres_parse_dec(value, len, UINT64_MAX, &number) == 0 &&
-	    number < v->n_infos && (value[0] != '0' || len == 1))
-		return 0;
-	/* Keys are unique when a coordination file allocated them; a
-	 * static list may repeat one, and a runtime refuses a spec that
-	 * names two devices alike. */
-	for (j = 0; j < v->n_infos; j++) {
-		const char *other = extres_info_get(&v->infos[j], key);
+	return !(extres_parse_dec(value, len, UINT64_MAX, &number) == 0 &&
+		 number < d->v->n_infos && (value[0] != '0' || len == 1));
+}
 
-		if (j != i && other && strcmp(other, value) == 0)
-			return 0;
+struct keyed {
+	const char *value;
+	size_t info;
+};
+
+static int by_value(const void *a, const void *b)
+{
+	return strcmp(((const struct keyed *)a)->value,
+		      ((const struct keyed *)b)->value);
+}
+
+/* Keys are unique when a coordination file allocated them; a static list
+ * may repeat one, and a runtime refuses a spec that names two devices
+ * alike: mark the infos whose key another has. */
+static int mark_shared_keys(struct devices *d)
+{
+	const struct extres_view_resource *v = d->v;
+	struct keyed *k = calloc(v->n_infos ? v->n_infos : 1, sizeof(*k));
+	size_t i, n = 0;
+
+	if (!k)
+		return -ENOMEM;
+	for (i = 0; i < v->n_infos; i++) {
+		k[n].value = extres_info_get(&v->infos[i], d->key);
+		k[n].info = i;
+		n += k[n].value != NULL;
 	}
-	return 1;
+	qsort(k, n, sizeof(*k), by_value);
+	for (i = 0; i + 1 < n; i++)
+		if (strcmp(k[i].value, k[i + 1].value) == 0)
+			d->shared_key[k[i].info] =
+				d->shared_key[k[i + 1].info] = 1;
+	free(k);
+	return 0;
 }
 
 /* The spec's containerEdits: the control nodes present of the kinds of
@@ -272,34 +300,47 @@ static int write_devices(struct extres_json *json,
 			 size_t *ret_written)
 {
 	const struct extres_view_resource *v = c->view;
-	const char *key = c->key ? c->key : "index", *value;
+	struct devices d = {
+		.v = v,
+		.form = extres_view_device_form(v),
+		.indexes_var = indexes_var,
+		.key = c->key ? c->key : "index",
+	};
 	char number[24];
 	struct edits e;
-	size_t i;
-	int r = 0;
+	size_t i, n = v->n_infos ? v->n_infos : 1;
+	int r = -ENOMEM;
 
 	*ret_written = 0;
+	d.nodes = calloc(n, sizeof(*d.nodes));
+	d.shared_key = calloc(n, 1);
+	if (!d.nodes || !d.shared_key || mark_shared_keys(&d) < 0)
+		goto out;
+	for (i = 0; i < v->n_infos; i++)
+		info_nodes(&v->infos[i], &d.nodes[i], chk);
+	r = 0;
 	for (i = 0; i < v->n_infos && r == 0; i++) {
-		r = edits_get(v, i, 1, &e, chk);
+		const char *value = extres_info_get(&v->infos[i], d.key);
+
+		r = edits_get(&d, i, 1, &e);
 		if (r == 0 && !edits_empty(&e)) {
 			snprintf(number, sizeof(number), "%zu", i);
-			r = write_device(json, v, indexes_var, number, i, 1, &e,
-					 chk);
-			value = extres_info_get(&v->infos[i], key);
-			if (r == 0 && key_name_ok(v, key, i, value))
-				r = write_device(json, v, indexes_var, value, i,
-						 1, &e, chk);
+			r = write_device(json, &d, number, i, 1, &e);
+			if (r == 0 && key_name_ok(&d, i, value))
+				r = write_device(json, &d, value, i, 1, &e);
 			(*ret_written)++;
 		}
 		edits_clear(&e);
 	}
 	if (r < 0 || *ret_written == 0)
-		return r;
-	r = edits_get(v, 0, v->n_infos, &e, chk);
+		goto out;
+	r = edits_get(&d, 0, v->n_infos, &e);
 	if (r == 0)
-		r = write_device(json, v, indexes_var, "all", 0, v->n_infos, &e,
-				 chk);
+		r = write_device(json, &d, "all", 0, v->n_infos, &e);
 	edits_clear(&e);
+out:
+	free(d.nodes);
+	free(d.shared_key);
 	return r;
 }
 

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/macro.h"
 #include "base/text.h"
 
 /* The properties that become labels of extres_device_info: few and stable,
@@ -19,8 +20,6 @@ static const struct {
 	{ "pci.bus_id", "pci_bus_id" },
 	{ "name", "name" },
 };
-
-#define HEALTH_OK "ok"
 
 static void family(FILE *f, const char *name, const char *type,
 		   const char *help)
@@ -59,95 +58,70 @@ static void put_value(FILE *f, const char *s, size_t len)
 }
 
 /* `,name="value"` (no comma for the first label). */
-static void label(FILE *f, int first, const char *name, const char *value,
-		  size_t len)
+static void label(FILE *f, int first, const char *name, const char *value)
 {
 	fprintf(f, "%s%s=\"", first ? "" : ",", name);
-	put_value(f, value, len);
+	put_value(f, value, strlen(value));
 	fputc('"', f);
 }
 
-static void label_str(FILE *f, int first, const char *name, const char *value)
+/* resource="...",info="N", then those of the first n info_labels the
+ * device has. */
+static void device_labels(FILE *f, const struct extres_view_resource *r,
+			  size_t j, size_t n)
 {
-	label(f, first, name, value, strlen(value));
-}
-
-static const struct extres_property *prop(const struct extres_info *info,
-					  const char *key)
-{
+	const char *v;
+	char number[24];
 	size_t k;
 
-	for (k = 0; k < info->n_props; k++)
-		if (strcmp(info->props[k].key, key) == 0)
-			return &info->props[k];
-	return NULL;
-}
-
-/* resource="...",info="N" and index when the device has one. */
-static void device_labels(FILE *f, const struct extres_view_resource *r,
-			  size_t j)
-{
-	const struct extres_property *index = prop(&r->infos[j], "index");
-	char number[24];
-
 	snprintf(number, sizeof(number), "%zu", j);
-	label_str(f, 1, "resource", r->name);
-	label_str(f, 0, "info", number);
-	if (index)
-		label(f, 0, "index", index->value, index->value_len);
+	label(f, 1, "resource", r->name);
+	label(f, 0, "info", number);
+	for (k = 0; k < n; k++) {
+		v = extres_info_get(&r->infos[j], info_labels[k].key);
+		if (v)
+			label(f, 0, info_labels[k].label, v);
+	}
 }
 
 static void device_info(FILE *f, const struct extres_view_resource *res,
 			size_t n)
 {
-	const struct extres_property *p;
-	size_t i, j, k;
+	size_t i, j;
 
 	family(f, "extres_device_info", "gauge",
 	       "A device the mount serves, with its identifying properties.");
-	for (i = 0; i < n; i++) {
+	for (i = 0; i < n; i++)
 		for (j = 0; j < res[i].n_infos; j++) {
-			char number[24];
-
-			snprintf(number, sizeof(number), "%zu", j);
 			fputs("extres_device_info{", f);
-			label_str(f, 1, "resource", res[i].name);
-			label_str(f, 0, "info", number);
-			for (k = 0;
-			     k < sizeof(info_labels) / sizeof(*info_labels);
-			     k++) {
-				p = prop(&res[i].infos[j], info_labels[k].key);
-				if (p)
-					label(f, 0, info_labels[k].label,
-					      p->value, p->value_len);
-			}
+			device_labels(f, &res[i], j, ARRAY_SIZE(info_labels));
 			fputs("} 1\n", f);
 		}
-	}
 }
 
 static void device_health(FILE *f, const struct extres_view_resource *res,
 			  size_t n)
 {
-	const struct extres_property *h;
+	const char *h;
 	int any = 0, ok;
 	size_t i, j;
 
 	for (i = 0; i < n; i++) {
 		for (j = 0; j < res[i].n_infos; j++) {
-			h = prop(&res[i].infos[j], "health");
+			h = extres_info_get(&res[i].infos[j],
+					    EXTRES_HEALTH_KEY);
 			if (!h)
 				continue;
 			if (!any)
 				family(f, "extres_device_healthy", "gauge",
 				       "1 if the driver reports the device healthy, else 0 with the reason.");
 			any = 1;
-			ok = h->value_len == strlen(HEALTH_OK) &&
-			     memcmp(h->value, HEALTH_OK, h->value_len) == 0;
+			ok = extres_info_healthy(&res[i].infos[j]);
 			fputs("extres_device_healthy{", f);
-			device_labels(f, &res[i], j);
+			/* index alone: its other labels are in _info */
+			device_labels(f, &res[i], j, 1);
 			if (!ok)
-				label(f, 0, "reason", h->value, h->value_len);
+				label(f, 0, "reason", h);
 			fprintf(f, "} %d\n", ok);
 		}
 	}
@@ -162,7 +136,7 @@ static void devices(FILE *f, const struct extres_view_resource *res, size_t n,
 	       "Devices the mount serves for the resource.");
 	for (i = 0; i < n; i++) {
 		fputs("extres_devices{", f);
-		label_str(f, 1, "resource", res[i].name);
+		label(f, 1, "resource", res[i].name);
 		fprintf(f, "} %zu\n", res[i].n_infos);
 	}
 	family(f, "extres_devices_wanted", "gauge",
@@ -171,7 +145,7 @@ static void devices(FILE *f, const struct extres_view_resource *res, size_t n,
 		if (pools && pools[i])
 			continue;
 		fputs("extres_devices_wanted{", f);
-		label_str(f, 1, "resource", res[i].name);
+		label(f, 1, "resource", res[i].name);
 		fprintf(f, "} %" PRIu64 "\n", res[i].configured.min);
 	}
 }
@@ -215,7 +189,7 @@ static void holders(FILE *f, const struct extres_view_resource *res, size_t n,
 	family(f, "extres_holders", "gauge",
 	       "Lines of the resource's coordination file whose owner is live, by kind.");
 	for (i = 0; i < n; i++) {
-		for (k = 0; k < sizeof(kinds) / sizeof(*kinds); k++) {
+		for (k = 0; k < ARRAY_SIZE(kinds); k++) {
 			count = 0;
 			for (j = 0; h && j < h->n; j++)
 				if (h->items[j].kind == kinds[k] &&
@@ -224,9 +198,8 @@ static void holders(FILE *f, const struct extres_view_resource *res, size_t n,
 					    0)
 					count++;
 			fputs("extres_holders{", f);
-			label_str(f, 1, "resource", res[i].name);
-			label_str(f, 0, "kind",
-				  extres_holder_kind_name(kinds[k]));
+			label(f, 1, "resource", res[i].name);
+			label(f, 0, "kind", extres_holder_kind_name(kinds[k]));
 			fprintf(f, "} %zu\n", count);
 		}
 	}
@@ -239,7 +212,7 @@ static void holders(FILE *f, const struct extres_view_resource *res, size_t n,
 			    strcmp(h->items[j].resource, res[i].name) == 0)
 				count++;
 		fputs("extres_stale_holders{", f);
-		label_str(f, 1, "resource", res[i].name);
+		label(f, 1, "resource", res[i].name);
 		fprintf(f, "} %zu\n", count);
 	}
 }

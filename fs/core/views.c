@@ -122,8 +122,8 @@ static const char *device_item(const struct extres_driver_info *d,
 }
 
 /* The driver's form is used only when every info has it; else indexes. */
-static const struct extres_driver_info *
-device_form(const struct extres_view_resource *r)
+const struct extres_driver_info *
+extres_view_device_form(const struct extres_view_resource *r)
 {
 	char buf[ROCM_UUID_LEN + 1];
 	size_t i;
@@ -178,19 +178,14 @@ static void add_export(struct text *t, const char *var,
 	add(t, "'\n");
 }
 
-/* The resource's device variable: configured, else the driver's. */
-static const char *device_var(const struct extres_view_resource *r)
+const char *extres_view_device_var(const struct extres_view_resource *r)
 {
 	return extres_env_var(r->driver_info ? r->driver_info->env_var : NULL,
 			      r->env_var);
 }
 
-const char *extres_view_device_var(const struct extres_view_resource *r)
-{
-	return device_var(r);
-}
-
-int extres_view_env_values(const struct extres_view_resource *r, size_t first,
+int extres_view_env_values(const struct extres_view_resource *r,
+			   const struct extres_driver_info *form, size_t first,
 			   size_t count, char **ret_indexes, char **ret_devices)
 {
 	struct text indexes = { 0 }, devices = { 0 };
@@ -198,14 +193,14 @@ int extres_view_env_values(const struct extres_view_resource *r, size_t first,
 	int err;
 
 	add_items(&indexes, r, NULL, first, count, 0);
-	if (device_var(r))
-		add_items(&devices, r, device_form(r), first, count, 0);
+	if (extres_view_device_var(r))
+		add_items(&devices, r, form, first, count, 0);
 	err = text_finish(&indexes, ret_indexes, &len);
 	if (err < 0) {
 		free(devices.data);
 		return err;
 	}
-	if (!device_var(r)) {
+	if (!extres_view_device_var(r)) {
 		*ret_devices = NULL;
 		return 0;
 	}
@@ -224,13 +219,13 @@ int extres_view_env(const struct extres_view_resource *res, size_t n,
 
 	/* The name is written as shell code, unquoted: check it first. */
 	for (i = 0; i < n; i++) {
-		const char *var = device_var(&res[i]);
+		const char *var = extres_view_device_var(&res[i]);
 
 		if (var && extres_check_env_var_name(var) < 0)
 			return -EINVAL;
 	}
 	for (i = 0; i < n && !t.error; i++) {
-		const char *var = device_var(&res[i]);
+		const char *var = extres_view_device_var(&res[i]);
 
 		if (extres_env_indexes_var(res[i].name, &indexes) < 0) {
 			t.error = -ENOMEM;
@@ -239,7 +234,8 @@ int extres_view_env(const struct extres_view_resource *res, size_t n,
 		add_export(&t, indexes, &res[i], NULL);
 		free(indexes);
 		if (var)
-			add_export(&t, var, &res[i], device_form(&res[i]));
+			add_export(&t, var, &res[i],
+				   extres_view_device_form(&res[i]));
 	}
 	return text_finish(&t, ret_text, ret_len);
 }

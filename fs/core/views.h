@@ -79,15 +79,21 @@ int extres_view_env(const struct extres_view_resource *res, size_t n,
  * default), or NULL when it has none. Points into `r`. */
 const char *extres_view_device_var(const struct extres_view_resource *r);
 
+/* The form r's device variable takes, chosen over all of r's infos as
+ * .meta/env chooses it: the driver's (env_property) when every info has
+ * it, else NULL for indexes. A scan of every info: ask once per resource. */
+const struct extres_driver_info *
+extres_view_device_form(const struct extres_view_resource *r);
+
 /*
  * The values .meta/env would give r's variables if r held only its infos
  * [first, first + count), unquoted: *ret_indexes for EXTRES_<NAME>_INDEXES
  * and *ret_devices for the device variable, or NULL when there is none.
- * The driver's form is chosen over all of r's infos, as .meta/env chooses
- * it, so that a device reads the same here and there. Both malloc'd; 0, or
- * -ENOMEM with both untouched.
+ * `form` is extres_view_device_form(r), so that a device reads the same
+ * here and there. Both malloc'd; 0, or -ENOMEM with both untouched.
  */
-int extres_view_env_values(const struct extres_view_resource *r, size_t first,
+int extres_view_env_values(const struct extres_view_resource *r,
+			   const struct extres_driver_info *form, size_t first,
 			   size_t count, char **ret_indexes,
 			   char **ret_devices);
 

@@ -25,6 +25,7 @@
 
 #include "ctl/ctl.h"
 #include "base/err.h"
+#include "base/fileio.h"
 #include "base/log.h"
 #include "base/text.h"
 #include "config/name.h"
@@ -100,6 +101,7 @@ static int hex4(const char *p, unsigned *ret)
 	return 0;
 }
 
+/* A code point below U+10000 (what \uXXXX carries) in UTF-8. */
 static void put_utf8(FILE *f, unsigned cp)
 {
 	if (cp < 0x80) {
@@ -107,25 +109,22 @@ static void put_utf8(FILE *f, unsigned cp)
 	} else if (cp < 0x800) {
 		fputc((int)(0xc0 | cp >> 6), f);
 		fputc((int)(0x80 | (cp & 0x3f)), f);
-	} else if (cp < 0x10000) {
-		fputc((int)(0xe0 | cp >> 12), f);
-		fputc((int)(0x80 | ((cp >> 6) & 0x3f)), f);
-		fputc((int)(0x80 | (cp & 0x3f)), f);
 	} else {
-		fputc((int)(0xf0 | cp >> 18), f);
-		fputc((int)(0x80 | ((cp >> 12) & 0x3f)), f);
+		fputc((int)(0xe0 | cp >> 12), f);
 		fputc((int)(0x80 | ((cp >> 6) & 0x3f)), f);
 		fputc((int)(0x80 | (cp & 0x3f)), f);
 	}
 }
 
 /* The JSON string at *p (at its opening quote) decoded into *ret; *p moves
- * past the closing quote. 0, -EINVAL or -ENOMEM. */
+ * past the closing quote. Only what base/json.c writes is decoded: its
+ * escapes, and \uXXXX for controls and U+2028/9 (nothing past U+FFFF, which
+ * it writes as UTF-8). 0, -EINVAL or -ENOMEM. */
 static int json_string(const char **p, char **ret)
 {
-	static const char esc[] = "\"\"\\\\//b\bf\fn\nr\rt\t";
+	static const char esc[] = "\"\"\\\\b\bf\fn\nr\rt\t";
 	const char *s = *p, *e;
-	unsigned cp, lo;
+	unsigned cp;
 	size_t len = 0;
 	char *out = NULL;
 	FILE *f;
@@ -143,13 +142,6 @@ static int json_string(const char **p, char **ret)
 		s++;
 		if (*s == 'u' && hex4(s + 1, &cp) == 0) {
 			s += 5;
-			if (cp >= 0xd800 && cp < 0xdc00 && s[0] == '\\' &&
-			    s[1] == 'u' && hex4(s + 2, &lo) == 0 &&
-			    lo >= 0xdc00 && lo < 0xe000) {
-				cp = 0x10000 + ((cp - 0xd800) << 10) +
-				     (lo - 0xdc00);
-				s += 6;
-			}
 			put_utf8(f, cp);
 			continue;
 		}
@@ -240,8 +232,6 @@ static int write_spec(const char *dir, const struct spec *s,
 {
 	char *tmp = NULL, *path = NULL;
 	int fd = -1, r = 0;
-	ssize_t w = 0;
-	size_t done;
 
 	if (asprintf(&path, "%s/" FILE_PREFIX "%s" FILE_SUFFIX, dir, s->name) <
 	    0) {
@@ -262,12 +252,13 @@ static int write_spec(const char *dir, const struct spec *s,
 		tmp = NULL;
 		goto out;
 	}
-	for (done = 0; done < s->len && w >= 0; done += (size_t)w)
-		w = write(fd, s->text + done, s->len - done);
-	if (w >= 0)
-		w = write(fd, "\n", 1);
-	if (w < 0 || fchmod(fd, 0644) < 0 || fsync(fd) < 0) {
-		r = extres_err_set(err, errno, "%s: %s", tmp, strerror(errno));
+	r = extres_write_all(fd, s->text, s->len);
+	if (r == 0)
+		r = extres_write_all(fd, "\n", 1);
+	if (r == 0 && (fchmod(fd, 0644) < 0 || fsync(fd) < 0))
+		r = -errno;
+	if (r < 0) {
+		r = extres_err_set(err, -r, "%s: %s", tmp, strerror(-r));
 		goto out;
 	}
 	r = close(fd);

@@ -102,7 +102,7 @@ static int check_amount(const struct extres_config *cfg,
 	if (extres_amount_is_exact(&res->amount))
 		return 0;
 	extres_amount_format(&res->amount, form);
-	if (strcmp(form, "all") == 0) {
+	if (extres_amount_is_all(&res->amount)) {
 		extres_log(
 			EXTRES_LOG_ERR,
 			"%s: resource '%s': amount 'all' cannot be requested from %s: %s asks for an exact number of devices, and 'all' is whatever the node has; set external-resource.%s.amount to a number, or a range N-M to request its minimum",

@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "base/fileio.h"
 #include "base/text.h"
 #include "ctl/run.h"
 #include "os/proc.h"
@@ -141,22 +142,6 @@ int run_child_spawn(char *const argv[], const sigset_t *old_mask,
 	return 0;
 }
 
-static int write_all(int fd, const char *buf, size_t len)
-{
-	ssize_t n;
-
-	while (len) {
-		n = write(fd, buf, len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		buf += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 /* The message: the environment, the CPUs, go. */
 static int send_message(int fd, char *const env[], const cpu_set_t *cpus)
 {
@@ -176,7 +161,7 @@ static int send_message(int fd, char *const env[], const cpu_set_t *cpus)
 	r = extres_memstream_close(m, &buf);
 	if (r < 0)
 		return r;
-	r = write_all(fd, buf, len);
+	r = extres_write_all(fd, buf, len);
 	free(buf);
 	return r;
 }

@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/magic.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -30,9 +31,6 @@
 #define VALUE_MAX (64 * 1024 + 1)
 /* How long past --timeout a daemon that does not answer may hold us. */
 #define SLACK_S 2
-
-/* statfs(2)'s f_type of a FUSE file system ("FUse" backwards). */
-#define FUSE_SUPER_MAGIC 0x65735546
 
 static void usage_watch(FILE *out)
 {
@@ -57,9 +55,10 @@ static void usage_watch(FILE *out)
 		"errors.\n");
 }
 
-/* The file's value now: its content without the final newline. Returns an
- * open descriptor to wait on, or -1 after saying why. */
-static int read_value(const char *path, char **ret)
+/* Open the file to wait on, and with `ret`, read its value now: its
+ * content without the final newline. Returns the descriptor, or -1 after
+ * saying why. */
+static int open_value(const char *path, char **ret)
 {
 	struct statfs fs;
 	size_t len = 0;
@@ -79,6 +78,8 @@ static int read_value(const char *path, char **ret)
 		close(fd);
 		return -1;
 	}
+	if (!ret)
+		return fd;
 	r = extres_read_all(fd, VALUE_MAX, ret, &len);
 	if (r < 0) {
 		extres_log(EXTRES_LOG_ERR, "%s: %s", path, strerror(-r));
@@ -133,6 +134,7 @@ int extres_ctl_watch(int argc, char *argv[])
 	char *value = NULL;
 	const char *path;
 	int c, fd, follow = 0, r, status = 1;
+	unsigned long changes;
 	long timeout = 0;
 
 	optind = 0;
@@ -173,18 +175,21 @@ int extres_ctl_watch(int argc, char *argv[])
 		alarm((unsigned)timeout + SLACK_S);
 	}
 
-	fd = read_value(path, &value);
-	if (fd < 0)
-		return 1;
-	if (follow) {
-		printf("%s\n", value);
-		fflush(stdout);
-	}
-	for (;;) {
+	/* Without --follow the value before the change is not shown. */
+	fd = open_value(path, follow ? &value : NULL);
+	for (changes = 0; fd >= 0; changes++) {
+		if (value) {
+			printf("%s\n", value);
+			free(value);
+			value = NULL;
+			if (fflush(stdout) != 0)
+				break;
+		}
+		if (changes && !follow) {
+			status = 0;
+			break;
+		}
 		r = wait_change(path, fd, deadline);
-		close(fd);
-		free(value);
-		value = NULL;
 		if (r <= 0) {
 			/* A follower's timeout ends it as asked. */
 			status = r == 0 && follow ? 0 : 1;
@@ -194,16 +199,11 @@ int extres_ctl_watch(int argc, char *argv[])
 					   timeout);
 			break;
 		}
-		fd = read_value(path, &value);
-		if (fd < 0)
-			break;
-		printf("%s\n", value);
-		if (fflush(stdout) != 0 || !follow) {
-			status = ferror(stdout) ? 1 : 0;
-			close(fd);
-			free(value);
-			break;
-		}
+		close(fd);
+		fd = open_value(path, &value);
 	}
+	if (fd >= 0)
+		close(fd);
+	free(value);
 	return extres_ctl_flush_stdout(status);
 }

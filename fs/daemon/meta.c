@@ -31,7 +31,8 @@ static size_t count_conflicts(const struct extresd *d)
 /* The text of .meta/status: `key value` lines, stable for scripts. Written
  * to one stream: rebuilding the text for every conflict line made it
  * quadratic in their number. */
-static int status_text(const struct extresd *d, char **ret, size_t *ret_len)
+static int status_text(const struct extresd *d, size_t conflicts, char **ret,
+		       size_t *ret_len)
 {
 	const char *p, *nl;
 	size_t count, len = 0, i, j;
@@ -51,7 +52,7 @@ static int status_text(const struct extresd *d, char **ret, size_t *ret_len)
 		(int)getpid(), d->config->path, d->generation, d->reloads,
 		d->last_reload);
 	/* One "conflict ..." line each, after the count. */
-	fprintf(f, "conflicts %zu\n", count_conflicts(d));
+	fprintf(f, "conflicts %zu\n", conflicts);
 	for (p = d->conflicts; p && (nl = strchr(p, '\n')); p = nl + 1)
 		fprintf(f, "conflict %.*s\n", (int)(nl - p), p);
 	/* Devices held while their driver says they are sick: kept (the
@@ -106,37 +107,6 @@ static int node_exists(const char *path, void *arg)
 	return lstat(path, &st) == 0 && S_ISCHR(st.st_mode);
 }
 
-/* .meta/cdi.json for the resources this mount owns (`own`, n_own of them,
- * in config order, which `d` holds for all). */
-static int cdi_text(const struct extresd *d,
-		    const struct extres_view_resource *own, size_t n_own,
-		    char **ret_text, size_t *ret_len)
-{
-	struct extres_cdi_resource *cdi;
-	size_t i, k = 0;
-	int r;
-
-	cdi = calloc(n_own ? n_own : 1, sizeof(*cdi));
-	if (!cdi)
-		return -ENOMEM;
-	for (i = 0; i < d->allocs->n && k < n_own; i++) {
-		const struct extres_resource_config *rc =
-			&d->config->resources[i];
-
-		if (rc->pool)
-			continue;
-		cdi[k] = (struct extres_cdi_resource){
-			.view = &own[k],
-			.kind = rc->cdi_kind,
-			.key = rc->coordination_key,
-		};
-		k++;
-	}
-	r = extres_view_cdi(cdi, k, node_exists, NULL, ret_text, ret_len);
-	free(cdi);
-	return r;
-}
-
 int extresd_meta_files(const struct extresd *d,
 		       struct extres_snapshot_file files[EXTRESD_N_META],
 		       char *text[EXTRESD_N_META])
@@ -154,16 +124,15 @@ int extresd_meta_files(const struct extresd *d,
 	};
 	struct extres_view_resource *views, *own;
 	size_t len[N_META] = { 0 }, i, n_own = 0;
+	struct extres_cdi_resource *cdi;
 	unsigned char *pools;
-	int r;
+	int r = -ENOMEM;
 
 	views = calloc(d->allocs->n ? d->allocs->n * 2 : 1, sizeof(*views));
 	pools = calloc(d->allocs->n ? d->allocs->n : 1, 1);
-	if (!views || !pools) {
-		free(views);
-		free(pools);
-		return -ENOMEM;
-	}
+	cdi = calloc(d->allocs->n ? d->allocs->n : 1, sizeof(*cdi));
+	if (!views || !pools || !cdi)
+		goto out;
 	own = views + d->allocs->n;
 	for (i = 0; i < d->allocs->n; i++) {
 		const struct extres_resource_config *rc =
@@ -181,10 +150,18 @@ int extresd_meta_files(const struct extresd *d,
 		views[i].n_infos = d->allocs->items[i]->n;
 		/* A pool's devices are the node's, not this mount's: no
 		 * program should take them all from .meta/env. */
-		if (!rc->pool)
-			own[n_own++] = views[i];
+		if (rc->pool)
+			continue;
+		own[n_own] = views[i];
+		cdi[n_own] = (struct extres_cdi_resource){
+			.view = &own[n_own],
+			.kind = rc->cdi_kind,
+			.key = rc->coordination_key,
+		};
+		n_own++;
 	}
-	r = status_text(d, &text[META_STATUS], &len[META_STATUS]);
+	r = status_text(d, counters.conflicts, &text[META_STATUS],
+			&len[META_STATUS]);
 	if (r == 0)
 		r = extres_view_env(own, n_own, &text[META_ENV],
 				    &len[META_ENV]);
@@ -202,7 +179,8 @@ int extresd_meta_files(const struct extresd *d,
 	/* Like .meta/env, only what this mount took: a pool's devices are
 	 * leased one by one, not handed to any container that asks. */
 	if (r == 0)
-		r = cdi_text(d, own, n_own, &text[META_CDI], &len[META_CDI]);
+		r = extres_view_cdi(cdi, n_own, node_exists, NULL,
+				    &text[META_CDI], &len[META_CDI]);
 	if (r == 0 && d->holders_text) {
 		text[META_HOLDERS] = malloc(d->holders_len + 1);
 		if (text[META_HOLDERS]) {
@@ -223,7 +201,9 @@ int extresd_meta_files(const struct extresd *d,
 	for (i = 0; i < N_META; i++)
 		files[i] = (struct extres_snapshot_file){ names[i], text[i],
 							  len[i], perms[i] };
+out:
 	free(views);
 	free(pools);
+	free(cdi);
 	return r;
 }

@@ -23,8 +23,6 @@
 #define NOT_RESPONDING "extresd at %s is not responding (no answer within %d s)"
 #define LOCK_RETRY_MS 20
 
-static int read_mountinfo(char **ret, struct extres_err *err);
-
 /* Decode mountinfo's octal escapes in place. */
 static void unescape(char *s)
 {
@@ -126,26 +124,6 @@ int extres_mountinfo_lookup_owner(const char *mountinfo, const char *path,
 	return 0;
 }
 
-int extres_mountpoint_owner(const char *mnt, long *ret_owner,
-			    struct extres_err *err)
-{
-	char *info = NULL, *fstype = NULL;
-	int r;
-
-	r = read_mountinfo(&info, err);
-	if (r < 0)
-		return r;
-	r = extres_mountinfo_lookup_owner(info, mnt, &fstype, ret_owner);
-	free(info);
-	free(fstype);
-	if (r < 0)
-		return extres_err_set(err, ENOMEM, "out of memory");
-	if (r == 0)
-		return extres_err_set(err, ENOENT, "nothing is mounted at %s",
-				      mnt);
-	return 0;
-}
-
 static int read_mountinfo(char **ret, struct extres_err *err)
 {
 	size_t len;
@@ -241,21 +219,37 @@ int extres_mountpoint_resolve(const char *path, int create, char **ret,
 	return extres_mountpoint_absolute(path, ret, err);
 }
 
-/* 1 with *ret_fstype when something is mounted at `mnt`, 0 when nothing. */
-static int mounted_fstype(const char *mnt, char **ret_fstype,
+/* 1 with *ret_fstype (and *ret_owner, see extres_mountinfo_lookup_owner())
+ * when something is mounted at `mnt`, 0 when nothing. */
+static int mounted_fstype(const char *mnt, char **ret_fstype, long *ret_owner,
 			  struct extres_err *err)
 {
 	char *info = NULL;
+	long owner;
 	int r;
 
 	r = read_mountinfo(&info, err);
 	if (r < 0)
 		return r;
-	r = extres_mountinfo_lookup(info, mnt, ret_fstype);
+	r = extres_mountinfo_lookup_owner(info, mnt, ret_fstype,
+					  ret_owner ? ret_owner : &owner);
 	free(info);
 	if (r < 0)
 		return extres_err_set(err, ENOMEM, "out of memory");
 	return r;
+}
+
+int extres_mountpoint_owner(const char *mnt, long *ret_owner,
+			    struct extres_err *err)
+{
+	char *fstype = NULL;
+	int r = mounted_fstype(mnt, &fstype, ret_owner, err);
+
+	free(fstype);
+	if (r == 0)
+		return extres_err_set(err, ENOENT, "nothing is mounted at %s",
+				      mnt);
+	return r < 0 ? r : 0;
 }
 
 /* In the probe's child: statfs always reaches the daemon (stat may be
@@ -319,7 +313,7 @@ int extres_mountpoint_lock(const char *mnt, const char *dir, int wait_ms,
 		 * Before that it may still fail, and after its unmount it
 		 * only releases what it took: either way, worth a short
 		 * wait rather than a refusal. */
-		r = mounted_fstype(mnt, &fstype, err);
+		r = mounted_fstype(mnt, &fstype, NULL, err);
 		if (r < 0)
 			break;
 		served = r == 1 && strcmp(fstype, OUR_FSTYPE) == 0;
@@ -359,7 +353,7 @@ int extres_mountpoint_prepare(const char *mnt, int (*stop_requested)(void),
 	for (;;) {
 		free(fstype);
 		fstype = NULL;
-		r = mounted_fstype(mnt, &fstype, err);
+		r = mounted_fstype(mnt, &fstype, NULL, err);
 		if (r < 0)
 			goto out;
 		if (r == 0)
@@ -407,7 +401,7 @@ int extres_mountpoint_check_live(const char *mnt, struct extres_err *err)
 	struct statfs sfs;
 	int r;
 
-	r = mounted_fstype(mnt, &fstype, err);
+	r = mounted_fstype(mnt, &fstype, NULL, err);
 	if (r < 0)
 		return r;
 	if (r == 0)
