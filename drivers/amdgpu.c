@@ -67,6 +67,7 @@
 #include "amdgpu_health.h"
 #include "sysfs_util.h"
 #include "lib/identity.h"
+#include "lib/text.h"
 
 #define KFD_NODES "/class/kfd/kfd/topology/nodes"
 
@@ -125,25 +126,6 @@ static void amdgpu_free(struct amdgpu *a)
 }
 
 /* Decimal, digits only, within uint64_t: what KFD prints. */
-static int parse_u64(const char *s, size_t len, uint64_t *ret)
-{
-	unsigned long long v;
-	char text[24], *end;
-
-	if (len == 0 || len >= sizeof(text))
-		return -EINVAL;
-	memcpy(text, s, len);
-	text[len] = '\0';
-	if (!(text[0] >= '0' && text[0] <= '9'))
-		return -EINVAL;
-	errno = 0;
-	v = strtoull(text, &end, 10);
-	if (errno != 0 || *end != '\0')
-		return -EINVAL;
-	*ret = v;
-	return 0;
-}
-
 static int32_t amdgpu_open(const struct extres_host *host,
 			   const struct extres_param *params, void **ret_handle)
 {
@@ -219,7 +201,7 @@ static int32_t list_nodes(struct scan *s, const char *nodes_path,
 		if (strcmp(de->d_name, ".") == 0 ||
 		    strcmp(de->d_name, "..") == 0)
 			continue;
-		if (parse_u64(de->d_name, strlen(de->d_name), &id) < 0 ||
+		if (text_parse_u64(de->d_name, strlen(de->d_name), &id) < 0 ||
 		    id > UINT32_MAX) {
 			host->log(host, EXTRES_LOG_WARNING,
 				  "%s/%s: not a KFD node number; ignored",
@@ -297,7 +279,8 @@ static int read_properties(struct scan *s, struct kfd_node *node)
 				continue;
 			/* A malformed value counts as missing, and is
 			 * reported as such by the caller. */
-			if (parse_u64(v, (size_t)(v_end - v), &value) == 0) {
+			if (text_parse_u64(v, (size_t)(v_end - v), &value) ==
+			    0) {
 				node->value[i] = value;
 				node->seen |= 1u << i;
 			} else {
@@ -392,7 +375,7 @@ static int32_t add_drm(struct scan *s, const struct kfd_node *node,
 		r = read_dev_attr(s, node, gpu, dev, "mem_info_vram_total",
 				  "memory.total", &value);
 	if (r == 0 && value) {
-		if (parse_u64(value, strlen(value), &bytes) < 0)
+		if (text_parse_u64(value, strlen(value), &bytes) < 0)
 			host->log(
 				host, EXTRES_LOG_WARNING,
 				"GPU %" PRIu64 " (KFD node %" PRIu32

@@ -17,27 +17,44 @@
 #include <unistd.h>
 
 #include "amdgpu_health.h"
+#include "lib/text.h"
 
-static int compare_names(const void *a, const void *b)
+#define ERR_COUNT "_err_count"
+
+/* By name, but umc first: it is the memory, the usual fault. */
+static int compare_blocks(const void *a, const void *b)
 {
-	return strcmp(*(char *const *)a, *(char *const *)b);
+	const char *x = *(char *const *)a, *y = *(char *const *)b;
+	int x_umc = strcmp(x, "umc") == 0, y_umc = strcmp(y, "umc") == 0;
+
+	if (x_umc != y_umc)
+		return y_umc - x_umc;
+	return strcmp(x, y);
+}
+
+/* The length of <block> in a "<block>_err_count" file name, or 0. */
+static size_t block_len(const char *name)
+{
+	size_t len = strlen(name), suffix = strlen(ERR_COUNT);
+
+	if (len <= suffix || strcmp(name + len - suffix, ERR_COUNT) != 0)
+		return 0;
+	return len - suffix;
 }
 
 /* The "ue: N" of a RAS error count file: 1 when N > 0, else 0. */
 static int has_ue(const char *file, struct sysfs_buf *buf)
 {
 	const char *p, *why;
-	unsigned long long n;
-	char *end;
+	uint64_t n;
 
 	if (sysfs_read(file, buf, &why) < 0)
 		return 0;
 	for (p = buf->data; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : p) {
 		if (strncmp(p, "ue: ", 4) != 0 || !(p[4] >= '0' && p[4] <= '9'))
 			continue;
-		errno = 0;
-		n = strtoull(p + 4, &end, 10);
-		return errno == 0 && (*end == '\n' || *end == '\0') && n > 0;
+		return text_parse_u64(p + 4, strcspn(p + 4, "\n"), &n) == 0 &&
+		       n > 0;
 	}
 	return 0;
 }
@@ -91,25 +108,17 @@ int32_t amdgpu_add_health(struct extres_sink *sink, const char *dev,
 		return 0;
 	}
 	while ((e = readdir(d)) && n < sizeof(names) / sizeof(names[0])) {
-		len = strlen(e->d_name);
-		if (len > 10 &&
-		    strcmp(e->d_name + len - 10, "_err_count") == 0 &&
-		    !(names[n] = strndup(e->d_name, len - 10)))
+		len = block_len(e->d_name);
+		if (len == 0)
+			continue;
+		names[n] = strndup(e->d_name, len);
+		if (!names[n])
 			goto out;
-		n += len > 10 &&
-		     strcmp(e->d_name + len - 10, "_err_count") == 0;
+		n++;
 	}
-	/* umc first: it is the memory, the usual fault. */
-	qsort(names, n, sizeof(names[0]), compare_names);
-	for (i = 0; i < n; i++)
-		if (strcmp(names[i], "umc") == 0 && i > 0) {
-			char *umc = names[i];
-
-			memmove(names + 1, names, i * sizeof(names[0]));
-			names[0] = umc;
-		}
+	qsort(names, n, sizeof(names[0]), compare_blocks);
 	for (i = 0; i < n; i++) {
-		if (asprintf(&file, "%s/%s_err_count", dir, names[i]) < 0) {
+		if (asprintf(&file, "%s/%s" ERR_COUNT, dir, names[i]) < 0) {
 			file = NULL;
 			goto out;
 		}

@@ -159,18 +159,29 @@ static int32_t nvml_failed(const struct nvml *n, int sym, nvml_return rc)
 	return nvml_errno(rc);
 }
 
-/* A property NVML could not give: left out. "Not supported" is what many
- * boards answer for some fields (serial on GeForce), so it is only debug. */
-void nvml_absent(const struct nvml *n, unsigned int gpu, const char *key,
-		 int sym, nvml_return rc)
+/* "Not supported" is what many boards answer for some calls (serial on
+ * GeForce), so it is only debug. */
+void nvml_log_rc(const struct nvml *n, int sym, nvml_return rc, const char *fmt,
+		 ...)
 {
-	char buf[32];
+	char what[256], buf[32];
+	va_list ap;
 
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
 	n->host->log(n->host,
 		     rc == NVML_ERROR_NOT_SUPPORTED ? EXTRES_LOG_DEBUG :
 						      EXTRES_LOG_INFO,
-		     "GPU %u: no %s: %s: %s", gpu, key, n->sym[sym].name,
+		     "%s: %s: %s", what, n->sym[sym].name,
 		     nvml_strerror(n, rc, buf, sizeof(buf)));
+}
+
+/* A property NVML could not give: left out. */
+void nvml_absent(const struct nvml *n, unsigned int gpu, const char *key,
+		 int sym, nvml_return rc)
+{
+	nvml_log_rc(n, sym, rc, "GPU %u: no %s", gpu, key);
 }
 
 /* The core refuses empty values and newlines; such a value is no value. */
@@ -208,7 +219,6 @@ void nvml_request_refresh(const struct nvml *n)
 /* The same for every GPU, so asked once; "" when NVML cannot say. */
 static void get_driver_version(const struct nvml *n, char *buf, size_t size)
 {
-	char why[32];
 	nvml_return rc;
 
 	buf[0] = '\0';
@@ -218,20 +228,18 @@ static void get_driver_version(const struct nvml *n, char *buf, size_t size)
 		buf, (unsigned int)size);
 	buf[size - 1] = '\0';
 	if (rc != NVML_SUCCESS) {
-		n->host->log(n->host,
-			     rc == NVML_ERROR_NOT_SUPPORTED ? EXTRES_LOG_DEBUG :
-							      EXTRES_LOG_INFO,
-			     "no driver_version on any GPU: %s: %s",
-			     n->sym[SYM_DRIVER_VERSION].name,
-			     nvml_strerror(n, rc, why, sizeof(why)));
+		nvml_log_rc(n, SYM_DRIVER_VERSION, rc,
+			    "no driver_version on any GPU");
 		buf[0] = '\0';
 	}
 }
 
-/* Each GPU's handle, NVML index and PCI address, for what relates GPUs to
- * each other (NVLink). Failures are reported where each property is. */
+/* Each GPU's handle, NVML index and PCI address, asked once: for its
+ * properties, and for what relates GPUs to each other (NVLink). Failures
+ * are reported where each property is; a call the library lacks is
+ * NVML_ERROR_FUNCTION_NOT_FOUND, and quiet there. */
 static void enumerate(const struct nvml *n, struct nvml_gpu *gpus,
-		      nvml_return *handle_rc, unsigned int count)
+		      unsigned int count)
 {
 	unsigned int gpu;
 
@@ -239,19 +247,22 @@ static void enumerate(const struct nvml *n, struct nvml_gpu *gpus,
 		struct nvml_gpu *g = &gpus[gpu];
 
 		g->index = gpu;
-		handle_rc[gpu] =
+		g->index_rc = g->pci_rc = NVML_ERROR_FUNCTION_NOT_FOUND;
+		g->handle_rc =
 			((nvml_handle_fn)n->sym[SYM_HANDLE].addr)(gpu, &g->dev);
-		if (handle_rc[gpu] != NVML_SUCCESS) {
+		if (g->handle_rc != NVML_SUCCESS) {
 			g->dev = NULL;
 			continue;
 		}
-		if (n->sym[SYM_INDEX].addr &&
-		    ((nvml_uint_fn)n->sym[SYM_INDEX].addr)(g->dev, &g->index) !=
-			    NVML_SUCCESS)
-			g->index = gpu;
-		g->have_pci = n->sym[SYM_PCI].addr &&
-			      ((nvml_pci_fn)n->sym[SYM_PCI].addr)(
-				      g->dev, &g->pci) == NVML_SUCCESS;
+		if (n->sym[SYM_INDEX].addr) {
+			g->index_rc = ((nvml_uint_fn)n->sym[SYM_INDEX].addr)(
+				g->dev, &g->index);
+			if (g->index_rc != NVML_SUCCESS)
+				g->index = gpu;
+		}
+		if (n->sym[SYM_PCI].addr)
+			g->pci_rc = ((nvml_pci_fn)n->sym[SYM_PCI].addr)(
+				g->dev, &g->pci);
 	}
 }
 
@@ -261,7 +272,7 @@ static int32_t nvml_discover(void *handle, struct extres_sink *sink)
 	char driver_version[NVML_STRING_MAX], buf[32];
 	unsigned int count = 0, gpu;
 	struct nvml_gpu *gpus = NULL;
-	nvml_return rc, *handle_rc = NULL;
+	nvml_return rc;
 	int32_t r = 0;
 
 	rc = ((nvml_void_fn)n->sym[SYM_INIT].addr)();
@@ -277,13 +288,12 @@ static int32_t nvml_discover(void *handle, struct extres_sink *sink)
 	 * needs events before there are devices to show. */
 	nvml_events_start(n, count);
 	gpus = calloc(count ? count : 1, sizeof(*gpus));
-	handle_rc = calloc(count ? count : 1, sizeof(*handle_rc));
-	if (!gpus || !handle_rc) {
+	if (!gpus) {
 		n->host->error(n->host, "out of memory");
 		r = -ENOMEM;
 		goto out;
 	}
-	enumerate(n, gpus, handle_rc, count);
+	enumerate(n, gpus, count);
 	r = nvml_nvlink_peers(n, gpus, count);
 	if (r < 0) {
 		n->host->error(n->host, "out of memory");
@@ -291,14 +301,12 @@ static int32_t nvml_discover(void *handle, struct extres_sink *sink)
 	}
 	get_driver_version(n, driver_version, sizeof(driver_version));
 	for (gpu = 0; gpu < count && r == 0; gpu++)
-		r = nvml_report_gpu(n, sink, &gpus[gpu], gpu, handle_rc[gpu],
-				    driver_version);
+		r = nvml_report_gpu(n, sink, &gpus[gpu], gpu, driver_version);
 out:
 	if (gpus)
 		for (gpu = 0; gpu < count; gpu++)
 			free(gpus[gpu].peers);
 	free(gpus);
-	free(handle_rc);
 	rc = ((nvml_void_fn)n->sym[SYM_SHUTDOWN].addr)();
 	if (rc != NVML_SUCCESS)
 		n->host->log(n->host, EXTRES_LOG_WARNING, "%s: %s failed: %s",

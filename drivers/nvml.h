@@ -82,12 +82,18 @@ struct nvml {
 	int events_tried;
 };
 
-/* One GPU of a discovery, by NVML enumeration position. */
+/* One GPU of a discovery, by NVML enumeration position, as nvml.c's
+ * enumerate() asked NVML once: each answer with NVML's return code, for
+ * the message of whatever shows it. */
 struct nvml_gpu {
-	nvml_device dev; /* NULL: NVML gave no handle, skipped */
-	unsigned int index; /* NVML's index, as the `index` property */
-	int have_pci;
-	struct nvml_pci_info pci;
+	nvml_device dev; /* NULL: NVML gave no handle (handle_rc), skipped */
+	nvml_return handle_rc;
+	/* NVML's index, as the `index` property; the enumeration position
+	 * where index_rc is not NVML_SUCCESS */
+	unsigned int index;
+	nvml_return index_rc;
+	struct nvml_pci_info pci; /* valid where pci_rc is NVML_SUCCESS */
+	nvml_return pci_rc;
 	/* nvlink.peers: malloc'd, "" for none; NULL when NVML cannot say */
 	char *peers;
 };
@@ -95,6 +101,12 @@ struct nvml_gpu {
 /* NVML's words for `rc`, or "NVML error N" in `buf`. */
 const char *nvml_strerror(const struct nvml *n, nvml_return rc, char *buf,
 			  size_t size);
+
+/* Log the message printed with `fmt`, then ": <sym's name>: <rc's words>";
+ * debug for "not supported", which many boards answer for some calls,
+ * info otherwise. */
+void nvml_log_rc(const struct nvml *n, int sym, nvml_return rc, const char *fmt,
+		 ...) __attribute__((format(printf, 4, 5)));
 
 /* Log that property `key` of GPU `gpu` is left out because `sym` failed:
  * debug for "not supported", info otherwise. */
@@ -151,32 +163,35 @@ int32_t nvml_nvlink_peers(const struct nvml *n, struct nvml_gpu *gpus,
 			  unsigned int count);
 
 /* GPU `gpu` of a discovery as param.mig wants it (nvml_gpu.c); one whose
- * handle NVML refused (`handle_rc`) is skipped with a warning. */
+ * handle NVML refused is skipped with a warning. */
 int32_t nvml_report_gpu(const struct nvml *n, struct extres_sink *sink,
 			const struct nvml_gpu *g, unsigned int gpu,
-			nvml_return handle_rc, const char *driver_version);
+			const char *driver_version);
+
+/* What a GPU listed as itself and its MIG instances share, the parent's
+ * (nvml_gpu.c): name, pci.bus_id, numa_node, local_cpulist, compute_cap,
+ * minor_number and device, added to the current info. */
+int32_t nvml_add_parent_props(const struct nvml *n, struct extres_sink *sink,
+			      const struct nvml_gpu *g, unsigned int gpu);
+
+/* `health` and `health.reset-required`, added to the current info. */
+int32_t nvml_add_health(const struct nvml *n, struct extres_sink *sink,
+			unsigned int gpu, const struct nvml_health *h);
 
 /* 1 if `dev` is in MIG mode now, else 0 (nvml_mig.c). */
 int nvml_mig_enabled(const struct nvml *n, nvml_device dev, unsigned int gpu);
 
 /* What an instance takes from its parent. */
 struct nvml_mig_parent {
-	nvml_device dev;
+	const struct nvml_gpu *g;
 	unsigned int gpu; /* enumeration position, for messages */
-	const char *index;
 	const char *uuid; /* "" when NVML gave none */
 	const char *driver_version; /* "" when NVML gave none */
 	const struct nvml_health *health;
 };
 
-/* One info per MIG device of the parent, in NVML's MIG index order.
- * `add_parent_props` adds the parent's own name, pci.bus_id, topology,
- * compute_cap, minor_number and device to the current info. */
+/* One info per MIG device of the parent, in NVML's MIG index order. */
 int32_t nvml_mig_report(const struct nvml *n, struct extres_sink *sink,
-			const struct nvml_mig_parent *parent,
-			int32_t (*add_parent_props)(const struct nvml *n,
-						    struct extres_sink *sink,
-						    nvml_device dev,
-						    unsigned int gpu));
+			const struct nvml_mig_parent *parent);
 
 #endif

@@ -53,7 +53,6 @@ struct nvml_memory {
 #define NVML_STRING_MAX 256
 
 /* nvmlEnableState_t */
-#define NVML_FEATURE_DISABLED 0
 #define NVML_FEATURE_ENABLED 1
 
 /* nvmlDeviceGetMigMode's currentMode when the GPU is in MIG mode. */
@@ -66,9 +65,7 @@ struct nvml_memory {
 
 /* nvmlIntNvLinkDeviceType_t, what is at the other end of a link. */
 #define NVML_NVLINK_DEVICE_TYPE_GPU 0x00
-#define NVML_NVLINK_DEVICE_TYPE_IBMNPU 0x01
 #define NVML_NVLINK_DEVICE_TYPE_SWITCH 0x02
-#define NVML_NVLINK_DEVICE_TYPE_UNKNOWN 0xFF
 
 /* nvmlMemoryErrorType_t and nvmlEccCounterType_t */
 #define NVML_MEMORY_ERROR_TYPE_UNCORRECTED 1

@@ -92,7 +92,6 @@ static unsigned int register_gpus(struct nvml_events *ev, nvml_event_set set)
 	unsigned int gpu, registered = 0;
 	nvml_device dev;
 	nvml_return rc;
-	char buf[32];
 
 	for (gpu = 0; gpu < ev->count; gpu++) {
 		/* discover() says why a GPU has no handle. */
@@ -103,15 +102,11 @@ static unsigned int register_gpus(struct nvml_events *ev, nvml_event_set set)
 			      .addr)(dev, NVML_EVENT_TYPE_XID_CRITICAL_ERROR,
 				     set);
 		if (rc != NVML_SUCCESS) {
-			n->host->log(
-				n->host,
-				rc == NVML_ERROR_NOT_SUPPORTED ?
-					EXTRES_LOG_DEBUG :
-					EXTRES_LOG_INFO,
+			nvml_log_rc(
+				n, SYM_REGISTER_EVENTS, rc,
 				"GPU %u: no Xid events, health from ECC and "
-				"retired pages only: %s: %s",
-				gpu, n->sym[SYM_REGISTER_EVENTS].name,
-				nvml_strerror(n, rc, buf, sizeof(buf)));
+				"retired pages only",
+				gpu);
 			continue;
 		}
 		ev->devs[gpu] = dev;

@@ -31,28 +31,20 @@ static int32_t add_string(const struct nvml *n, struct extres_sink *sink,
 }
 
 static int32_t add_index(const struct nvml *n, struct extres_sink *sink,
-			 nvml_device dev, unsigned int gpu)
+			 const struct nvml_gpu *g, unsigned int gpu)
 {
-	unsigned int nvml_index = gpu;
 	char buf[32];
-	nvml_return rc;
 
 	/* NVML defines a device's index as the one that got its handle, so
 	 * `index` is never left out: the core and the coordination file
-	 * need it. */
-	if (n->sym[SYM_INDEX].addr) {
-		rc = ((nvml_uint_fn)n->sym[SYM_INDEX].addr)(dev, &nvml_index);
-		if (rc != NVML_SUCCESS) {
-			n->host->log(
-				n->host, EXTRES_LOG_INFO,
-				"GPU %u: %s: %s; index %u is the one it was enumerated at",
-				gpu, n->sym[SYM_INDEX].name,
-				nvml_strerror(n, rc, buf, sizeof(buf)), gpu);
-			nvml_index = gpu;
-		}
-	}
-	snprintf(buf, sizeof(buf), "%u", nvml_index);
-	return nvml_add(n, sink, gpu, "index", buf);
+	 * need it. enumerate() put the position there for a failed call. */
+	if (n->sym[SYM_INDEX].addr && g->index_rc != NVML_SUCCESS)
+		n->host->log(
+			n->host, EXTRES_LOG_INFO,
+			"GPU %u: %s: %s; index %u is the one it was enumerated at",
+			gpu, n->sym[SYM_INDEX].name,
+			nvml_strerror(n, g->index_rc, buf, sizeof(buf)), gpu);
+	return nvml_addf(n, sink, gpu, "index", "%u", g->index);
 }
 
 /* numa_node and local_cpulist from the GPU's PCI function in sysfs, named
@@ -97,27 +89,22 @@ static int32_t add_topology(const struct nvml *n, struct extres_sink *sink,
 }
 
 static int32_t add_pci(const struct nvml *n, struct extres_sink *sink,
-		       nvml_device dev, unsigned int gpu)
+		       const struct nvml_gpu *g, unsigned int gpu)
 {
-	struct nvml_pci_info pci = { .domain = 0 };
-	char buf[32];
-	nvml_return rc;
 	int32_t r;
 
 	if (!n->sym[SYM_PCI].addr)
 		return 0;
-	rc = ((nvml_pci_fn)n->sym[SYM_PCI].addr)(dev, &pci);
-	if (rc != NVML_SUCCESS) {
-		nvml_absent(n, gpu, "pci.bus_id", SYM_PCI, rc);
+	if (g->pci_rc != NVML_SUCCESS) {
+		nvml_absent(n, gpu, "pci.bus_id", SYM_PCI, g->pci_rc);
 		return 0;
 	}
 	/* nvidia-smi's form; older drivers' busId field has a 4-digit
 	 * domain, so it is built from the numbers. */
-	snprintf(buf, sizeof(buf), "%08X:%02X:%02X.0", pci.domain, pci.bus,
-		 pci.device);
-	r = nvml_add(n, sink, gpu, "pci.bus_id", buf);
+	r = nvml_addf(n, sink, gpu, "pci.bus_id", "%08X:%02X:%02X.0",
+		      g->pci.domain, g->pci.bus, g->pci.device);
 	if (r == 0)
-		r = add_topology(n, sink, gpu, &pci);
+		r = add_topology(n, sink, gpu, &g->pci);
 	return r;
 }
 
@@ -125,7 +112,6 @@ static int32_t add_memory(const struct nvml *n, struct extres_sink *sink,
 			  nvml_device dev, unsigned int gpu)
 {
 	struct nvml_memory mem = { 0 };
-	char buf[32];
 	nvml_return rc;
 
 	if (!n->sym[SYM_MEMORY].addr)
@@ -135,15 +121,14 @@ static int32_t add_memory(const struct nvml *n, struct extres_sink *sink,
 		nvml_absent(n, gpu, "memory.total", SYM_MEMORY, rc);
 		return 0;
 	}
-	snprintf(buf, sizeof(buf), "%llu", mem.total / (1024ull * 1024ull));
-	return nvml_add(n, sink, gpu, "memory.total", buf);
+	return nvml_addf(n, sink, gpu, "memory.total", "%llu",
+			 mem.total / (1024ull * 1024ull));
 }
 
 static int32_t add_compute_cap(const struct nvml *n, struct extres_sink *sink,
 			       nvml_device dev, unsigned int gpu)
 {
 	int major = 0, minor = 0;
-	char buf[32];
 	nvml_return rc;
 
 	if (!n->sym[SYM_CUDA_CC].addr)
@@ -153,15 +138,13 @@ static int32_t add_compute_cap(const struct nvml *n, struct extres_sink *sink,
 		nvml_absent(n, gpu, "compute_cap", SYM_CUDA_CC, rc);
 		return 0;
 	}
-	snprintf(buf, sizeof(buf), "%d.%d", major, minor);
-	return nvml_add(n, sink, gpu, "compute_cap", buf);
+	return nvml_addf(n, sink, gpu, "compute_cap", "%d.%d", major, minor);
 }
 
 static int32_t add_minor(const struct nvml *n, struct extres_sink *sink,
 			 nvml_device dev, unsigned int gpu)
 {
 	unsigned int minor = 0;
-	char buf[32];
 	nvml_return rc;
 	int32_t r;
 
@@ -172,32 +155,30 @@ static int32_t add_minor(const struct nvml *n, struct extres_sink *sink,
 		nvml_absent(n, gpu, "minor_number and device", SYM_MINOR, rc);
 		return 0;
 	}
-	snprintf(buf, sizeof(buf), "%u", minor);
-	r = nvml_add(n, sink, gpu, "minor_number", buf);
+	r = nvml_addf(n, sink, gpu, "minor_number", "%u", minor);
 	if (r < 0)
 		return r;
-	snprintf(buf, sizeof(buf), "/dev/nvidia%u", minor);
-	return nvml_add(n, sink, gpu, "device", buf);
+	return nvml_addf(n, sink, gpu, "device", "/dev/nvidia%u", minor);
 }
 
 /* What a GPU listed as itself and its MIG instances share, the parent's:
  * everything the core does not take from the instance itself. */
-static int32_t add_parent_props(const struct nvml *n, struct extres_sink *sink,
-				nvml_device dev, unsigned int gpu)
+int32_t nvml_add_parent_props(const struct nvml *n, struct extres_sink *sink,
+			      const struct nvml_gpu *g, unsigned int gpu)
 {
-	int32_t r = add_string(n, sink, dev, gpu, "name", SYM_NAME);
+	int32_t r = add_string(n, sink, g->dev, gpu, "name", SYM_NAME);
 
 	if (r == 0)
-		r = add_pci(n, sink, dev, gpu);
+		r = add_pci(n, sink, g, gpu);
 	if (r == 0)
-		r = add_compute_cap(n, sink, dev, gpu);
+		r = add_compute_cap(n, sink, g->dev, gpu);
 	if (r == 0)
-		r = add_minor(n, sink, dev, gpu);
+		r = add_minor(n, sink, g->dev, gpu);
 	return r;
 }
 
-static int32_t add_health(const struct nvml *n, struct extres_sink *sink,
-			  unsigned int gpu, const struct nvml_health *h)
+int32_t nvml_add_health(const struct nvml *n, struct extres_sink *sink,
+			unsigned int gpu, const struct nvml_health *h)
 {
 	int32_t r = nvml_add(n, sink, gpu, "health", h->health);
 
@@ -217,7 +198,7 @@ static int32_t report_parent(const struct nvml *n, struct extres_sink *sink,
 
 	r = sink->begin_info(sink);
 	if (r == 0)
-		r = add_index(n, sink, dev, gpu);
+		r = add_index(n, sink, g, gpu);
 	if (r == 0)
 		r = add_string(n, sink, dev, gpu, "uuid", SYM_UUID);
 	if (r == 0)
@@ -225,7 +206,7 @@ static int32_t report_parent(const struct nvml *n, struct extres_sink *sink,
 	if (r == 0)
 		r = add_string(n, sink, dev, gpu, "serial", SYM_SERIAL);
 	if (r == 0)
-		r = add_pci(n, sink, dev, gpu);
+		r = add_pci(n, sink, g, gpu);
 	if (r == 0)
 		r = add_memory(n, sink, dev, gpu);
 	if (r == 0 && driver_version[0])
@@ -237,7 +218,7 @@ static int32_t report_parent(const struct nvml *n, struct extres_sink *sink,
 	if (r == 0 && g->peers)
 		r = sink->add_property(sink, "nvlink.peers", g->peers);
 	if (r == 0)
-		r = add_health(n, sink, gpu, health);
+		r = nvml_add_health(n, sink, gpu, health);
 	if (r == 0 && mig)
 		r = nvml_add(n, sink, gpu, "mig.mode", "enabled");
 	return r;
@@ -248,9 +229,9 @@ static int32_t report_parent(const struct nvml *n, struct extres_sink *sink,
  * skipped with a warning, so the others stay usable. */
 int32_t nvml_report_gpu(const struct nvml *n, struct extres_sink *sink,
 			const struct nvml_gpu *g, unsigned int gpu,
-			nvml_return handle_rc, const char *driver_version)
+			const char *driver_version)
 {
-	char uuid[NVML_STRING_MAX] = "", index[16], buf[32];
+	char uuid[NVML_STRING_MAX] = "", buf[32];
 	struct nvml_mig_parent parent;
 	struct nvml_health health;
 	int mig;
@@ -260,7 +241,7 @@ int32_t nvml_report_gpu(const struct nvml *n, struct extres_sink *sink,
 		n->host->log(n->host, EXTRES_LOG_WARNING,
 			     "GPU %u skipped: %s: %s", gpu,
 			     n->sym[SYM_HANDLE].name,
-			     nvml_strerror(n, handle_rc, buf, sizeof(buf)));
+			     nvml_strerror(n, g->handle_rc, buf, sizeof(buf)));
 		return 0;
 	}
 	nvml_health_get(n, g->dev, gpu, &health);
@@ -276,14 +257,12 @@ int32_t nvml_report_gpu(const struct nvml *n, struct extres_sink *sink,
 		    g->dev, uuid, sizeof(uuid)) != NVML_SUCCESS)
 		uuid[0] = '\0';
 	uuid[sizeof(uuid) - 1] = '\0';
-	snprintf(index, sizeof(index), "%u", g->index);
 	parent = (struct nvml_mig_parent){
-		.dev = g->dev,
+		.g = g,
 		.gpu = gpu,
-		.index = index,
 		.uuid = uuid,
 		.driver_version = driver_version,
 		.health = &health,
 	};
-	return nvml_mig_report(n, sink, &parent, add_parent_props);
+	return nvml_mig_report(n, sink, &parent);
 }

@@ -23,13 +23,8 @@ static void append(struct nvml_health *h, const char *what)
 static void unknown(const struct nvml *n, unsigned int gpu, const char *what,
 		    int sym, nvml_return rc)
 {
-	char buf[32];
-
-	n->host->log(n->host,
-		     rc == NVML_ERROR_NOT_SUPPORTED ? EXTRES_LOG_DEBUG :
-						      EXTRES_LOG_INFO,
-		     "GPU %u: health does not know about %s: %s: %s", gpu, what,
-		     n->sym[sym].name, nvml_strerror(n, rc, buf, sizeof(buf)));
+	nvml_log_rc(n, sym, rc, "GPU %u: health does not know about %s", gpu,
+		    what);
 }
 
 void nvml_health_get(const struct nvml *n, nvml_device dev, unsigned int gpu,

@@ -103,11 +103,9 @@ static int32_t add_id(const struct nvml *n, struct extres_sink *sink,
 	return nvml_addf(n, sink, gpu, key, "%u", id);
 }
 
-static int32_t report_instance(
-	const struct nvml *n, struct extres_sink *sink,
-	const struct nvml_mig_parent *p, nvml_device mig, const char *uuid,
-	int32_t (*add_parent_props)(const struct nvml *, struct extres_sink *,
-				    nvml_device, unsigned int))
+static int32_t report_instance(const struct nvml *n, struct extres_sink *sink,
+			       const struct nvml_mig_parent *p, nvml_device mig,
+			       const char *uuid)
 {
 	struct nvml_memory mem = { 0 };
 	unsigned int gpu = p->gpu;
@@ -119,11 +117,12 @@ static int32_t report_instance(
 	if (r == 0)
 		r = nvml_add(n, sink, gpu, "uuid", uuid);
 	if (r == 0)
-		r = nvml_add(n, sink, gpu, "parent.index", p->index);
+		r = nvml_addf(n, sink, gpu, "parent.index", "%u", p->g->index);
 	if (r == 0 && p->uuid[0])
 		r = nvml_add(n, sink, gpu, "parent.uuid", p->uuid);
 	if (r == 0)
-		r = add_profile(n, sink, p->dev, mig, gpu);
+		r = add_profile(n, sink, p->g->dev, mig, gpu);
+	/* The instance's own; unlike the parent's, left out quietly. */
 	if (r == 0 && n->sym[SYM_MEMORY].addr &&
 	    ((nvml_memory_fn)n->sym[SYM_MEMORY].addr)(mig, &mem) ==
 		    NVML_SUCCESS)
@@ -134,23 +133,16 @@ static int32_t report_instance(
 	if (r == 0)
 		r = add_id(n, sink, mig, gpu, "ci.id", SYM_CI_ID);
 	if (r == 0)
-		r = add_parent_props(n, sink, p->dev, gpu);
+		r = nvml_add_parent_props(n, sink, p->g, gpu);
 	if (r == 0 && p->driver_version[0])
 		r = nvml_add(n, sink, gpu, "driver_version", p->driver_version);
 	if (r == 0)
-		r = nvml_add(n, sink, gpu, "health", p->health->health);
-	if (r == 0)
-		r = nvml_add(n, sink, gpu, "health.reset-required",
-			     p->health->reset);
+		r = nvml_add_health(n, sink, gpu, p->health);
 	return r;
 }
 
 int32_t nvml_mig_report(const struct nvml *n, struct extres_sink *sink,
-			const struct nvml_mig_parent *p,
-			int32_t (*add_parent_props)(const struct nvml *n,
-						    struct extres_sink *sink,
-						    nvml_device dev,
-						    unsigned int gpu))
+			const struct nvml_mig_parent *p)
 {
 	char uuid[NVML_STRING_MAX], buf[32];
 	unsigned int max = 0, i;
@@ -166,7 +158,7 @@ int32_t nvml_mig_report(const struct nvml *n, struct extres_sink *sink,
 			     p->gpu, n->library);
 		return 0;
 	}
-	rc = ((nvml_uint_fn)n->sym[SYM_MAX_MIG].addr)(p->dev, &max);
+	rc = ((nvml_uint_fn)n->sym[SYM_MAX_MIG].addr)(p->g->dev, &max);
 	if (rc != NVML_SUCCESS) {
 		n->host->log(n->host, EXTRES_LOG_WARNING,
 			     "GPU %u: no MIG instances: %s: %s", p->gpu,
@@ -175,8 +167,8 @@ int32_t nvml_mig_report(const struct nvml *n, struct extres_sink *sink,
 		return 0;
 	}
 	for (i = 0; i < max && r == 0; i++) {
-		rc = ((nvml_mig_handle_fn)n->sym[SYM_MIG_HANDLE].addr)(p->dev,
-								       i, &mig);
+		rc = ((nvml_mig_handle_fn)n->sym[SYM_MIG_HANDLE].addr)(
+			p->g->dev, i, &mig);
 		/* Not every index has a MIG device: NOT_FOUND is a gap. */
 		if (rc == NVML_ERROR_NOT_FOUND)
 			continue;
@@ -196,7 +188,7 @@ int32_t nvml_mig_report(const struct nvml *n, struct extres_sink *sink,
 					"no usable uuid");
 			continue;
 		}
-		r = report_instance(n, sink, p, mig, uuid, add_parent_props);
+		r = report_instance(n, sink, p, mig, uuid);
 	}
 	return r;
 }

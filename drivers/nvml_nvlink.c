@@ -71,7 +71,8 @@ static int scan_links(const struct nvml *n, const struct nvml_gpu *gpus,
 			continue;
 		}
 		for (other = 0; other < count; other++)
-			if (other != gpu && gpus[other].have_pci &&
+			if (other != gpu &&
+			    gpus[other].pci_rc == NVML_SUCCESS &&
 			    gpus[other].pci.domain == remote.domain &&
 			    gpus[other].pci.bus == remote.bus &&
 			    gpus[other].pci.device == remote.device)

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 #include "lib/text.h"
 
+#include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 int text_is_space(char c)
@@ -11,6 +13,25 @@ int text_is_space(char c)
 int text_starts_with(const char *s, const char *prefix)
 {
 	return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+int text_parse_u64(const char *s, size_t len, uint64_t *ret)
+{
+	unsigned long long v;
+	char text[24], *end;
+
+	if (len == 0 || len >= sizeof(text))
+		return -EINVAL;
+	memcpy(text, s, len);
+	text[len] = '\0';
+	if (!(text[0] >= '0' && text[0] <= '9'))
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(text, &end, 10);
+	if (errno != 0 || *end != '\0')
+		return -EINVAL;
+	*ret = v;
+	return 0;
 }
 
 int text_next_word(const char **p, const char *end, const char **ret_word,
