@@ -502,7 +502,8 @@ conflict resource 'gpu': device index 0 is held by PID $pid (a$u?b?c$u$u 300) in
 	"$EXTRESCTL" leases "$MNT" >"$WORK/leases.out" 2>&1 || fail "extresctl leases failed: $(cat "$WORK/leases.out")"
 	assert_file "$WORK/leases.out" "$pid-$st $pid root $shown gpu 2"$'\n'
 	"$EXTRESCTL" status --json "$MNT" >"$WORK/status.json" 2>&1 || true
-	assert_utf8 "$MNT"/.meta/* "$WORK/status.out" "$WORK/leases.out" "$WORK/status.json"
+	assert_utf8 "$MNT/.meta/holders" "$MNT/.meta/status" "$MNT/.meta/extres.json" \
+		"$MNT/.meta/metrics.prom" "$WORK/status.out" "$WORK/leases.out" "$WORK/status.json"
 	kill "$pid"
 	for _ in $(seq 250); do
 		grep -q '^conflicts 0$' "$MNT/.meta/status" && break
