@@ -104,8 +104,7 @@ static const char *escape(uint32_t cp, char buf[8])
 	case '\r':
 		return "\\r";
 	}
-	if (cp < 0x20 || (cp >= 0x7f && cp <= 0x9f) || cp == 0x2028 ||
-	    cp == 0x2029) {
+	if (extres_is_control(cp)) {
 		snprintf(buf, 8, "\\u%04" PRIx32, cp);
 		return buf;
 	}
@@ -124,8 +123,10 @@ static int put_quoted(struct extres_json *json, const char *s, size_t len)
 	r = put(json, "\"", 1);
 	/* Runs of characters written as themselves go out in one copy. */
 	while (r == 0 && i < len) {
-		n = extres_utf8_char(u + i, len - i, &cp);
-		esc = n ? escape(cp, buf) : "\xef\xbf\xbd";
+		n = extres_utf8_next(u + i, len - i, &cp);
+		esc = cp == EXTRES_UTF8_REPLACEMENT ?
+			      EXTRES_UTF8_REPLACEMENT_TEXT :
+			      escape(cp, buf);
 		if (!esc) {
 			i += n;
 			continue;
@@ -133,7 +134,7 @@ static int put_quoted(struct extres_json *json, const char *s, size_t len)
 		r = put(json, s + start, i - start);
 		if (r == 0)
 			r = put_str(json, esc);
-		i += n ? n : 1;
+		i += n;
 		start = i;
 	}
 	if (r == 0)

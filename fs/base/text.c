@@ -153,3 +153,68 @@ size_t extres_utf8_char(const unsigned char *s, size_t len, uint32_t *ret_cp)
 	*ret_cp = cp;
 	return n;
 }
+
+size_t extres_utf8_next(const unsigned char *s, size_t len, uint32_t *ret_cp)
+{
+	size_t n = extres_utf8_char(s, len, ret_cp);
+
+	if (n)
+		return n;
+	*ret_cp = EXTRES_UTF8_REPLACEMENT;
+	return 1;
+}
+
+int extres_is_control(uint32_t cp)
+{
+	return cp < 0x20 || (cp >= 0x7f && cp <= 0x9f) || cp == 0x2028 ||
+	       cp == 0x2029;
+}
+
+/* What the character at `s` shows as in a line: *ret_piece, *ret_len
+ * bytes long. Returns how many bytes of `s` it takes. */
+static size_t line_piece(const char *s, size_t len, const char **ret_piece,
+			 size_t *ret_len)
+{
+	uint32_t cp;
+	size_t n = extres_utf8_next((const unsigned char *)s, len, &cp);
+
+	if (extres_is_control(cp)) {
+		*ret_piece = "?";
+		*ret_len = 1;
+	} else if (cp == EXTRES_UTF8_REPLACEMENT) {
+		*ret_piece = EXTRES_UTF8_REPLACEMENT_TEXT;
+		*ret_len = sizeof(EXTRES_UTF8_REPLACEMENT_TEXT) - 1;
+	} else {
+		*ret_piece = s;
+		*ret_len = n;
+	}
+	return n;
+}
+
+void extres_put_line_text(FILE *f, const char *s, size_t len)
+{
+	const char *piece;
+	size_t i = 0, n;
+
+	while (i < len) {
+		i += line_piece(s + i, len - i, &piece, &n);
+		fwrite(piece, 1, n, f);
+	}
+}
+
+size_t extres_line_text(char *buf, size_t size, const char *s, size_t len)
+{
+	const char *piece;
+	size_t i = 0, out = 0, took, n;
+
+	while (i < len) {
+		took = line_piece(s + i, len - i, &piece, &n);
+		if (n >= size - out)
+			break;
+		memcpy(buf + out, piece, n);
+		out += n;
+		i += took;
+	}
+	buf[out] = '\0';
+	return out;
+}

@@ -2,7 +2,7 @@
 /*
  * Text helpers without extres concepts: ASCII character classes that do not
  * depend on the locale, whitespace word splitting, checked integers, text
- * built in a memory stream.
+ * built in a memory stream, UTF-8 that any bytes can be turned into.
  */
 #ifndef EXTRES_TEXT_H
 #define EXTRES_TEXT_H
@@ -59,5 +59,38 @@ int extres_memstream_close(FILE *f, char **buf);
  * (overlong, surrogate, beyond U+10FFFF, cut short), *ret_cp untouched.
  */
 size_t extres_utf8_char(const unsigned char *s, size_t len, uint32_t *ret_cp);
+
+/* U+FFFD, what a byte that is not valid UTF-8 shows as, in UTF-8. */
+#define EXTRES_UTF8_REPLACEMENT 0xfffdu
+#define EXTRES_UTF8_REPLACEMENT_TEXT "\xef\xbf\xbd"
+
+/*
+ * The next character of the `len` >= 1 bytes at `s` for a writer whose text
+ * must be valid UTF-8 whatever bytes it is given: the length of the valid
+ * sequence there with its code point in *ret_cp, or 1 with U+FFFD in
+ * *ret_cp for a byte that begins none (each such byte becomes one U+FFFD).
+ */
+size_t extres_utf8_next(const unsigned char *s, size_t len, uint32_t *ret_cp);
+
+/*
+ * 1 for a code point that can break a line-based text or a terminal: C0
+ * controls (tab and newline among them), DEL, C1 controls (U+0085 ends a
+ * line for some readers), U+2028 and U+2029.
+ */
+int extres_is_control(uint32_t cp);
+
+/*
+ * The `len` bytes at `s` (any bytes) as one field of a line of UTF-8 text,
+ * written to `f`: what is not valid UTF-8 becomes U+FFFD, a control
+ * character (extres_is_control) '?', the rest is copied.
+ */
+void extres_put_line_text(FILE *f, const char *s, size_t len);
+
+/*
+ * The same into `buf` (`size` >= 1 bytes), NUL-ended and cut before the
+ * first character that does not fit (never inside one): the length
+ * written, without the NUL.
+ */
+size_t extres_line_text(char *buf, size_t size, const char *s, size_t len);
 
 #endif

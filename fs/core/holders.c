@@ -154,15 +154,15 @@ int extres_holders_add_file(struct extres_holders *h, const char *resource,
 	return 0;
 }
 
-/* `s` (or "-" for NULL) with control characters as '?'. */
+/* `s` (or "-" for NULL): any user chose these bytes (the file's, and a
+ * command's name), and the view is lines of tab-separated UTF-8. */
 static void put_field(FILE *f, const char *s)
 {
 	if (!s || !*s) {
 		fputc('-', f);
 		return;
 	}
-	for (; *s; s++)
-		fputc((unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s, f);
+	extres_put_line_text(f, s, strlen(s));
 }
 
 static void format_since(int64_t since, char *buf, size_t size)

@@ -22,7 +22,10 @@
  *                    stale lines that are not a lease's.
  *   user    the live owner's real uid, and its name when the user database
  *           has one (else the number);
- *   command the live owner's /proc/PID/comm (at most 15 bytes);
+ *   command the live owner's /proc/PID/comm (at most 15 bytes, shown as
+ *           extres_proc_comm() does); it changes when the owner execs,
+ *           which is why a holder read before (extresctl run records its
+ *           command before the exec) is read again (daemon/holders.c);
  *   since   the live owner's start time, as seconds since the epoch.
  */
 #ifndef EXTRES_HOLDERS_H
@@ -102,8 +105,10 @@ void extres_holders_clear(struct extres_holders *h);
  *   RESOURCE KEY PID USER COMMAND SINCE KIND LEASE STATE
  *
  * SINCE as 2025-01-31T12:00:00Z (UTC); USER, COMMAND, SINCE and LEASE are
- * "-" when unknown or none. Tabs, newlines and other control characters in
- * a field show as '?'. Empty text when there are none. 0 with *ret_text
+ * "-" when unknown or none. Each field shows as extres_put_line_text()
+ * writes it: tabs, newlines and other control characters as '?', bytes
+ * that are not UTF-8 as U+FFFD, so the text is valid UTF-8 and its lines
+ * and fields are as above. Empty text when there are none. 0 with *ret_text
  * (malloc'd, NUL-ended) and *ret_len, or -ENOMEM. Pure.
  */
 int extres_holders_text(const struct extres_holders *h, char **ret_text,

@@ -45,14 +45,12 @@ static void put_value(FILE *f, const char *s, size_t len)
 			i++;
 			continue;
 		}
-		n = extres_utf8_char(u + i, len - i, &cp);
-		if (!n) {
-			/* The parser refuses a file with invalid UTF-8. */
-			fputs("\xef\xbf\xbd", f);
-			i++;
-			continue;
-		}
-		fwrite(s + i, 1, n, f);
+		/* The parser refuses a file with invalid UTF-8. */
+		n = extres_utf8_next(u + i, len - i, &cp);
+		if (cp == EXTRES_UTF8_REPLACEMENT)
+			fputs(EXTRES_UTF8_REPLACEMENT_TEXT, f);
+		else
+			fwrite(s + i, 1, n, f);
 		i += n;
 	}
 }

@@ -10,7 +10,9 @@
  * rebuild of the tree; the tree is published only when the text changed.
  * An owner's exit changes nothing in the file, so while holders other than
  * this daemon are live their processes are looked at every
- * HOLDERS_PROBE_MS, and a change of state re-reads the files.
+ * HOLDERS_PROBE_MS, and a change of state re-reads the files. Nor does an
+ * exec, which renames the owner: extresctl run records its command's
+ * process before it execs, so a name that changed re-reads them too.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -27,6 +29,10 @@
 #define HOLDERS_DELAY_MS 50
 /* How often live owners are looked at. */
 #define HOLDERS_PROBE_MS 1000
+/* The first look after a read comes sooner: a holder that was just
+ * recorded often execs at once (extresctl run's command, once the mount
+ * shows its lease), and shows its old name until then. */
+#define HOLDERS_FIRST_PROBE_MS 100
 /* The longest wait for a file's lock here: someone holding it forever must
  * not hold up reloads for long, and the next try comes soon anyway. */
 #define HOLDERS_LOCK_MS 1000u
@@ -113,12 +119,14 @@ static int read_all(const struct extresd *d, struct extres_holders *h,
 	return r;
 }
 
-/* Look at the live owners again: 1 when one is gone or was replaced. */
+/* Look at the live owners again: 1 when one is gone, was replaced or
+ * has another name. */
 static int owners_changed(const struct extres_holders *h, int *ret_watch)
 {
+	char state, comm[EXTRES_PROC_COMM_SIZE];
 	uint64_t starttime;
+	int named;
 	size_t i;
-	char state;
 
 	*ret_watch = 0;
 	for (i = 0; i < h->n; i++) {
@@ -128,9 +136,15 @@ static int owners_changed(const struct extres_holders *h, int *ret_watch)
 		    x->kind == EXTRES_HOLDER_DAEMON)
 			continue;
 		*ret_watch = 1;
+		/* The name first: a start time that still matches after it
+		 * proves that the name was the holder's. */
+		named = extres_proc_comm(x->pid, comm, sizeof(comm)) == 0;
 		if (extres_proc_stat(x->pid, &state, &starttime) < 0 ||
 		    state == 'Z' || state == 'X' ||
 		    (x->has_starttime && starttime != x->starttime))
+			return 1;
+		if (named &&
+		    !extres_same_text(comm[0] ? comm : NULL, x->command))
 			return 1;
 	}
 	return 0;
@@ -166,7 +180,8 @@ int extresd_holders_read(struct extresd *d)
 		return r;
 	}
 	owners_changed(&h, &watch);
-	d->holders_probe_due = watch ? extres_now_ms() + HOLDERS_PROBE_MS : 0;
+	d->holders_probe_due =
+		watch ? extres_now_ms() + HOLDERS_FIRST_PROBE_MS : 0;
 	extres_holders_clear(&d->holders);
 	d->holders = h;
 	if (d->holders_text && len == d->holders_len &&
@@ -203,10 +218,11 @@ static long long sooner(long long next, long long due, long long now)
 long long extresd_holders_tick(struct extresd *d)
 {
 	long long now = extres_now_ms();
-	int watch;
+	int watch, probed = 0;
 
 	if (d->holders_probe_due && d->holders_probe_due <= now) {
-		if (owners_changed(&d->holders, &watch))
+		probed = owners_changed(&d->holders, &watch);
+		if (probed)
 			extresd_holders_schedule(d, 0);
 		d->holders_probe_due = watch ? now + HOLDERS_PROBE_MS : 0;
 	}
@@ -214,6 +230,10 @@ long long extresd_holders_tick(struct extresd *d)
 		if (extresd_holders_read(d) > 0)
 			extresd_publish(d);
 		now = extres_now_ms();
+		/* A holder that renames itself over and over re-reads the
+		 * files once a probe period, not at each first probe. */
+		if (probed && d->holders_probe_due)
+			d->holders_probe_due = now + HOLDERS_PROBE_MS;
 	}
 	return sooner(sooner(-1, d->holders_due, now), d->holders_probe_due,
 		      now);

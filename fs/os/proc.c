@@ -153,19 +153,19 @@ void extres_proc_describe(pid_t pid, char *buf, size_t size)
 		close(fd);
 	}
 	/* Arguments are NUL-separated; any user chose these bytes, so no
-	 * control character reaches a log or a terminal. */
+	 * control character reaches a log or a terminal, and no byte that is
+	 * not UTF-8 reaches a view that must be text. */
 	while (len > 0 && cmd[len - 1] == '\0')
 		len--;
 	for (i = 0; i < len; i++)
 		if (cmd[i] == '\0')
 			cmd[i] = ' ';
-		else if ((unsigned char)cmd[i] < 0x20 || cmd[i] == 0x7f)
-			cmd[i] = '?';
-	cmd[len] = '\0';
-	if (len)
-		snprintf(buf, size, "PID %d (%s)", (int)pid, cmd);
-	else
-		snprintf(buf, size, "PID %d", (int)pid);
+	n = snprintf(buf, size, len ? "PID %d (" : "PID %d", (int)pid);
+	if (!len || n < 0 || (size_t)n + 2 > size)
+		return;
+	n += (ssize_t)extres_line_text(buf + n, size - (size_t)n - 1, cmd, len);
+	buf[n++] = ')';
+	buf[n] = '\0';
 }
 
 void extres_proc_probe(pid_t pid, struct extres_proc_probe *p)
@@ -231,12 +231,21 @@ int extres_proc_tgid(pid_t tid, pid_t *ret)
 	return r;
 }
 
-/* Any user chose these bytes: nothing below ' ' reaches a view. */
-static void sanitize(char *s)
+int extres_proc_comm(pid_t pid, char *buf, size_t size)
 {
-	for (; *s; s++)
-		if ((unsigned char)*s < 0x20 || *s == 0x7f)
-			*s = '?';
+	char raw[EXTRES_PROC_COMM_MAX + 2];
+	ssize_t n = read_proc_file(pid, "comm", raw, sizeof(raw));
+
+	if (n < 0) {
+		buf[0] = '\0';
+		return (int)n;
+	}
+	if (n > 0 && raw[n - 1] == '\n')
+		n--;
+	/* Any user chose these bytes (the kernel may even have cut a
+	 * character in two at 15 bytes). */
+	extres_line_text(buf, size, raw, (size_t)n);
+	return 0;
 }
 
 int extres_proc_info(pid_t pid, struct extres_proc_info *ret)
@@ -252,12 +261,7 @@ int extres_proc_info(pid_t pid, struct extres_proc_info *ret)
 	if (r < 0)
 		return r;
 	info.has_uid = read_uid(pid, &info.uid) == 0;
-	n = read_proc_file(pid, "comm", info.comm, sizeof(info.comm));
-	if (n < 0)
-		info.comm[0] = '\0';
-	else if (n > 0 && info.comm[n - 1] == '\n')
-		info.comm[n - 1] = '\0';
-	sanitize(info.comm);
+	extres_proc_comm(pid, info.comm, sizeof(info.comm));
 	/* Another user's exe needs ptrace access: then comm is all we know. */
 	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
 	n = readlink(path, exe, sizeof(exe) - 1);
@@ -269,8 +273,8 @@ int extres_proc_info(pid_t pid, struct extres_proc_info *ret)
 		base = base ? base + 1 : exe;
 		/* Longer names are no command we know by name. */
 		if (strlen(base) < sizeof(info.exe))
-			strcpy(info.exe, base);
-		sanitize(info.exe);
+			extres_line_text(info.exe, sizeof(info.exe), base,
+					 strlen(base));
 	}
 	*ret = info;
 	return 0;

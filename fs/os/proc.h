@@ -49,25 +49,40 @@ int extres_proc_parse_stat_full(const char *buf, size_t len,
 int extres_proc_starttime(pid_t pid, uint64_t *ret);
 
 /* "PID 123 (its command line)" into buf, for messages that name another
- * process; control characters show as '?', the command line is cut at
- * 255 bytes, and a process whose command line cannot be read is "PID 123". */
+ * process; the command line is read up to 255 bytes, shows as one line of
+ * UTF-8 (extres_line_text: control characters as '?', bytes that are not
+ * UTF-8 as U+FFFD) and is cut to fit; a process whose command line cannot
+ * be read is "PID 123". */
 void extres_proc_describe(pid_t pid, char *buf, size_t size);
 
 /* Fill *p for `pid`. kill(pid, 0) decides whether it exists (EPERM still
  * means it does); /proc only adds its state and start time. */
 void extres_proc_probe(pid_t pid, struct extres_proc_probe *p);
 
-/* What the views show of a live process. Text fields hold no control
- * characters ('?' instead); empty when unknown. */
+/* The longest /proc/PID/comm, in bytes (TASK_COMM_LEN - 1). */
+#define EXTRES_PROC_COMM_MAX 15
+
+/* Room for a comm as extres_proc_comm() shows it: each byte may become a
+ * 3-byte U+FFFD. */
+#define EXTRES_PROC_COMM_SIZE (3 * EXTRES_PROC_COMM_MAX + 1)
+
+/* What the views show of a live process. Text fields are UTF-8 without
+ * control characters (as extres_line_text() makes them); empty when
+ * unknown. */
 struct extres_proc_info {
 	char state;
 	pid_t ppid;
 	uint64_t starttime;
 	int has_uid;
 	uid_t uid; /* real uid */
-	char comm[17]; /* /proc/PID/comm */
+	char comm[EXTRES_PROC_COMM_SIZE]; /* /proc/PID/comm */
 	char exe[64]; /* base name of /proc/PID/exe (needs ptrace access) */
 };
+
+/* The name /proc/PID/comm gives `pid` (it changes at each exec), as one
+ * line of UTF-8 (extres_line_text()) into buf (EXTRES_PROC_COMM_SIZE
+ * bytes hold any). 0, -ESRCH or -EIO, with buf empty then. */
+int extres_proc_comm(pid_t pid, char *buf, size_t size);
 
 /* The process (thread group) of thread `tid`: 0, -ESRCH or -EIO. */
 int extres_proc_tgid(pid_t tid, pid_t *ret);

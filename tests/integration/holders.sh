@@ -411,5 +411,109 @@ case_self_unserved() {
 	daemon_stop
 }
 
+# Fail unless every file given is valid UTF-8 text, as Python reads it.
+assert_utf8() {
+	local f out
+	command -v python3 >/dev/null || fail "python3 is missing"
+	for f in "$@"; do
+		out=$(python3 -c 'import sys; open(sys.argv[1], encoding="utf-8").read()' "$f" 2>&1) ||
+			fail "$f is not valid UTF-8: $out: $(od -c "$f" | head -n 20)"
+	done
+}
+
+# extresctl run records its command's process before that process execs
+# (so that the lease can name it): every view shows the command that
+# runs, not extresctl, once it runs.
+case_lease_command() {
+	it_setup
+	local line key pid st out
+	gpu_config pool 0,1 'external-resource.gpu.amount: 1' "extres.mountpoint: $MNT"
+	daemon_start -c "$WORK/extres.yaml" "$MNT"
+	env --default-signal=INT,QUIT "$EXTRESCTL" -c "$WORK/extres.yaml" run gpu=1 -- sleep 300 \
+		</dev/null >/dev/null 2>"$RUN_ERR" &
+	echo "$!" >"$WORK/run.pid"
+	local _
+	for _ in $(seq 500); do
+		line=$(grep -m 1 'lease=' "$WORK/gpu.coord" 2>/dev/null) && break
+		sleep 0.02
+	done
+	[[ -n ${line:-} ]] || fail "no lease recorded in 10 s: $(cat "$WORK/gpu.coord" 2>&1)"
+	key=${line%% *}
+	pid=${line#* }
+	pid=${pid%%"$T"*}
+	echo "$pid" >"$WORK/cmd.pid"
+	st=$(proc_starttime "$pid")
+	wait_holders "$(line_of "$key" "$pid" root sleep lease "$pid-$st")
+" 10
+	it_log "the command's name shown ${WAITED_MS} ms after the lease was recorded"
+	out=$(cat "$MNT/.meta/extres.json")
+	assert_contains "$out" "{\"resource\": \"gpu\", \"key\": \"$key\", \"pid\": $pid, \"uid\": 0, \"user\": \"root\", \"command\": \"sleep\", " "extres.json"
+	out=$("$EXTRESCTL" leases "$MNT") || fail "extresctl leases failed: $out"
+	assert_eq "$pid-$st $pid root sleep gpu $key" "$out" "extresctl leases"
+	out=$("$EXTRESCTL" status "$MNT") || fail "extresctl status failed: $out"
+	assert_contains "$out" "  gpu $key: PID $pid root sleep since $(since_of "$pid") (lease $pid-$st)" "extresctl status"
+	kill "$pid"
+	wait "$(cat "$WORK/run.pid")" 2>/dev/null || true
+	daemon_stop
+}
+
+# A holder whose name and command line are not UTF-8 and hold tabs and
+# newlines: every view stays valid UTF-8 (U+FFFD for what is not, '?' for
+# a control character) and keeps its line format.
+case_bad_bytes() {
+	it_setup
+	local name=$'sl\xff\xfe\tep' argv0=$'a\xff\tb\nc\xe2\x82' pid st shown out status=0 _
+	local u=$'\xef\xbf\xbd'
+	gpu_config 1 0,1,2
+	daemon_start -c "$WORK/extres.yaml" "$MNT"
+	wait_holders "$(line_of 0 "$DAEMON_PID" root extresd daemon)
+"
+	cp "$(command -v sleep)" "$WORK/$name"
+	bash -c 'exec -a "$0" "$1" 300' "$argv0" "$WORK/$name" </dev/null >/dev/null 2>&1 &
+	pid=$!
+	echo "$pid" >"$WORK/bad.pid"
+	for _ in $(seq 250); do
+		[[ $(cat "/proc/$pid/comm" 2>/dev/null) == "$name" ]] && break
+		sleep 0.02
+	done
+	[[ $(cat "/proc/$pid/comm") == "$name" ]] || fail "the process did not exec $name"
+	st=$(proc_starttime "$pid")
+	# In one rename, as sed -i does: our line gone, device 0 taken (a
+	# conflict, which .meta/status shows with the command line), and a
+	# lease of device 2.
+	printf '0 %s\n2 %s\t%s\tlease=%s-%s\n' "$pid" "$pid" "$st" "$pid" "$st" >"$WORK/gpu.coord.new"
+	mv "$WORK/gpu.coord.new" "$WORK/gpu.coord"
+	shown="sl$u$u?ep"
+	wait_holders "$(line_of 0 "$pid" root "$shown" other)
+$(line_of 2 "$pid" root "$shown" lease "$pid-$st")
+" 5
+	for _ in $(seq 250); do
+		grep -q '^conflict ' "$MNT/.meta/status" && break
+		sleep 0.02
+	done
+	assert_contains "$(cat "$MNT/.meta/status")" "
+conflict resource 'gpu': device index 0 is held by PID $pid (a$u?b?c$u$u 300) in coordination file $WORK/gpu.coord
+" ".meta/status"
+	out=$(cat "$MNT/.meta/extres.json")
+	assert_contains "$out" "\"command\": \"$shown\"" "extres.json"
+	"$EXTRESCTL" status "$MNT" >"$WORK/status.out" 2>&1 || status=$?
+	assert_eq 1 "$status" "exit status of extresctl status with a conflict"
+	assert_contains "$(cat "$WORK/status.out")" "  gpu 2: PID $pid root $shown since $(since_of "$pid") (lease $pid-$st)" "extresctl status"
+	"$EXTRESCTL" leases "$MNT" >"$WORK/leases.out" 2>&1 || fail "extresctl leases failed: $(cat "$WORK/leases.out")"
+	assert_file "$WORK/leases.out" "$pid-$st $pid root $shown gpu 2"$'\n'
+	"$EXTRESCTL" status --json "$MNT" >"$WORK/status.json" 2>&1 || true
+	assert_utf8 "$MNT/.meta/holders" "$MNT/.meta/status" "$MNT/.meta/extres.json" \
+		"$MNT/.meta/metrics.prom" "$WORK/status.out" "$WORK/leases.out" "$WORK/status.json"
+	kill "$pid"
+	for _ in $(seq 250); do
+		grep -q '^conflicts 0$' "$MNT/.meta/status" && break
+		sleep 0.02
+	done
+	assert_contains "$(cat "$MNT/.meta/status")" "conflicts 0" ".meta/status once the holder is gone"
+	assert_utf8 "$DAEMON_ERR"
+	sed -i '/conflict: resource/d' "$DAEMON_ERR"
+	daemon_stop
+}
+
 case=${1:?usage: holders.sh CASE}
 "case_${case//-/_}"

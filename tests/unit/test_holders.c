@@ -111,6 +111,34 @@ static void test_text(void **state)
 	free(text);
 }
 
+/* Any bytes in a holder's fields (the file's and a command's name): the
+ * text is valid UTF-8, and every line has its 9 fields. */
+static void test_text_bad_bytes(void **state)
+{
+	struct extres_holder bad = {
+		.resource = "gpu",
+		.key = "0\t\xff",
+		.pid = 100,
+		.state = EXTRES_OWNER_LIVE,
+		.kind = EXTRES_HOLDER_LEASE,
+		.lease = "100-7\nx",
+		.user = "al\xc3ice",
+		.command = "sl\xff\xfe\tep",
+		.since = -1,
+	};
+	struct extres_holders h = { 1, &bad };
+	char *text = NULL;
+	size_t len = 0;
+
+	(void)state;
+	assert_int_equal(extres_holders_text(&h, &text, &len), 0);
+	assert_string_equal(text,
+			    "gpu\t0?\xef\xbf\xbd\t100\tal\xef\xbf\xbdice\t"
+			    "sl\xef\xbf\xbd\xef\xbf\xbd?ep\t-\tlease\t"
+			    "100-7?x\tlive\n");
+	free(text);
+}
+
 static void test_json(void **state)
 {
 	struct extres_holders h = { 2, two };
@@ -182,6 +210,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_kind),
 		cmocka_unit_test(test_text),
+		cmocka_unit_test(test_text_bad_bytes),
 		cmocka_unit_test(test_json),
 		cmocka_unit_test(test_lease_id),
 		cmocka_unit_test(test_parse_stat),
