@@ -89,6 +89,14 @@ struct extresd {
 	/* The lock that makes this the one daemon on its mount point; held
 	 * from before any driver runs until everything is released. */
 	struct extres_runlock runlock;
+	/* A dead mount of ours on the mount point at start-up, until the
+	 * new mount replaces it (or a failed start detaches it); the -o
+	 * options, one each, for making that mount by hand; the /dev/fuse
+	 * descriptor of a mount made so (libfuse's session owns it, but
+	 * neither mounted it nor unmounts it), else -1. */
+	int dead_mount;
+	struct fuse_args mount_opts;
+	int hand_fd;
 };
 
 /*

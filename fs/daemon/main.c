@@ -24,6 +24,7 @@
 #include "daemon/fuse_log.h"
 #include "daemon/ready.h"
 #include "base/log.h"
+#include "os/fusemount.h"
 #include "os/mountpoint.h"
 #include "os/sdnotify.h"
 #include "os/stop.h"
@@ -101,7 +102,7 @@ static int resolve_mountpoint(struct extresd *d)
 	const char *path = arg;
 	struct extres_err err;
 	char *dir = NULL;
-	int detached = 0, r;
+	int r;
 
 	if (!path)
 		path = d->config->mountpoint ? d->config->mountpoint :
@@ -115,18 +116,122 @@ static int resolve_mountpoint(struct extresd *d)
 					   extres_stop_pending, &d->runlock,
 					   &err);
 	if (r == 0)
-		r = extres_mountpoint_prepare(
-			d->mountpoint, extres_stop_pending, &detached, &err);
+		r = extres_mountpoint_prepare(d->mountpoint,
+					      extres_stop_pending,
+					      &d->dead_mount, &err);
 	free(dir);
 	if (r == -EINTR)
 		extres_log(EXTRES_LOG_NOTICE, "stopped during start-up");
 	else if (r < 0)
 		extres_log(EXTRES_LOG_ERR, "%s", err.msg);
-	else if (detached)
-		extres_log(EXTRES_LOG_NOTICE,
-			   "detached %d dead extresd mount%s at %s", detached,
-			   detached == 1 ? "" : "s", d->mountpoint);
 	return r;
+}
+
+/* A start that does not mount leaves no dead mount behind: its stale
+ * values would outlive it. */
+static void detach_dead(struct extresd *d)
+{
+	struct extres_err err;
+	int n = 0;
+
+	if (extres_mountpoint_detach_dead(d->mountpoint, NULL, &n, &err) < 0)
+		extres_log(EXTRES_LOG_ERR, "%s", err.msg);
+	else if (n)
+		extres_log(EXTRES_LOG_NOTICE,
+			   "detached %d dead extresd mount%s at %s", n,
+			   n == 1 ? "" : "s", d->mountpoint);
+	d->dead_mount = 0;
+}
+
+/* Every -o option, one by one (libfuse's own, which never reach the
+ * kernel, left out), for a mount made by hand. */
+static int keep_mount_opt(void *data, const char *arg, int key,
+			  struct fuse_args *outargs)
+{
+	struct extresd *d = data;
+
+	(void)outargs;
+	if (key != FUSE_OPT_KEY_OPT || arg[0] == '-' ||
+	    strcmp(arg, "debug") == 0)
+		return 0;
+	return fuse_opt_add_arg(&d->mount_opts, arg);
+}
+
+static int keep_mount_opts(struct extresd *d, const struct fuse_args *args)
+{
+	struct fuse_args copy = FUSE_ARGS_INIT(args->argc, args->argv);
+	int r = fuse_opt_parse(&copy, d, NULL, keep_mount_opt);
+
+	fuse_opt_free_args(&copy);
+	return r;
+}
+
+/*
+ * Mount, replacing a dead mount of ours at the mount point: made by hand
+ * and put beneath it, then the dead one detached, so that readers see one
+ * or the other and never the directory underneath (ENOENT). Where that
+ * cannot be, the old order: detach, then mount. The test suite asks for
+ * the old order with EXTRESD_TEST_NO_BENEATH=1.
+ */
+static int mount_session(struct extresd *d)
+{
+	struct extres_fusemount fm;
+	struct extres_err err;
+	char path[32];
+	int r, way = EXTRES_MOUNTPOINT_ATTACHED;
+
+	if (!d->dead_mount)
+		return fuse_session_mount(d->se, d->mountpoint) ? -EIO : 0;
+	r = extres_fusemount_make((const char *const *)d->mount_opts.argv,
+				  (size_t)d->mount_opts.argc, &fm, &err);
+	if (r < 0) {
+		extres_log(EXTRES_LOG_NOTICE,
+			   "%s: detaching the dead mount first", err.msg);
+		detach_dead(d);
+		return fuse_session_mount(d->se, d->mountpoint) ? -EIO : 0;
+	}
+	/* libfuse takes "/dev/fd/N" for a connection mounted by its caller,
+	 * and from here on owns (and closes) the descriptor. */
+	snprintf(path, sizeof(path), "/dev/fd/%d", fm.fuse_fd);
+	if (fuse_session_mount(d->se, path) != 0) {
+		close(fm.fuse_fd);
+		close(fm.mnt_fd);
+		return -EIO;
+	}
+	d->hand_fd = fm.fuse_fd;
+	r = extres_mountpoint_replace(d->mountpoint, fm.mnt_fd,
+				      !getenv("EXTRESD_TEST_NO_BENEATH"),
+				      extres_stop_pending, &way, &err);
+	close(fm.mnt_fd);
+	if (r < 0) {
+		extres_log(EXTRES_LOG_ERR, "%s", err.msg);
+		return r;
+	}
+	d->dead_mount = 0;
+	extres_log(
+		EXTRES_LOG_NOTICE, "%s%s%s",
+		way == EXTRES_MOUNTPOINT_BENEATH ?
+			"mounted beneath the dead extresd mount at " :
+		way == EXTRES_MOUNTPOINT_AFTER_DETACH ?
+			"detached the dead extresd mount at " :
+			"mounted ",
+		d->mountpoint,
+		way == EXTRES_MOUNTPOINT_BENEATH ?
+			", then detached it" :
+		way == EXTRES_MOUNTPOINT_AFTER_DETACH ?
+			", then mounted (the kernel cannot mount beneath it)" :
+			" (the dead mount there went away)");
+	return 0;
+}
+
+static void unmount_session(struct extresd *d)
+{
+	struct extres_err err;
+
+	if (d->hand_fd >= 0 &&
+	    extres_fusemount_unmount(d->mountpoint, d->hand_fd, &err) < 0)
+		extres_log(EXTRES_LOG_ERR, "%s", err.msg);
+	fuse_session_unmount(d->se);
 }
 
 static int setup_owner(struct extresd *d)
@@ -237,10 +342,16 @@ static int run_session(struct extresd *d)
 	int r = -EIO;
 
 	extresd_ready_init(&rd, d, stop_session);
-	if (fuse_session_mount(d->se, d->mountpoint) != 0) {
+	r = mount_session(d);
+	if (r < 0) {
+		/* A mount beneath a dead one that cannot be detached. */
+		if (d->hand_fd >= 0 && !d->dead_mount)
+			goto out_unmount;
 		extres_log(EXTRES_LOG_ERR, "cannot mount %s", d->mountpoint);
+		r = -EIO;
 		goto out;
 	}
+	r = -EIO;
 	if (d->owner_watch.pidfd >= 0 &&
 	    extres_owner_start(&d->owner_watch, &err) < 0) {
 		extres_log(EXTRES_LOG_ERR, "%s", err.msg);
@@ -287,7 +398,7 @@ out_unmount:
 	extres_control_close(&d->control);
 	extres_owner_close(&d->owner_watch);
 	/* Also what makes a probe still waiting on the loop return. */
-	fuse_session_unmount(d->se);
+	unmount_session(d);
 	fuse_loop_cfg_destroy(loop);
 out:
 	return extresd_ready_end(&rd, r);
@@ -344,6 +455,7 @@ static void cleanup(struct extresd *d)
 	free(d->positional[0]);
 	free(d->positional[1]);
 	free(d->cmd.mountpoint);
+	fuse_opt_free_args(&d->mount_opts);
 }
 
 int main(int argc, char *argv[])
@@ -358,6 +470,7 @@ int main(int argc, char *argv[])
 			     .kickfd = -1 },
 		.guard = { .fd = -1 },
 		.runlock = { .fd = -1 },
+		.hand_fd = -1,
 		.last_reload = "-",
 	};
 	struct extres_err err;
@@ -415,7 +528,7 @@ int main(int argc, char *argv[])
 	}
 	/* The session checks the -o options: a typo is a usage error, found
 	 * before any device is discovered or taken. Nothing is mounted yet. */
-	if (add_mount_options(&args) < 0)
+	if (add_mount_options(&args) < 0 || keep_mount_opts(&d, &args) != 0)
 		goto out;
 	d.se = fuse_session_new(&args, extres_fuse_ops(),
 				sizeof(struct fuse_lowlevel_ops), &d.fs);
@@ -463,6 +576,8 @@ int main(int argc, char *argv[])
 	if (run_session(&d) == 0)
 		status = 0;
 out:
+	if (d.dead_mount)
+		detach_dead(&d);
 	cleanup(&d);
 	/* Last: the next daemon on this mount point must not start before
 	 * this one has released every device. */

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/vfs.h>
 #include <time.h>
 #include <unistd.h>
@@ -22,6 +23,11 @@
 #define ALREADY_SERVED "%s is already served by a running extresd"
 #define NOT_RESPONDING "extresd at %s is not responding (no answer within %d s)"
 #define LOCK_RETRY_MS 20
+
+/* Linux 6.5; the headers of older systems lack it. */
+#ifndef MOVE_MOUNT_BENEATH
+#define MOVE_MOUNT_BENEATH 0x00000200
+#endif
 
 /* Decode mountinfo's octal escapes in place. */
 static void unescape(char *s)
@@ -42,14 +48,18 @@ static void unescape(char *s)
 }
 
 /* Fields: id parent dev root MOUNTPOINT opts [optional...] - FSTYPE src super */
-static int parse_line(char *line, char **mnt, char **fstype, char **super)
+static int parse_line(char *line, long *id, long *parent, char **mnt,
+		      char **fstype, char **super)
 {
 	char *save = NULL, *tok;
 	int field = 0;
 
 	*mnt = *fstype = *super = NULL;
+	*id = *parent = -1;
 	for (tok = strtok_r(line, " ", &save); tok;
 	     tok = strtok_r(NULL, " ", &save), field++) {
+		if (field <= 1)
+			*(field ? parent : id) = strtol(tok, NULL, 10);
 		if (field == 4)
 			*mnt = tok;
 		if (field >= 6 && strcmp(tok, "-") == 0) {
@@ -93,35 +103,79 @@ int extres_mountinfo_lookup(const char *mountinfo, const char *path,
 					     &owner);
 }
 
+/* A mount at the path looked up. */
+struct entry {
+	long id, parent;
+	const char *fstype, *super;
+};
+
+/*
+ * The mounts stacked at `path`: the top one (the one no other mount there
+ * is mounted on: with MOVE_MOUNT_BENEATH, later lines are not always
+ * higher) and the one right beneath it. Returns the number of mounts there,
+ * pointing into the decoded `copy`; *top and *below are NULL when none.
+ */
+static int stack_at(char *copy, const char *path, struct entry **ret_all,
+		    const struct entry **top, const struct entry **below)
+{
+	struct entry *all = NULL, *grown;
+	char *line, *save = NULL;
+	int n = 0, i, j;
+
+	*top = *below = NULL;
+	for (line = strtok_r(copy, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		struct entry e;
+		char *mnt, *fstype, *super;
+
+		if (parse_line(line, &e.id, &e.parent, &mnt, &fstype, &super) <
+		    0)
+			continue;
+		unescape(mnt);
+		if (strcmp(mnt, path) != 0)
+			continue;
+		grown = realloc(all, (size_t)(n + 1) * sizeof(*all));
+		if (!grown) {
+			free(all);
+			return -ENOMEM;
+		}
+		all = grown;
+		e.fstype = fstype;
+		e.super = super;
+		all[n++] = e;
+	}
+	for (i = n - 1; i >= 0 && !*top; i--) {
+		for (j = 0; j < n && all[j].parent != all[i].id; j++)
+			;
+		if (j == n)
+			*top = &all[i];
+	}
+	for (i = 0; *top && i < n; i++)
+		if (all[i].id == (*top)->parent)
+			*below = &all[i];
+	*ret_all = all;
+	return n;
+}
+
 int extres_mountinfo_lookup_owner(const char *mountinfo, const char *path,
 				  char **ret_fstype, long *ret_owner)
 {
-	char *copy = strdup(mountinfo), *line, *save = NULL, *found = NULL;
-	long owner = -1;
+	char *copy = strdup(mountinfo);
+	const struct entry *top, *below;
+	struct entry *all = NULL;
+	int r;
 
 	if (!copy)
 		return -ENOMEM;
-	/* Later lines are mounted on top of earlier ones: keep the last. */
-	for (line = strtok_r(copy, "\n", &save); line;
-	     line = strtok_r(NULL, "\n", &save)) {
-		char *mnt, *fstype, *super;
-
-		if (parse_line(line, &mnt, &fstype, &super) < 0)
-			continue;
-		unescape(mnt);
-		if (strcmp(mnt, path) == 0) {
-			found = fstype;
-			owner = user_id_of(super);
-		}
+	r = stack_at(copy, path, &all, &top, &below);
+	if (r > 0) {
+		*ret_fstype = strdup(top->fstype);
+		*ret_owner = user_id_of(top->super);
+		r = *ret_fstype ? 1 : -ENOMEM;
 	}
-	if (found) {
-		*ret_fstype = strdup(found);
-		*ret_owner = owner;
-		free(copy);
-		return *ret_fstype ? 1 : -ENOMEM;
-	}
+	free(all);
 	free(copy);
-	return 0;
+	return r;
 }
 
 static int read_mountinfo(char **ret, struct extres_err *err)
@@ -239,6 +293,28 @@ static int mounted_fstype(const char *mnt, char **ret_fstype, long *ret_owner,
 	return r;
 }
 
+/* Whether the mount right beneath the top one at `mnt` is one of ours: 1,
+ * 0 or a negative errno with a message. */
+static int ours_beneath(const char *mnt, struct extres_err *err)
+{
+	const struct entry *top, *below;
+	struct entry *all = NULL;
+	char *info = NULL;
+	int r;
+
+	r = read_mountinfo(&info, err);
+	if (r < 0)
+		return r;
+	r = stack_at(info, mnt, &all, &top, &below);
+	if (r >= 0)
+		r = below && strcmp(below->fstype, OUR_FSTYPE) == 0;
+	free(all);
+	free(info);
+	if (r < 0)
+		return extres_err_set(err, ENOMEM, "out of memory");
+	return r;
+}
+
 int extres_mountpoint_owner(const char *mnt, long *ret_owner,
 			    struct extres_err *err)
 {
@@ -342,57 +418,124 @@ int extres_mountpoint_lock(const char *mnt, const char *dir, int wait_ms,
 	return r;
 }
 
-int extres_mountpoint_prepare(const char *mnt, int (*stop_requested)(void),
-			      int *ret_detached, struct extres_err *err)
+/*
+ * What is on top at `mnt`: 0 nothing; 1 a dead extresd mount; -EBUSY
+ * (another file system, or a live extresd: refused with a message), or
+ * -ETIMEDOUT, -EINTR or another errno as probe() has them.
+ */
+static int top_dead(const char *mnt, int (*stop_requested)(void),
+		    struct extres_err *err)
 {
 	char *fstype = NULL;
-	int detached = 0, r;
+	int r;
+
+	r = mounted_fstype(mnt, &fstype, NULL, err);
+	if (r <= 0)
+		return r;
+	if (strcmp(fstype, OUR_FSTYPE) != 0) {
+		r = extres_err_set(
+			err, EBUSY,
+			"%s is already a mount point (%s); refusing to mount over it",
+			mnt, fstype);
+		free(fstype);
+		return r;
+	}
+	free(fstype);
+	r = probe(mnt, stop_requested, err);
+	if (r == 0)
+		return extres_err_set(err, EBUSY, ALREADY_SERVED, mnt);
+	return r == -ENOTCONN ? 1 : r;
+}
+
+static int detach_top(const char *mnt, struct extres_err *err)
+{
+	if (umount2(mnt, MNT_DETACH) == 0)
+		return 0;
+	return extres_err_set(err, errno,
+			      "cannot detach the dead extresd mount at %s: %s",
+			      mnt, strerror(errno));
+}
+
+int extres_mountpoint_prepare(const char *mnt, int (*stop_requested)(void),
+			      int *ret_dead, struct extres_err *err)
+{
 	struct stat st;
+	int r;
+
+	r = top_dead(mnt, stop_requested, err);
+	if (r < 0)
+		return r;
+	/* The dead mount stays until the new one replaces it: the directory
+	 * under it was one when it was mounted. */
+	if (r == 0 && stat(mnt, &st) < 0)
+		return extres_err_set(err, errno, "mount point %s: %s", mnt,
+				      strerror(errno));
+	if (r == 0 && !S_ISDIR(st.st_mode))
+		return extres_err_set(err, ENOTDIR,
+				      "mount point %s is not a directory", mnt);
+	*ret_dead = r;
+	return 0;
+}
+
+int extres_mountpoint_detach_dead(const char *mnt, int (*stop_requested)(void),
+				  int *ret_detached, struct extres_err *err)
+{
+	int detached = 0, r;
 
 	/* Several dead mounts may be stacked after repeated crashes. */
-	for (;;) {
-		free(fstype);
-		fstype = NULL;
-		r = mounted_fstype(mnt, &fstype, NULL, err);
+	while ((r = top_dead(mnt, stop_requested, err)) == 1) {
+		r = detach_top(mnt, err);
 		if (r < 0)
-			goto out;
-		if (r == 0)
-			break;
-		if (strcmp(fstype, OUR_FSTYPE) != 0) {
-			r = extres_err_set(
-				err, EBUSY,
-				"%s is already a mount point (%s); refusing to mount over it",
-				mnt, fstype);
-			goto out;
-		}
-		r = probe(mnt, stop_requested, err);
-		if (r == 0)
-			r = extres_err_set(err, EBUSY, ALREADY_SERVED, mnt);
-		if (r != -ENOTCONN)
-			goto out;
-		if (umount2(mnt, MNT_DETACH) < 0) {
-			r = extres_err_set(
-				err, errno,
-				"cannot detach the dead extresd mount at %s: %s",
-				mnt, strerror(errno));
-			goto out;
-		}
+			return r;
 		detached++;
 	}
-	if (stat(mnt, &st) < 0) {
-		r = extres_err_set(err, errno, "mount point %s: %s", mnt,
-				   strerror(errno));
-		goto out;
-	}
-	if (!S_ISDIR(st.st_mode)) {
-		r = extres_err_set(err, ENOTDIR,
-				   "mount point %s is not a directory", mnt);
-		goto out;
-	}
+	if (r < 0)
+		return r;
 	*ret_detached = detached;
-out:
-	free(fstype);
-	return r;
+	return 0;
+}
+
+int extres_mountpoint_replace(const char *mnt, int mnt_fd, int beneath,
+			      int (*stop_requested)(void), int *ret_how,
+			      struct extres_err *err)
+{
+	int how = EXTRES_MOUNTPOINT_ATTACHED, r;
+
+	while ((r = top_dead(mnt, stop_requested, err)) == 1) {
+		r = ours_beneath(mnt, err);
+		if (r < 0)
+			return r;
+		/* Ours beneath: a dead one too, since only one extresd
+		 * serves a mount point. Mounted beneath the top alone, ours
+		 * would have it above it when ours goes. */
+		if (r == 0 && beneath &&
+		    syscall(SYS_move_mount, mnt_fd, "", AT_FDCWD, mnt,
+			    MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_BENEATH) ==
+			    0) {
+			*ret_how = EXTRES_MOUNTPOINT_BENEATH;
+			return detach_top(mnt, err);
+		}
+		/* Before 6.5 the kernel knows no such flag (EINVAL), before
+		 * 5.2 no such call; nor may one mount beneath a mount that
+		 * is locked, or that would propagate over itself (EINVAL). */
+		if (r == 0 && beneath && errno != EINVAL && errno != ENOSYS)
+			return extres_err_set(
+				err, errno,
+				"cannot mount beneath the dead extresd mount at %s: %s",
+				mnt, strerror(errno));
+		r = detach_top(mnt, err);
+		if (r < 0)
+			return r;
+		how = EXTRES_MOUNTPOINT_AFTER_DETACH;
+	}
+	if (r < 0)
+		return r;
+	if (syscall(SYS_move_mount, mnt_fd, "", AT_FDCWD, mnt,
+		    MOVE_MOUNT_F_EMPTY_PATH) < 0)
+		return extres_err_set(err, errno, "cannot mount %s: %s", mnt,
+				      strerror(errno));
+	*ret_how = how;
+	return 0;
 }
 
 int extres_mountpoint_check_live(const char *mnt, struct extres_err *err)

@@ -3,9 +3,11 @@
  * Vetting the mount point before mounting on it.
  *
  * After a crash the old mount stays behind: every access fails with ENOTCONN,
- * yet files the kernel cached still read stale values. So before mounting,
- * a dead mount of ours (fstype fuse.extresd) at the mount point is detached;
- * a live one, or a mount of anything else, is refused.
+ * yet files the kernel cached still read stale values. A dead mount of ours
+ * (fstype fuse.extresd) at the mount point is replaced: where the kernel
+ * allows, the new mount goes beneath it before it is detached, so that no
+ * reader ever sees the directory underneath (ENOENT for every file); a
+ * live one, or a mount of anything else, is refused.
  *
  * Checking and mounting are two steps that daemons started at once would
  * interleave, so a daemon first takes the mount point's lock and holds it
@@ -50,18 +52,56 @@ int extres_mountpoint_lock(const char *mnt, const char *dir, int wait_ms,
 			   struct extres_runlock *ret, struct extres_err *err);
 
 /*
- * Vet the absolute mount point `mnt` (under its lock): detach the dead
- * extresd mounts on it, and check that what is left is a directory that
- * nothing is mounted on. A live extresd mount there is -EBUSY with the same
- * message as extres_mountpoint_lock() (a daemon that does not take the lock:
- * another user's, or an older version), and -ETIMEDOUT "extresd at MNT is
- * not responding" when it gives no answer within EXTRES_MOUNTPOINT_PROBE_MS;
- * -EINTR (no message) when `stop_requested` (may be NULL), asked while
- * waiting for that answer, said so. On success *ret_detached is the number
- * of dead mounts detached. Errors name the path.
+ * Vet the absolute mount point `mnt` (under its lock): nothing is mounted
+ * on it, or a dead extresd mount (left to replace, see
+ * extres_mountpoint_replace()); with nothing there, it must be a directory.
+ * A live extresd mount there is -EBUSY with the same message as
+ * extres_mountpoint_lock() (a daemon that does not take the lock: another
+ * user's, or an older version), and -ETIMEDOUT "extresd at MNT is not
+ * responding" when it gives no answer within EXTRES_MOUNTPOINT_PROBE_MS;
+ * a mount of anything else is -EBUSY; -EINTR (no message) when
+ * `stop_requested` (may be NULL), asked while waiting for that answer, said
+ * so. On success *ret_dead is 1 when a dead extresd mount is on top, else
+ * 0. Errors name the path.
  */
 int extres_mountpoint_prepare(const char *mnt, int (*stop_requested)(void),
-			      int *ret_detached, struct extres_err *err);
+			      int *ret_dead, struct extres_err *err);
+
+/*
+ * Detach the dead extresd mounts on top at `mnt`, one by one, until none is
+ * left: for a start that mounts the usual way, or gives up. Errors as
+ * extres_mountpoint_prepare() has them; on success *ret_detached is how
+ * many were.
+ */
+int extres_mountpoint_detach_dead(const char *mnt, int (*stop_requested)(void),
+				  int *ret_detached, struct extres_err *err);
+
+/* How extres_mountpoint_replace() put the mount in place. */
+enum {
+	/* Nothing was there. */
+	EXTRES_MOUNTPOINT_ATTACHED,
+	/* Beneath the dead mount, which was then detached: every reader saw
+	 * one mount or the other, never the directory underneath. */
+	EXTRES_MOUNTPOINT_BENEATH,
+	/* After detaching the dead mount(s): readers saw the directory
+	 * underneath in between (the kernel cannot mount beneath). */
+	EXTRES_MOUNTPOINT_AFTER_DETACH,
+};
+
+/*
+ * Attach the detached mount `mnt_fd` (fusemount.h) at the absolute mount
+ * point `mnt`, replacing the dead extresd mounts there: beneath the dead
+ * one, then detaching it, when `beneath` is set and the kernel can (Linux
+ * 6.5+); else detaching them first. Several dead mounts stacked there are
+ * detached down to the lowest first. Checks what is there again (the
+ * checks of extres_mountpoint_prepare(), with its errors). 0 with *ret_how
+ * saying which way, or a negative errno with a message naming the path; on
+ * failure after the mount went in place (a dead mount that cannot be
+ * detached), *ret_how says so too.
+ */
+int extres_mountpoint_replace(const char *mnt, int mnt_fd, int beneath,
+			      int (*stop_requested)(void), int *ret_how,
+			      struct extres_err *err);
 
 /*
  * Make `path` absolute: realpath() of it, or, where that fails with

@@ -247,14 +247,12 @@ case_unit_contents() {
 		grep -qxF -- "$key" "$UNIT" || fail "$UNIT has no line '$key'"
 		assert_eq 1 "$(grep -c "^${key%%=*}=" "$UNIT")" "number of ${key%%=*}= lines in $UNIT"
 	done
-	# Both ends detach a dead mount of ours, and nothing else.
-	for key in ExecStartPre ExecStopPost; do
-		grep -q "^$key=-/bin/sh -c '.*fuse\.extresd.*stat -f /run/extres.*umount -l /run/extres" "$UNIT" ||
-			fail "$UNIT: no $key line that detaches a dead fuse.extresd mount at /run/extres"
-	done
-	# The clearing comes before the mkdir (mkdir -p fails on a dead mount).
-	assert_eq "ExecStartPre=-/bin/sh
-ExecStartPre=/bin/mkdir" "$(grep -o '^ExecStartPre=-\?/bin/[a-z]*' "$UNIT")" "order of the ExecStartPre lines"
+	# The stop detaches a dead mount of ours, and nothing else; the start
+	# leaves it for extresd to replace in place (no gap for readers).
+	grep -q "^ExecStopPost=-/bin/sh -c '.*fuse\.extresd.*stat -f /run/extres.*umount -l /run/extres" "$UNIT" ||
+		fail "$UNIT: no ExecStopPost line that detaches a dead fuse.extresd mount at /run/extres"
+	assert_eq "" "$(grep '^ExecStartPre=.*umount' "$UNIT" || true)" "ExecStartPre lines that detach"
+	assert_eq "ExecStartPre=/bin/sh" "$(grep -o '^ExecStartPre=-\?/bin/[a-z]*' "$UNIT")" "the ExecStartPre lines"
 	# No option that makes systemd give the service a mount namespace of
 	# its own (the mount would be invisible to the host).
 	bad=$(grep -En '^[[:space:]]*(PrivateTmp|ProtectSystem|ProtectHome|PrivateDevices|PrivateMounts|PrivateUsers|PrivateNetwork|PrivateIPC|ReadOnlyPaths|ReadWritePaths|InaccessiblePaths|ExecPaths|NoExecPaths|TemporaryFileSystem|BindPaths|BindReadOnlyPaths|MountFlags|MountAPIVFS|RootDirectory|RootImage|DynamicUser|ProtectKernelTunables|ProtectKernelModules|ProtectKernelLogs|ProtectControlGroups|ProtectClock|ProtectHostname|ProtectProc|ProcSubset|LogsDirectory|RuntimeDirectory|StateDirectory|CacheDirectory|ConfigurationDirectory|NetworkNamespacePath|IPCNamespacePath)=' "$UNIT" || true)
@@ -265,7 +263,7 @@ ExecStartPre=/bin/mkdir" "$(grep -o '^ExecStartPre=-\?/bin/[a-z]*' "$UNIT")" "or
 # systemd runs it ($$ is a literal $), for MOUNTPOINT instead of /run/extres.
 unit_script() {
 	local line
-	line=$(grep "^$1=-/bin/sh -c '" "$UNIT") || fail "$UNIT: no $1=-/bin/sh -c line"
+	line=$(grep "^$1=-\?/bin/sh -c '" "$UNIT") || fail "$UNIT: no $1=/bin/sh -c line"
 	line=${line#*-c \'}
 	line=${line%\'}
 	line=${line//\$\$/\$}
@@ -274,37 +272,45 @@ unit_script() {
 
 # The unit's stale-mount command, run for real: it detaches a dead extresd
 # mount, and leaves a live one, another file system and an empty directory
-# alone.
+# alone; after a crash (Restart= follows) it leaves the dead mount for the
+# next extresd to replace. The start's mkdir passes over a dead mount.
 case_unit_stale_mount() {
 	it_setup
-	local key script
+	local script start
 	write_std_config "$WORK/extres.yaml"
-	for key in ExecStartPre ExecStopPost; do
-		script=$(unit_script "$key" "$MNT")
-		# Nothing mounted: nothing to do.
-		sh -c "$script" 2>"$RUN_ERR" || fail "$key failed with nothing mounted: $(cat "$RUN_ERR")"
-		! is_mounted "$MNT" || fail "$key mounted something"
+	script=$(unit_script ExecStopPost "$MNT")
+	start=$(unit_script ExecStartPre "$MNT/sub")
+	# Nothing mounted: nothing to do.
+	sh -c "$script" 2>"$RUN_ERR" || fail "ExecStopPost failed with nothing mounted: $(cat "$RUN_ERR")"
+	! is_mounted "$MNT" || fail "ExecStopPost mounted something"
+	sh -c "$start" 2>"$RUN_ERR" || fail "ExecStartPre failed: $(cat "$RUN_ERR")"
+	[[ -d $MNT/sub ]] || fail "ExecStartPre did not make $MNT/sub"
+	rmdir "$MNT/sub"
 
-		# A live extresd: left alone.
-		daemon_start -c "$WORK/extres.yaml" "$MNT"
-		sh -c "$script" 2>"$RUN_ERR" || fail "$key failed on a live mount: $(cat "$RUN_ERR")"
-		is_our_mount "$MNT" || fail "$key detached a live extresd mount"
-		assert_file "$MNT/gpu/1/index" $'1\n'
+	# A live extresd: left alone.
+	daemon_start -c "$WORK/extres.yaml" "$MNT"
+	sh -c "$script" 2>"$RUN_ERR" || fail "ExecStopPost failed on a live mount: $(cat "$RUN_ERR")"
+	is_our_mount "$MNT" || fail "ExecStopPost detached a live extresd mount"
+	assert_file "$MNT/gpu/1/index" $'1\n'
 
-		# The same daemon killed: a dead mount, detached.
-		kill -KILL "$DAEMON_PID"
-		daemon_reap
-		is_our_mount "$MNT" || fail "no dead mount left at $MNT after SIGKILL"
-		! stat -f "$MNT" >/dev/null 2>&1 || fail "statfs of the dead mount succeeded"
-		sh -c "$script" 2>"$RUN_ERR" || fail "$key failed on a dead mount: $(cat "$RUN_ERR")"
-		! is_mounted "$MNT" || fail "$key left $(mount_info "$MNT") at $MNT"
+	# The same daemon killed: a dead mount, left for a restart, else
+	# detached.
+	kill -KILL "$DAEMON_PID"
+	daemon_reap
+	is_our_mount "$MNT" || fail "no dead mount left at $MNT after SIGKILL"
+	! stat -f "$MNT" >/dev/null 2>&1 || fail "statfs of the dead mount succeeded"
+	start=$(unit_script ExecStartPre "$MNT")
+	sh -c "$start" 2>"$RUN_ERR" || fail "ExecStartPre failed on a dead mount: $(cat "$RUN_ERR")"
+	SERVICE_RESULT=signal sh -c "$script" 2>"$RUN_ERR" || fail "ExecStopPost failed on a dead mount: $(cat "$RUN_ERR")"
+	is_our_mount "$MNT" || fail "ExecStopPost after a crash detached the dead mount"
+	SERVICE_RESULT=exit-code sh -c "$script" 2>"$RUN_ERR" || fail "ExecStopPost failed on a dead mount: $(cat "$RUN_ERR")"
+	! is_mounted "$MNT" || fail "ExecStopPost left $(mount_info "$MNT") at $MNT"
 
-		# Another file system: left alone.
-		mount -t tmpfs extres-test "$MNT" || fail "cannot mount a tmpfs on $MNT"
-		sh -c "$script" 2>"$RUN_ERR" || fail "$key failed on a tmpfs: $(cat "$RUN_ERR")"
-		assert_eq "tmpfs extres-test" "$(mount_info "$MNT" | cut -d' ' -f1,2)" "$key on a tmpfs"
-		umount "$MNT"
-	done
+	# Another file system: left alone.
+	mount -t tmpfs extres-test "$MNT" || fail "cannot mount a tmpfs on $MNT"
+	sh -c "$script" 2>"$RUN_ERR" || fail "ExecStopPost failed on a tmpfs: $(cat "$RUN_ERR")"
+	assert_eq "tmpfs extres-test" "$(mount_info "$MNT" | cut -d' ' -f1,2)" "ExecStopPost on a tmpfs"
+	umount "$MNT"
 }
 
 # ---------------------------------------------------------------------------

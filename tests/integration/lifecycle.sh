@@ -83,6 +83,82 @@ case_crash_recovery() {
 	held_then_stop "after the crash"
 }
 
+# Wait (10 s at most) until the mount at $MNT answers statfs as FUSE: only
+# a live daemon does (a dead mount fails, the directory beneath is another
+# file system). Fail at once if the daemon died first.
+wait_serving() {
+	local _
+	for _ in $(seq 200); do
+		[[ $(stat -f -c %t "$MNT" 2>/dev/null) == 65735546 ]] && return 0
+		if ! pid_alive "$DAEMON_PID"; then
+			daemon_reap
+			fail "extresd exited with status $DAEMON_STATUS over the dead mount at $MNT"
+		fi
+		sleep 0.05
+	done
+	fail "$MNT does not answer as FUSE 10 s after the restart"
+}
+
+# A reader in a tight loop across 20 kill -9 and restarts: every read gives
+# the same bytes (the dead mount's cache, then the new daemon), statfs says
+# FUSE; never ENOENT or another file system (the directory underneath).
+# With $1 = fallback, the kernel is taken to refuse MOVE_MOUNT_BENEATH: the
+# old order (detach, then mount) still replaces the dead mount, gap and all.
+restart_readers() {
+	local mode=${1:-} how i reader out mounted
+	it_setup
+	[[ $(id -u) == 0 ]] || { echo "SKIP: $IT_CASE: only root mounts by hand"; exit 77; }
+	if [[ $mode == fallback ]]; then
+		export EXTRESD_TEST_NO_BENEATH=1
+		how="detached the dead extresd mount at $MNT, then mounted (the kernel cannot mount beneath it)"
+	else
+		how="mounted beneath the dead extresd mount at $MNT, then detached it"
+	fi
+	write_std_config "$WORK/extres.yaml" "$WORK/gpu.coord"
+	daemon_start -c "$WORK/extres.yaml" "$MNT"
+	mounted=$(mount_info "$MNT")
+	"$PROBE" gaploop "$MNT/gpu/1/uuid" "$MNT" >"$WORK/reader.out" 2>&1 &
+	reader=$!
+	for i in $(seq 100); do
+		[[ -s $WORK/reader.out ]] && break
+		sleep 0.05
+	done
+	assert_eq READY "$(cat "$WORK/reader.out")" "the reader's start"
+	for i in $(seq 20); do
+		kill -KILL "$DAEMON_PID"
+		daemon_reap
+		daemon_spawn -f -c "$WORK/extres.yaml" "$MNT"
+		wait_serving
+		if [[ $mode != fallback ]] && grep -qF "the kernel cannot mount beneath it" "$DAEMON_ERR"; then
+			echo "SKIP: $IT_CASE: kernel $(uname -r) cannot mount beneath a mount (MOVE_MOUNT_BENEATH, Linux 6.5+)"
+			exit 77
+		fi
+		assert_file "$MNT/gpu/0/index" $'0\n'
+	done
+	kill -TERM "$reader"
+	wait "$reader" || fail "the reader failed: $(cat "$WORK/reader.out")"
+	it_log "reader across 20 restarts: $(tail -n +2 "$WORK/reader.out" | tr '\n' ';')"
+	grep -Eq '^reads [0-9]+$' "$WORK/reader.out" || fail "the reader said: $(cat "$WORK/reader.out")"
+	# The gap: the directory underneath (ENOENT, another file system).
+	# What the dead daemon answers (ENOTCONN; ECONNABORTED for a request
+	# it was given as it died) is no gap, and no order of mounting
+	# avoids it.
+	out=$(grep -Ev '^(READY|reads [0-9]+|(read|statfs) (ENOTCONN|ECONNABORTED) .*)$' "$WORK/reader.out" || true)
+	[[ $mode == fallback || -z $out ]] || fail "reader across 20 restarts: $out"
+	assert_contains "$(cat "$DAEMON_ERR")" "$how" "the last start's log"
+	assert_eq 1 "$(awk -v mp="$MNT" '$5 == mp' /proc/self/mountinfo | wc -l)" "mounts at $MNT"
+	assert_eq "$mounted" "$(mount_info "$MNT")" "the mount after the restarts"
+	held_then_stop "after 20 restarts"
+}
+
+case_restart_atomic() {
+	restart_readers
+}
+
+case_restart_fallback() {
+	restart_readers fallback
+}
+
 # Without -f, extresd returns 0 only once the mount is ready, and the
 # process that stays is the one recorded in the coordination file.
 case_background() {

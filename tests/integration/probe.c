@@ -10,13 +10,16 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/magic.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <termios.h>
 #include <unistd.h>
 
@@ -211,6 +214,92 @@ out:
 	return rc;
 }
 
+static volatile sig_atomic_t gap_stop;
+
+static void gap_on_term(int sig)
+{
+	(void)sig;
+	gap_stop = 1;
+}
+
+/*
+ * What a reader sees while the mount at DIR is replaced: read FILE (whole,
+ * through one descriptor) and statfs DIR in a tight loop until SIGTERM.
+ * Prints "reads N" and what went wrong, a line each: "read ERRNO N" (a
+ * failed read), "read other-bytes N" (bytes other than the first read's),
+ * "statfs ERRNO N" or "statfs not-fuse N" (another file system: the
+ * directory underneath), with the first time each happened.
+ */
+#define GAP_KINDS 8
+static int do_gaploop(const char *path, const char *dir)
+{
+	struct sigaction sa = { .sa_handler = gap_on_term };
+	struct {
+		char what[64];
+		long long count, first;
+	} kinds[GAP_KINDS] = { 0 };
+	long long reads = 0;
+	char *first = NULL, *cur = NULL, what[64];
+	ssize_t first_len, n;
+	struct statfs sfs;
+	int rc = 0, serr, k, i;
+
+	sigemptyset(&sa.sa_mask);
+	first = malloc(PROBE_BUF_MAX);
+	cur = malloc(PROBE_BUF_MAX);
+	if (!first || !cur || sigaction(SIGTERM, &sa, NULL) < 0) {
+		rc = print_errno(errno);
+		goto out;
+	}
+	first_len = read_all(path, first, PROBE_BUF_MAX);
+	if (first_len < 0) {
+		rc = print_errno((int)-first_len);
+		goto out;
+	}
+	/* Ready: the caller may start replacing the mount. */
+	printf("READY\n");
+	fflush(stdout);
+	while (!gap_stop) {
+		n = read_all(path, cur, PROBE_BUF_MAX);
+		reads++;
+		serr = statfs(dir, &sfs) < 0 ? errno : 0;
+		for (k = 0; k < 2; k++) {
+			if (k == 0 && n < 0)
+				snprintf(what, sizeof(what), "read %s",
+					 strerrorname_np((int)-n));
+			else if (k == 0 && (n != first_len ||
+					    memcmp(first, cur, (size_t)n)))
+				snprintf(what, sizeof(what),
+					 "read other-bytes");
+			else if (k == 1 && serr)
+				snprintf(what, sizeof(what), "statfs %s",
+					 strerrorname_np(serr));
+			else if (k == 1 && sfs.f_type != FUSE_SUPER_MAGIC)
+				snprintf(what, sizeof(what), "statfs not-fuse");
+			else
+				continue;
+			for (i = 0; i < GAP_KINDS && kinds[i].count &&
+				    strcmp(kinds[i].what, what);
+			     i++)
+				;
+			if (i == GAP_KINDS)
+				continue;
+			if (!kinds[i].count++) {
+				strcpy(kinds[i].what, what);
+				kinds[i].first = reads;
+			}
+		}
+	}
+	printf("reads %lld\n", reads);
+	for (i = 0; i < GAP_KINDS && kinds[i].count; i++)
+		printf("%s %lld (first at read %lld)\n", kinds[i].what,
+		       kinds[i].count, kinds[i].first);
+out:
+	free(first);
+	free(cur);
+	return rc;
+}
+
 static int do_write(const char *path)
 {
 	int fd, rc;
@@ -335,6 +424,7 @@ static int usage(void)
 		"  stat PATH                 prints TYPE MODE SIZE (reg 0444 2)\n"
 		"  pread FILE OFFSET LEN     prints N:BYTES (C-escaped)\n"
 		"  readloop FILE N [EXPECT]  open+read+close N times; prints OK\n"
+		"  gaploop FILE DIR          read FILE, statfs DIR until SIGTERM\n"
 		"  ioctl PATH                TCGETS (isatty()); prints OK or ENOTTY\n"
 		"  poll|pollin|epoll FILE MS wait for a change; see do_poll()\n"
 		"  write FILE | open-wr FILE | create PATH | mkdir PATH\n"
@@ -382,6 +472,8 @@ int main(int argc, char **argv)
 					   argc == 5 ? argv[4] : NULL);
 	}
 	if (argc == 4) {
+		if (!strcmp(op, "gaploop"))
+			return do_gaploop(argv[2], argv[3]);
 		if (!strcmp(op, "rename"))
 			return report(rename(argv[2], argv[3]));
 		if (!strcmp(op, "symlink"))

@@ -22,6 +22,9 @@ static const char MOUNTINFO[] =
 	"44 30 0:43 / /run/opt ro shared:2 master:3 - fuse.extresd extres rw\n"
 	"45 30 0:44 / /run/user1 ro - fuse.extresd extres rw,user_id=1000,group_id=1000\n"
 	"46 30 0:45 / /run/odd ro - fuse.extresd extres rw,user_id=x\n"
+	/* Mounted beneath 47, whose parent it became: listed after it. */
+	"47 48 0:46 / /run/beneath ro - fuse.extresd dead rw\n"
+	"48 30 0:47 / /run/beneath ro - tmpfs new rw\n"
 	"garbage line\n";
 
 static void test_lookup_owner(void **state)
@@ -59,10 +62,15 @@ static void test_lookup(void **state)
 			 1);
 	assert_string_equal(fstype, "tmpfs");
 	free(fstype);
-	/* The topmost (last) mount wins. */
+	/* The topmost mount wins: the one no other is mounted on, whether
+	 * listed later or (mounted beneath it) earlier. */
 	assert_int_equal(
 		extres_mountinfo_lookup(MOUNTINFO, "/run/extres", &fstype), 1);
 	assert_string_equal(fstype, "tmpfs");
+	free(fstype);
+	assert_int_equal(
+		extres_mountinfo_lookup(MOUNTINFO, "/run/beneath", &fstype), 1);
+	assert_string_equal(fstype, "fuse.extresd");
 	free(fstype);
 	/* Octal escapes are decoded. */
 	assert_int_equal(
@@ -90,7 +98,7 @@ static void test_prepare(void **state)
 	char tmpl[] = "/tmp/extres-mp.XXXXXX", path[600], file[256];
 	struct extres_err err;
 	char *abs = NULL;
-	int detached = -1;
+	int dead = -1;
 	FILE *f;
 
 	assert_non_null(mkdtemp(tmpl));
@@ -99,9 +107,8 @@ static void test_prepare(void **state)
 	assert_int_equal(extres_mountpoint_resolve(path, 1, &abs, &err), 0);
 	snprintf(path, sizeof(path), "%s/a/c", tmpl);
 	assert_string_equal(abs, path);
-	assert_int_equal(extres_mountpoint_prepare(abs, NULL, &detached, &err),
-			 0);
-	assert_int_equal(detached, 0);
+	assert_int_equal(extres_mountpoint_prepare(abs, NULL, &dead, &err), 0);
+	assert_int_equal(dead, 0);
 	free(abs);
 	abs = NULL;
 	/* Without create, a missing path is an error naming it. */
@@ -115,12 +122,12 @@ static void test_prepare(void **state)
 	f = fopen(file, "w");
 	assert_non_null(f);
 	fclose(f);
-	assert_int_equal(extres_mountpoint_prepare(file, NULL, &detached, &err),
+	assert_int_equal(extres_mountpoint_prepare(file, NULL, &dead, &err),
 			 -ENOTDIR);
 	snprintf(path, sizeof(path), "mount point %s is not a directory", file);
 	assert_string_equal(err.msg, path);
 	/* Something else mounted there is refused: "/" always is one. */
-	assert_int_equal(extres_mountpoint_prepare("/", NULL, &detached, &err),
+	assert_int_equal(extres_mountpoint_prepare("/", NULL, &dead, &err),
 			 -EBUSY);
 	assert_non_null(strstr(err.msg, "/ is already a mount point ("));
 	assert_non_null(strstr(err.msg, "refusing to mount over it"));
