@@ -235,7 +235,7 @@ case_precreated() {
 	# Our own file there, in a sticky directory, is fine.
 	chmod 1777 "$dir"
 	daemon_start -c "$WORK/extres.yaml" "$MNT"
-	[[ $(stat -c '%u %a' "$coord") == "0 644" ]] || fail "$coord is $(stat -c '%u %a' "$coord")"
+	[[ $(stat -c '%u %a' "$coord") == "0 660" ]] || fail "$coord is $(stat -c '%u %a' "$coord")"
 	daemon_stop
 }
 
