@@ -171,4 +171,23 @@ case_check_world_readable() {
 	outsider flock -s -n "$COORD" true || fail "the outsider could not lock a 0664 file"
 }
 
+# extresd as root takes its devices in the group's file when the config
+# names the group, and refuses it at start-up, with the hint, when not.
+case_daemon() {
+	[[ -c /dev/fuse ]] || {
+		echo "SKIP: $IT_CASE: /dev/fuse is missing, cannot mount"
+		exit 77
+	}
+	group_setup
+	local st
+	daemon_run_fail -f -c "$WORK/extres.yaml" "$MNT"
+	assert_startup_error "it is group-writable (mode 0660); if members of group $GROUP may write coordination files, set extres.coordination-group: $GROUP"
+	group_config "extres.coordination-group: $GROUP"
+	daemon_start -c "$WORK/extres.yaml" "$MNT"
+	st=$(proc_starttime "$DAEMON_PID")
+	assert_eq "0 $DAEMON_PID$T$st" "$(cat "$COORD")" "the daemon's line"
+	daemon_stop
+	assert_eq "" "$(coord_lines "$COORD")" "lines after a clean exit"
+}
+
 it_main "$@"
