@@ -97,6 +97,58 @@ static int set_lock_timeout(struct loader *l)
 	return 0;
 }
 
+/*
+ * extres.coordination-group: the group whose members root trusts to write
+ * coordination files (it is in no group of its own). Only a file nobody
+ * else could change may say so.
+ */
+static int set_coordination_group(struct loader *l)
+{
+	const struct extres_flat *e = l->coordination_group;
+	struct extres_config *c = l->config;
+	const char *text = NULL;
+	gid_t gid = EXTRES_NO_GROUP;
+	size_t i;
+	int r;
+
+	c->coordination_gid = EXTRES_NO_GROUP;
+	if (e) {
+		r = extres_cfg_scalar_of(l, e, COORD_GROUP_EXPECTED, &text);
+		if (r < 0)
+			return r;
+	}
+	if (text && l->untrusted) {
+		r = extres_cfg_warn(l, extres_cfg_value_line(e),
+				    extres_cfg_value_column(e),
+				    "%s is ignored: %s", e->key, l->untrusted);
+		if (r < 0)
+			return r;
+	} else if (text) {
+		r = extres_group_gid(text, &gid);
+		if (r == -ENOENT)
+			return extres_cfg_fail(
+				l, EINVAL, extres_cfg_value_line(e),
+				extres_cfg_value_column(e),
+				"%s is '%s', which is no group on this host",
+				e->key, text);
+		if (r == -ENOMEM)
+			return extres_cfg_oom(l);
+		if (r < 0)
+			return extres_cfg_fail(
+				l, -r, extres_cfg_value_line(e),
+				extres_cfg_value_column(e),
+				"%s: cannot look up group '%s': %s", e->key,
+				text, strerror(-r));
+		c->coordination_group = strdup(text);
+		if (!c->coordination_group)
+			return extres_cfg_oom(l);
+		c->coordination_gid = gid;
+	}
+	for (i = 0; i < c->n_resources; i++)
+		c->resources[i].coordination_gid = c->coordination_gid;
+	return 0;
+}
+
 static int interpret(struct loader *l, yaml_node_t *root)
 {
 	size_t i;
@@ -139,6 +191,9 @@ static int interpret(struct loader *l, yaml_node_t *root)
 	r = set_lock_timeout(l);
 	if (r < 0)
 		return r;
+	r = set_coordination_group(l);
+	if (r < 0)
+		return r;
 	r = extres_cfg_warn_unlisted(l);
 	if (r < 0)
 		return r;
@@ -147,15 +202,17 @@ static int interpret(struct loader *l, yaml_node_t *root)
 
 /*
  * `file` names the file in messages; `abs_path` is its absolute path. The
- * YAML comes from `fd` when it is not -1, else from `buf`.
+ * YAML comes from `fd` when it is not -1, else from `buf`. `untrusted`
+ * (NULL: trusted) becomes config->untrusted.
  */
 static int load(const char *file, const char *abs_path, int fd, const char *buf,
-		size_t len, struct extres_config **ret_config,
+		size_t len, char *untrusted, struct extres_config **ret_config,
 		struct extres_err *err)
 {
 	struct loader l = {
 		.file = file,
 		.err = err,
+		.untrusted = untrusted,
 		.yaml = { .file = file,
 			  .key_bytes_left = EXTRES_YAML_MAX_KEY_BYTES },
 	};
@@ -164,8 +221,11 @@ static int load(const char *file, const char *abs_path, int fd, const char *buf,
 	int r;
 
 	l.config = calloc(1, sizeof(*l.config));
-	if (!l.config)
+	if (!l.config) {
+		free(untrusted);
 		return extres_cfg_oom(&l);
+	}
+	l.config->untrusted = untrusted;
 	l.config->path = strdup(abs_path);
 	l.config->dir = dir_of(abs_path);
 	if (!l.config->path || !l.config->dir) {
@@ -223,7 +283,7 @@ int extres_config_load_buffer(const char *path, const char *buf, size_t len,
 		r = errno ? errno : ENOMEM;
 		return extres_err_set(err, r, "%s: %s", path, strerror(r));
 	}
-	r = load(path, abs_path, -1, buf, len, ret_config, err);
+	r = load(path, abs_path, -1, buf, len, NULL, ret_config, err);
 	free(abs_path);
 	return r;
 }
@@ -260,15 +320,18 @@ static int open_file(const char *path, int *ret_fd, struct extres_err *err)
 /*
  * The path as it was given, symlinks and the directories that hold them
  * included: each decides which file is read. With nothing on it in another
- * user's hands, the file it names now is the one that was read, unless
- * root moved it meanwhile: the inode must match.
+ * user's hands, the file it names now is the one open at `fd` (and read
+ * from it next), unless root moved it meanwhile: the inode must match.
+ * *ret_why is NULL (trusted) or why not, malloc'd. Judged before the file
+ * is read, so that the keys that widen trust know.
  */
-static int note_trust(struct extres_config *config, const char *path, int fd,
+static int note_trust(const char *path, int fd, char **ret_why,
 		      struct extres_err *err)
 {
 	struct stat read_st, now_st;
 	struct extres_err why;
 
+	*ret_why = NULL;
 	if (extres_check_trusted(path, "config file", &why) == 0) {
 		if (fstat(fd, &read_st) == 0 && stat(path, &now_st) == 0 &&
 		    read_st.st_dev == now_st.st_dev &&
@@ -278,10 +341,10 @@ static int note_trust(struct extres_config *config, const char *path, int fd,
 			       "config file %s was replaced while it was read",
 			       path);
 	}
-	config->untrusted = strdup(why.msg);
-	if (config->untrusted)
+	*ret_why = strdup(why.msg);
+	if (*ret_why)
 		return 0;
-	return extres_err_set(err, ENOMEM, "%s: out of memory", config->path);
+	return extres_err_set(err, ENOMEM, "%s: out of memory", path);
 }
 
 /* The file is parsed as it is read, never held whole in memory; one that
@@ -289,8 +352,7 @@ static int note_trust(struct extres_config *config, const char *path, int fd,
 int extres_config_load(const char *path, struct extres_config **ret_config,
 		       struct extres_err *err)
 {
-	struct extres_config *config = NULL;
-	char *abs_path;
+	char *abs_path, *untrusted = NULL;
 	int fd = -1, r;
 
 	r = open_file(path, &fd, err);
@@ -301,14 +363,10 @@ int extres_config_load(const char *path, struct extres_config **ret_config,
 		r = extres_err_set(err, errno, "%s: %s", path, strerror(errno));
 		goto out;
 	}
-	r = load(path, abs_path, fd, NULL, 0, &config, err);
-	if (r == 0) {
-		r = note_trust(config, path, fd, err);
-		if (r < 0)
-			extres_config_free(config);
-		else
-			*ret_config = config;
-	}
+	r = note_trust(path, fd, &untrusted, err);
+	if (r == 0)
+		r = load(path, abs_path, fd, NULL, 0, untrusted, ret_config,
+			 err);
 	free(abs_path);
 out:
 	close(fd);
@@ -336,6 +394,7 @@ void extres_config_free(struct extres_config *config)
 		free(res->env_var);
 	}
 	free(config->untrusted);
+	free(config->coordination_group);
 	free(config->resources);
 	free(config->mountpoint);
 	for (i = 0; i < config->n_warnings; i++)

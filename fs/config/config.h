@@ -23,6 +23,8 @@
  *   extres.mountpoint
  *   extres.lock-timeout        (seconds, default 10: the longest wait for a
  *                               coordination file's lock)
+ *   extres.coordination-group  (a group name: its members may write
+ *                               coordination files; see os/trust.h)
  *
  * Everything else outside `external-resource.`/`extres.` is ignored silently;
  * an unknown key inside them is a warning that names it with file:line:col.
@@ -61,12 +63,14 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include <extres/driver.h>
 
 #include "base/err.h"
 #include "config/amount.h"
 #include "config/param.h"
+#include "os/trust.h" /* EXTRES_NO_GROUP */
 
 /* refresh-interval bounds, in milliseconds: 0.1 s to a day. */
 #define EXTRES_MIN_REFRESH_MS 100ULL
@@ -102,6 +106,9 @@ struct extres_resource_config {
 	uint64_t refresh_ms;
 	/* extres.lock-timeout in ms (the same for every resource). */
 	unsigned lock_timeout_ms;
+	/* extres.coordination-group's gid (the same for every resource), or
+	 * EXTRES_NO_GROUP. */
+	gid_t coordination_gid;
 	/* cdi.kind: a valid CDI kind (config/cdi_name.h), or NULL when unset
 	 * (EXTRES_CDI_VENDOR "/<name>"). */
 	char *cdi_kind;
@@ -120,6 +127,15 @@ struct extres_config {
 	char *untrusted;
 	char *mountpoint; /* extres.mountpoint, or NULL */
 	unsigned lock_timeout_ms; /* extres.lock-timeout */
+	/*
+	 * extres.coordination-group: the group trusted to write coordination
+	 * files (os/trust.h), by name and gid; NULL and EXTRES_NO_GROUP when
+	 * unset, and when the file is untrusted (then a warning says the key
+	 * was ignored: a file another user could change must not widen whom
+	 * root trusts). A name that is no group is an error at its value.
+	 */
+	char *coordination_group;
+	gid_t coordination_gid;
 	size_t n_resources;
 	struct extres_resource_config *resources; /* in list order */
 	size_t n_warnings;

@@ -255,12 +255,16 @@ int extres_cfg_sort_keys(struct loader *l)
 		else if (e->section &&
 			 strcmp(key, EXTRES_PREFIX "lock-timeout") == 0)
 			r = extres_cfg_wrong_kind(l, e, LOCK_TIMEOUT_EXPECTED);
+		else if (e->section && strcmp(key, COORD_GROUP_KEY) == 0)
+			r = extres_cfg_wrong_kind(l, e, COORD_GROUP_EXPECTED);
 		else if (e->section)
 			continue;
 		else if (strcmp(key, EXTRES_PREFIX "mountpoint") == 0)
 			l->mountpoint = e;
 		else if (strcmp(key, EXTRES_PREFIX "lock-timeout") == 0)
 			l->lock_timeout = e;
+		else if (strcmp(key, COORD_GROUP_KEY) == 0)
+			l->coordination_group = e;
 		else if (extres_starts_with(key, EXTRES_PREFIX) ||
 			 extres_starts_with(key, LIST_KEY "."))
 			r = extres_cfg_warn_unknown(l, e);

@@ -48,6 +48,8 @@ extern const char *const extres_cfg_slot_expected[N_SLOTS];
 #define LIST_EXPECTED "a list of resource names"
 #define MOUNTPOINT_EXPECTED "a path"
 #define LOCK_TIMEOUT_EXPECTED "a number of seconds"
+#define COORD_GROUP_KEY EXTRES_PREFIX "coordination-group"
+#define COORD_GROUP_EXPECTED "a group name"
 
 struct resource_keys {
 	const struct extres_flat *slot[N_SLOTS];
@@ -75,6 +77,10 @@ struct loader {
 	const char *list_key; /* the key the resources were listed under */
 	const struct extres_flat *mountpoint;
 	const struct extres_flat *lock_timeout;
+	const struct extres_flat *coordination_group;
+	/* Why another user could modify the file (config->untrusted), or
+	 * NULL: such a file may not widen whom we trust. */
+	const char *untrusted;
 	struct resource_keys *keys; /* parallel to config->resources */
 	struct unlisted *unlisted;
 	size_t n_unlisted;

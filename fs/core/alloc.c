@@ -74,6 +74,7 @@ int extres_alloc_new(const struct extres_resource_config *res, int coordinated,
 	a->owner = owner;
 	a->owner_starttime = starttime;
 	a->lock_timeout_ms = res->lock_timeout_ms;
+	a->coordination_gid = res->coordination_gid;
 	a->resource = strdup(res->name);
 	a->coordination_key =
 		strdup(res->coordination_key ? res->coordination_key : "index");
@@ -341,7 +342,8 @@ static int take_from_script(const struct extres_resource_config *res,
 		r = owner_starttime(res, self, &starttime, err);
 	if (r < 0)
 		goto out;
-	r = extres_coord_lock(file, res->lock_timeout_ms, &c, err);
+	r = extres_coord_lock(file, res->lock_timeout_ms, res->coordination_gid,
+			      &c, err);
 	if (r < 0) {
 		extres_err_prefix(err, -r, "resource '%s'", res->name);
 		goto out;
@@ -463,7 +465,8 @@ int extres_alloc_retake(const struct extres_resource_config *res,
 		if (r < 0)
 			goto out;
 		r = extres_coord_lock(res->coordination_file,
-				      res->lock_timeout_ms, &c, err);
+				      res->lock_timeout_ms,
+				      res->coordination_gid, &c, err);
 		if (r < 0) {
 			extres_err_prefix(err, -r, "resource '%s'", res->name);
 			goto out;

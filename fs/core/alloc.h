@@ -23,6 +23,7 @@ struct extres_allocation {
 	pid_t owner;
 	uint64_t owner_starttime;
 	unsigned lock_timeout_ms; /* the resource's, for releasing */
+	gid_t coordination_gid; /* the resource's trusted group, likewise */
 	/* The resource's script took the devices in its own coordination
 	 * file (coordination_file), recording this daemon as their owner:
 	 * nothing is written here, but the lines are ours to release. */

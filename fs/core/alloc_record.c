@@ -104,7 +104,7 @@ int extres_alloc_release_except(struct extres_allocation *a,
 		return 0;
 	}
 	r = extres_coord_lock_existing(a->coordination_file, a->lock_timeout_ms,
-				       &c, err);
+				       a->coordination_gid, &c, err);
 	/* Nothing is recorded in a file that is not there. */
 	if (r == -ENOENT) {
 		a->released = 1;
@@ -152,8 +152,8 @@ int extres_alloc_record(const struct extres_allocation *a,
 
 	if (!a->coordination_file)
 		return 0;
-	r = extres_coord_lock(a->coordination_file, a->lock_timeout_ms, &c,
-			      err);
+	r = extres_coord_lock(a->coordination_file, a->lock_timeout_ms,
+			      a->coordination_gid, &c, err);
 	if (r < 0)
 		return extres_err_prefix(err, -r, "resource '%s'", a->resource);
 	extres_coord_reclaim(c);
@@ -189,8 +189,8 @@ int extres_alloc_guard(struct extres_allocation *a, char **ret_conflicts,
 	if (a->released || !a->coordination_file)
 		return 0;
 	/* Created again if somebody removed it: our lines belong there. */
-	r = extres_coord_lock(a->coordination_file, a->lock_timeout_ms, &c,
-			      err);
+	r = extres_coord_lock(a->coordination_file, a->lock_timeout_ms,
+			      a->coordination_gid, &c, err);
 	if (r < 0)
 		return extres_err_prefix(err, -r, "resource '%s'", a->resource);
 	for (i = 0; i < a->n; i++) {

@@ -15,9 +15,12 @@
  * itself, and the file is rewritten in place (pwrite + ftruncate on the locked
  * descriptor), never replaced by rename, so every process locks the same
  * inode. The file is opened with O_NOFOLLOW|O_CLOEXEC and must be a regular
- * file with one link that passes extres_check_trusted_shared() (fs/trust.h):
- * no user but root and the daemon's own (and members of its groups) could
- * write it or replace it. It is created 0644 if missing.
+ * file with one link that passes extres_check_trusted_shared() (os/trust.h):
+ * no user but root and the daemon's own (and members of its groups, or of
+ * the trusted group extres.coordination-group names) could write it or
+ * replace it. It is created 0660 if missing, in that group when one is
+ * named and the caller may give it: a file others can open, they can hold
+ * a shared lock on forever.
  *
  * A lock is never waited for without a deadline: anyone who can open the
  * file can hold a lock on it forever.
@@ -31,6 +34,7 @@
 
 #include "base/err.h"
 #include "os/proc.h" /* extres_proc_starttime(), extres_proc_describe() */
+#include "os/trust.h" /* EXTRES_NO_GROUP */
 
 /* State of a recorded owner. */
 #define EXTRES_OWNER_LIVE 0
@@ -62,7 +66,7 @@ struct extres_coord {
 #define EXTRES_COORD_MAX_SIZE (16u << 20)
 
 /*
- * Open (creating 0644 if missing) and lock `path` exclusively, then read all
+ * Open (creating 0660 if missing) and lock `path` exclusively, then read all
  * entries. Refuses symlinks, non-regular files and files with more than one
  * link (-ELOOP, -EINVAL, -EMLINK) with a message naming the path, without
  * opening them; a file or directory another user could write is -EPERM
@@ -74,15 +78,16 @@ struct extres_coord {
  * and the processes holding a lock on it (from /proc/locks). A SIGTERM or
  * SIGINT pending (blocked) in this process ends the wait at once with
  * -EINTR (see fs/stop.h). On success *ret holds the lock until
- * extres_coord_close().
+ * extres_coord_close(). `group` is the trusted group (config->coordination_gid, EXTRES_NO_GROUP
+ * for none; see extres_check_trusted_shared()).
  */
-int extres_coord_lock(const char *path, unsigned timeout_ms,
+int extres_coord_lock(const char *path, unsigned timeout_ms, gid_t group,
 		      struct extres_coord **ret, struct extres_err *err);
 
 /* The same for a file that must exist already (inspecting, releasing):
  * -ENOENT ("PATH: No such file or directory") instead of creating it. */
 int extres_coord_lock_existing(const char *path, unsigned timeout_ms,
-			       struct extres_coord **ret,
+			       gid_t group, struct extres_coord **ret,
 			       struct extres_err *err);
 
 /* Append an entry for key/pid/starttime (in memory). 0, -ENOMEM, or -EINVAL

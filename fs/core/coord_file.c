@@ -70,7 +70,7 @@ static int check_stat(const char *path, const struct stat *st,
  * without being opened, so a FIFO or a device is never touched; O_NOFOLLOW
  * and O_NONBLOCK cover the race where it appears between lstat() and open().
  */
-static int open_once(const char *path, int create, int *ret_fd,
+static int open_once(const char *path, int create, gid_t group, int *ret_fd,
 		     struct extres_err *err)
 {
 	int flags = O_RDWR | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | O_NOCTTY;
@@ -81,14 +81,16 @@ static int open_once(const char *path, int create, int *ret_fd,
 		r = check_stat(path, &st, err);
 		if (r < 0)
 			return r;
-		r = extres_check_trusted_shared(path, "coordination file", err);
+		r = extres_check_trusted_shared(path, "coordination file",
+						group, err);
 		if (r < 0)
 			return r;
 	} else if (errno == ENOENT && create) {
 		/* Only a directory nobody else can write, or a sticky one
 		 * (where a file another user made first is refused above on
 		 * the next try), may receive the file. */
-		r = extres_check_trusted_shared(path, "coordination file", err);
+		r = extres_check_trusted_shared(path, "coordination file",
+						group, err);
 		if (r < 0)
 			return r;
 		flags |= O_CREAT | O_EXCL;
@@ -102,7 +104,7 @@ static int open_once(const char *path, int create, int *ret_fd,
 				      path, strerror(errno));
 	}
 
-	fd = open(path, flags, 0644);
+	fd = open(path, flags, 0660);
 	if (fd < 0) {
 		if (errno == EEXIST || (errno == ENOENT && !created))
 			return -EAGAIN;
@@ -128,8 +130,13 @@ static int open_once(const char *path, int create, int *ret_fd,
 		goto fail;
 	}
 	/* Other users' processes share the file: do not let our umask decide
-	 * its mode. */
-	if (created && fchmod(fd, 0644) < 0) {
+	 * its mode. Not world-readable: whoever can open the file can hold a
+	 * shared lock on it forever, and no allocation could then be made. The
+	 * trusted group gets it when we may give it (root, or a member); a
+	 * file left in our own group is still usable by us. */
+	if (created && group != EXTRES_NO_GROUP && st.st_gid != group)
+		(void)!fchown(fd, (uid_t)-1, group);
+	if (created && fchmod(fd, 0660) < 0) {
 		r = extres_err_set(err, errno,
 				   "cannot chmod coordination file %s: %s",
 				   path, strerror(errno));
@@ -315,23 +322,25 @@ static int parse_all(struct extres_coord *c, const char *buf, size_t len)
 }
 
 static int lock_file(const char *path, int create, unsigned timeout_ms,
-		     struct extres_coord **ret, struct extres_err *err);
+		     gid_t group, struct extres_coord **ret,
+		     struct extres_err *err);
 
-int extres_coord_lock(const char *path, unsigned timeout_ms,
+int extres_coord_lock(const char *path, unsigned timeout_ms, gid_t group,
 		      struct extres_coord **ret, struct extres_err *err)
 {
-	return lock_file(path, 1, timeout_ms, ret, err);
+	return lock_file(path, 1, timeout_ms, group, ret, err);
 }
 
 int extres_coord_lock_existing(const char *path, unsigned timeout_ms,
-			       struct extres_coord **ret,
+			       gid_t group, struct extres_coord **ret,
 			       struct extres_err *err)
 {
-	return lock_file(path, 0, timeout_ms, ret, err);
+	return lock_file(path, 0, timeout_ms, group, ret, err);
 }
 
 static int lock_file(const char *path, int create, unsigned timeout_ms,
-		     struct extres_coord **ret, struct extres_err *err)
+		     gid_t group, struct extres_coord **ret,
+		     struct extres_err *err)
 {
 	long long deadline = extres_now_ms() + timeout_ms;
 	struct extres_coord *c = NULL;
@@ -347,7 +356,7 @@ static int lock_file(const char *path, int create, unsigned timeout_ms,
 				path);
 			goto out;
 		}
-		r = open_once(path, create, &fd, err);
+		r = open_once(path, create, group, &fd, err);
 		if (r == -EAGAIN)
 			continue;
 		if (r < 0)

@@ -29,7 +29,7 @@ void extres_coord_items_free(struct extres_coord_item *items, size_t n)
 	free(items);
 }
 
-int extres_coord_list(const char *path, unsigned timeout_ms,
+int extres_coord_list(const char *path, unsigned timeout_ms, gid_t group,
 		      struct extres_coord_item **ret_items, size_t *ret_n,
 		      struct extres_err *err)
 {
@@ -38,7 +38,7 @@ int extres_coord_list(const char *path, unsigned timeout_ms,
 	size_t i, n = 0;
 	int r;
 
-	r = extres_coord_lock_existing(path, timeout_ms, &c, err);
+	r = extres_coord_lock_existing(path, timeout_ms, group, &c, err);
 	if (r < 0)
 		goto out;
 	if (c->n) {
@@ -65,7 +65,7 @@ out:
 }
 
 int extres_coord_gc(const char *path, unsigned flags, unsigned timeout_ms,
-		    struct extres_coord_item **ret_removed,
+		    gid_t group, struct extres_coord_item **ret_removed,
 		    size_t *ret_n_removed, size_t *ret_kept,
 		    struct extres_err *err)
 {
@@ -75,7 +75,7 @@ int extres_coord_gc(const char *path, unsigned flags, unsigned timeout_ms,
 	int *states = NULL;
 	int r;
 
-	r = extres_coord_lock_existing(path, timeout_ms, &c, err);
+	r = extres_coord_lock_existing(path, timeout_ms, group, &c, err);
 	if (r < 0)
 		goto out;
 	if (c->n) {

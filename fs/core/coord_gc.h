@@ -10,7 +10,9 @@
  * user -EPERM). Unlike an allocator, neither creates a missing file: that is
  * -ENOENT with the message "PATH: No such file or directory". Both wait at
  * most `timeout_ms` while another process holds the lock (-ETIMEDOUT,
- * naming the holders).
+ * naming the holders), and trust a file that `group` may write (the
+ * config's coordination_gid, or EXTRES_NO_GROUP) as extres_coord_lock()
+ * does.
  *
  * Owner states are judged once per entry while the lock is held, with
  * extres_coord_owner_state(); a caller shows them with
@@ -37,7 +39,7 @@ struct extres_coord_item {
  * *ret_items (NULL when the file has no entries) and *ret_n are set; free
  * them with extres_coord_items_free(). 0 or a negative errno with `err` set.
  */
-int extres_coord_list(const char *path, unsigned timeout_ms,
+int extres_coord_list(const char *path, unsigned timeout_ms, gid_t group,
 		      struct extres_coord_item **ret_items, size_t *ret_n,
 		      struct extres_err *err);
 
@@ -62,7 +64,7 @@ int extres_coord_list(const char *path, unsigned timeout_ms,
  * (see extres_coord_write()) can have changed it.
  */
 int extres_coord_gc(const char *path, unsigned flags, unsigned timeout_ms,
-		    struct extres_coord_item **ret_removed,
+		    gid_t group, struct extres_coord_item **ret_removed,
 		    size_t *ret_n_removed, size_t *ret_kept,
 		    struct extres_err *err);
 

@@ -248,6 +248,7 @@ static int new_part(const struct extres_lease_want *want, const size_t *picked,
 	a->owner = owner;
 	a->owner_starttime = starttime;
 	a->lock_timeout_ms = timeout_ms;
+	a->coordination_gid = want->res->coordination_gid;
 	a->resource = strdup(want->res->name);
 	a->coordination_file = strdup(want->res->coordination_file);
 	a->coordination_key = strdup(want->res->coordination_key);

@@ -83,6 +83,7 @@ int extres_lease_files_init(struct lease_files *f,
 		f->items[f->n] = (struct lease_file){
 			.path = path,
 			.resource = wants[i].res->name,
+			.group = wants[i].res->coordination_gid,
 			.dev = known ? st.st_dev : 0,
 			.ino = known ? st.st_ino : 0,
 			.known = known,
@@ -122,10 +123,11 @@ int extres_lease_files_lock(struct lease_files *f, int create,
 		struct lease_file *x = order[i];
 
 		if (create)
-			r = extres_coord_lock(x->path, timeout_ms, &x->c, err);
+			r = extres_coord_lock(x->path, timeout_ms, x->group,
+					      &x->c, err);
 		else
 			r = extres_coord_lock_existing(x->path, timeout_ms,
-						       &x->c, err);
+						       x->group, &x->c, err);
 		if (r == -ENOENT && !create)
 			r = 0;
 		else if (r < 0)

@@ -15,6 +15,7 @@
 struct lease_file {
 	char *path;
 	const char *resource; /* the first want that uses it, for messages */
+	gid_t group; /* its resource's coordination_gid */
 	dev_t dev;
 	ino_t ino;
 	int known; /* dev and ino are set: the file existed */

@@ -100,6 +100,7 @@ int extres_lease_release(struct extres_lease *l, unsigned lock_timeout_ms,
 		}
 		res->name = l->parts[i]->resource;
 		res->coordination_file = l->parts[i]->coordination_file;
+		res->coordination_gid = l->parts[i]->coordination_gid;
 		wants[n++].res = res;
 	}
 	r = extres_lease_files_init(&f, wants, n, 0, err);

@@ -8,12 +8,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "config/config.h"
 #include "ctl/ctl.h"
 #include "core/module.h"
 #include "core/infos.h"
 #include "core/json_view.h"
+#include "core/lease.h"
 #include "base/log.h"
 #include "core/transaction.h"
 
@@ -32,6 +34,8 @@ static void usage_check(FILE *out)
 		"(Flink's GPU driver without discovery-script.path) is printed with\n"
 		"the value used and why.\n"
 		"\n"
+		"Warns about a coordination file or FILE.queue that every user may\n"
+		"read: anyone can then hold a lock on it and stop every allocation.\n"
 		"Warnings (unknown keys) and errors name the file, line and column\n"
 		"where they can. Exit 0 only when the configuration is usable: it\n"
 		"loads, and every driver is found and accepts its parameters.\n"
@@ -62,6 +66,39 @@ static void usage_discover(FILE *out)
 		"                 to stderr and nothing to stdout. Bytes that JSON text\n"
 		"                 cannot carry show as U+FFFD.\n"
 		"    -h, --help   this help\n");
+}
+
+/*
+ * A coordination file (or its queue) that every user may open: anyone can
+ * then hold a shared flock on it for as long as they like (`flock -s FILE
+ * sleep 600`), and every allocation fails after lock-timeout. A warning,
+ * not an error: the file works until someone does.
+ */
+static void warn_world_readable(const char *resource, const char *what,
+				const char *path)
+{
+	struct stat st;
+
+	if (lstat(path, &st) < 0 || !S_ISREG(st.st_mode) ||
+	    !(st.st_mode & S_IROTH))
+		return;
+	extres_log(
+		EXTRES_LOG_WARNING,
+		"resource '%s': %s %s is world-readable (mode %04o): any user can hold a lock on it and stop every allocation; make it 0660 (chmod o-rwx %s) and give its users a group",
+		resource, what, path, (unsigned)(st.st_mode & 07777), path);
+}
+
+static void check_modes(const struct extres_resource_config *res)
+{
+	char *queue = NULL;
+
+	if (!res->coordination_file)
+		return;
+	warn_world_readable(res->name, "coordination file",
+			    res->coordination_file);
+	if (extres_lease_queue_path(res->coordination_file, &queue) == 0)
+		warn_world_readable(res->name, "queue", queue);
+	free(queue);
 }
 
 static const char *or_dash(const char *s)
@@ -131,6 +168,7 @@ int extres_ctl_check(const char *config_path, int argc, char *argv[])
 		       "kubernetes %s, yarn %s\n",
 		       r->driver, or_dash(r->coordination_file),
 		       or_dash(r->kubernetes_key), or_dash(r->yarn_key));
+		check_modes(r);
 	}
 	/* Every driver is tried, so that one run names every mistake; each
 	 * is opened first, since what it says about itself (its own

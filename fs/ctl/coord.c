@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "config/config.h"
 #include "core/coord_gc.h"
@@ -20,8 +21,8 @@
 static void usage_coord(FILE *out)
 {
 	fprintf(out,
-		"usage: extresctl coord list FILE [--json] [--timeout SECONDS]\n"
-		"       extresctl coord gc FILE [--json] [--dry-run] [--timeout SECONDS]\n"
+		"usage: extresctl [-c CONFIG] coord list FILE [--json] [--timeout SECONDS]\n"
+		"       extresctl [-c CONFIG] coord gc FILE [--json] [--dry-run] [--timeout SECONDS]\n"
 		"                              [--drop-unparsable]\n"
 		"\n"
 		"Inspect or clean a coordination file: one 'KEY PID [STARTTIME]' line\n"
@@ -30,7 +31,11 @@ static void usage_coord(FILE *out)
 		"--timeout seconds (default 10) while another process holds it, then\n"
 		"fail naming the holders. A missing FILE, a symbolic link (never\n"
 		"followed), anything but a regular file, a file with hard links, or one\n"
-		"another user could write is refused with exit status 1.\n"
+		"another user could write is refused with exit status 1; a file that\n"
+		"the group named by CONFIG's extres.coordination-group may write is\n"
+		"trusted (CONFIG, default " EXTRES_DEFAULT_CONFIG
+		", is read for\n"
+		"that key alone, and only when it exists).\n"
 		"\n"
 		"    list       print every entry with its owner's state:\n"
 		"                 live        the process runs (with the recorded\n"
@@ -232,7 +237,38 @@ static void json_items(struct extres_json *j,
 /* ---------------------------------------------------------------------- */
 /* The commands */
 
-static int coord_list(const char *path, int json, unsigned timeout_ms)
+/*
+ * The group CONFIG trusts to write coordination files, or EXTRES_NO_GROUP.
+ * A missing CONFIG is none; one that cannot be read is none too, after a
+ * warning: cleaning a file must not depend on a config that may itself be
+ * what broke.
+ */
+static gid_t trusted_group(const char *config_path)
+{
+	struct extres_config *cfg;
+	struct extres_err err;
+	gid_t gid;
+	size_t i;
+
+	if (access(config_path, F_OK) < 0 && errno == ENOENT)
+		return EXTRES_NO_GROUP;
+	if (extres_config_load(config_path, &cfg, &err) < 0) {
+		extres_log(EXTRES_LOG_WARNING,
+			   "%s; no extres.coordination-group is trusted",
+			   err.msg);
+		return EXTRES_NO_GROUP;
+	}
+	/* Only the one a warning may concern. */
+	for (i = 0; i < cfg->n_warnings; i++)
+		if (strstr(cfg->warnings[i], "extres.coordination-group"))
+			extres_log(EXTRES_LOG_WARNING, "%s", cfg->warnings[i]);
+	gid = cfg->coordination_gid;
+	extres_config_free(cfg);
+	return gid;
+}
+
+static int coord_list(const char *path, int json, unsigned timeout_ms,
+		      gid_t group)
 {
 	struct extres_coord_item *items = NULL;
 	struct extres_json *j = NULL;
@@ -240,7 +276,7 @@ static int coord_list(const char *path, int json, unsigned timeout_ms)
 	size_t n = 0;
 	int r;
 
-	r = extres_coord_list(path, timeout_ms, &items, &n, &err);
+	r = extres_coord_list(path, timeout_ms, group, &items, &n, &err);
 	if (r < 0) {
 		extres_log(EXTRES_LOG_ERR, "%s", err.msg);
 		return 1;
@@ -262,7 +298,7 @@ static int coord_list(const char *path, int json, unsigned timeout_ms)
 }
 
 static int coord_gc(const char *path, int json, unsigned flags,
-		    unsigned timeout_ms)
+		    unsigned timeout_ms, gid_t group)
 {
 	struct extres_coord_item *removed = NULL;
 	struct extres_json *j = NULL;
@@ -270,7 +306,8 @@ static int coord_gc(const char *path, int json, unsigned flags,
 	size_t n = 0, kept = 0;
 	int r;
 
-	r = extres_coord_gc(path, flags, timeout_ms, &removed, &n, &kept, &err);
+	r = extres_coord_gc(path, flags, timeout_ms, group, &removed, &n, &kept,
+			    &err);
 	if (r < 0) {
 		extres_log(EXTRES_LOG_ERR, "%s", err.msg);
 		return 1;
@@ -304,7 +341,7 @@ static int coord_gc(const char *path, int json, unsigned flags,
 }
 
 /* argv[0] is "coord". */
-int extres_ctl_coord(int argc, char *argv[])
+int extres_ctl_coord(const char *config_path, int argc, char *argv[])
 {
 	static const struct option list_opts[] = {
 		{ "json", no_argument, NULL, CTL_OPT_JSON },
@@ -325,6 +362,7 @@ int extres_ctl_coord(int argc, char *argv[])
 	long timeout = (long)(EXTRES_LOCK_TIMEOUT_DEFAULT_MS / 1000);
 	unsigned flags = 0;
 	int c, json = 0, gc;
+	gid_t group;
 
 	if (argc < 2)
 		return extres_ctl_usage_error(
@@ -384,6 +422,8 @@ int extres_ctl_coord(int argc, char *argv[])
 	if (!path[0])
 		return extres_ctl_usage_error(
 			"coord", "%s: FILE is an empty string", cmd);
-	return gc ? coord_gc(path, json, flags, (unsigned)timeout * 1000) :
-		    coord_list(path, json, (unsigned)timeout * 1000);
+	group = trusted_group(config_path);
+	return gc ? coord_gc(path, json, flags, (unsigned)timeout * 1000,
+			     group) :
+		    coord_list(path, json, (unsigned)timeout * 1000, group);
 }

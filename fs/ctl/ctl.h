@@ -94,7 +94,7 @@ int extres_ctl_load_config(const char *path, struct extres_config **ret);
 /* The commands. */
 int extres_ctl_check(const char *config_path, int argc, char *argv[]);
 int extres_ctl_discover(const char *config_path, int argc, char *argv[]);
-int extres_ctl_coord(int argc, char *argv[]);
+int extres_ctl_coord(const char *config_path, int argc, char *argv[]);
 int extres_ctl_request(const char *config_path, int argc, char *argv[]);
 int extres_ctl_status(int argc, char *argv[]);
 int extres_ctl_reload(int argc, char *argv[]);

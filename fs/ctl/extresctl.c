@@ -16,8 +16,9 @@
  *                                            live leases, or end one
  *   extresctl watch [--follow] [--timeout S] FILE
  *                                            wait for a file to change
- *   extresctl coord list FILE [--json] [--timeout S]  entries, owners' states
- *   extresctl coord gc FILE [--json] [--dry-run] [--drop-unparsable]
+ *   extresctl [-c CONFIG] coord list FILE [--json] [--timeout S]
+ *                                            entries, owners' states
+ *   extresctl [-c CONFIG] coord gc FILE [--json] [--dry-run] [--drop-unparsable]
  *                                            drop entries of owners gone
  *   extresctl [-c CONFIG] run [--wait[=S]] [--bind-cpus] RES[=N]... -- CMD
  *                                            CMD with a lease of devices
@@ -87,7 +88,8 @@ static void usage(FILE *out)
 		"                       containerd and CRI-O\n"
 		"\n"
 		"options:\n"
-		"    -c, --config=FILE  configuration for check, discover, request and run\n"
+		"    -c, --config=FILE  configuration for check, discover, request, run\n"
+		"                       and coord (its extres.coordination-group)\n"
 		"                       (default " EXTRES_DEFAULT_CONFIG ")\n"
 		"    -h, --help         this help; 'extresctl COMMAND --help' for one\n"
 		"    -V, --version      print the version\n"
@@ -143,7 +145,7 @@ int main(int argc, char *argv[])
 	else if (strcmp(cmd, "reload") == 0)
 		status = extres_ctl_reload(argc, argv);
 	else if (strcmp(cmd, "coord") == 0)
-		status = extres_ctl_coord(argc, argv);
+		status = extres_ctl_coord(config_path, argc, argv);
 	else if (strcmp(cmd, "run") == 0)
 		status = extres_ctl_run(config_path, argc, argv);
 	else if (strcmp(cmd, "leases") == 0)

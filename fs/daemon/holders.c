@@ -102,7 +102,8 @@ static int read_all(const struct extresd *d, struct extres_holders *h,
 		timeout = d->config->lock_timeout_ms < HOLDERS_LOCK_MS ?
 				  d->config->lock_timeout_ms :
 				  HOLDERS_LOCK_MS;
-		r = extres_coord_lock_existing(file, timeout, &c, err);
+		r = extres_coord_lock_existing(
+			file, timeout, d->config->coordination_gid, &c, err);
 		if (r == -ENOENT) {
 			/* Nobody took anything yet. */
 			r = 0;

@@ -2,6 +2,7 @@
 #include "os/trust.h"
 
 #include <errno.h>
+#include <grp.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +18,7 @@ struct rules {
 	int shared; /* a data file: our groups may write, the end may be missing */
 	gid_t *groups; /* shared: the daemon's groups (egid first) */
 	int n_groups;
+	gid_t group; /* shared: extres.coordination-group, or EXTRES_NO_GROUP */
 };
 
 static int trusted_uid(uid_t uid)
@@ -26,7 +28,8 @@ static int trusted_uid(uid_t uid)
 
 /* Whether the write bits of `st` give nobody but trusted users a way in:
  * never world-writable; group-writable only for a shared file whose group
- * is one of the daemon's own (its members are as trusted as we are). */
+ * is one of the daemon's own (its members are as trusted as we are) or the
+ * one the operator named as trusted (root is in no such group). */
 static int writers_trusted(const struct rules *ru, const struct stat *st)
 {
 	int i;
@@ -35,10 +38,94 @@ static int writers_trusted(const struct rules *ru, const struct stat *st)
 		return 0;
 	if (!(st->st_mode & S_IWGRP))
 		return 1;
+	if (ru->shared && ru->group != EXTRES_NO_GROUP &&
+	    st->st_gid == ru->group)
+		return 1;
 	for (i = 0; ru->shared && i < ru->n_groups; i++)
 		if (ru->groups[i] == st->st_gid)
 			return 1;
 	return 0;
+}
+
+/*
+ * getgrnam_r() or getgrgid_r() (`name` NULL), with a buffer grown until the
+ * entry fits. 0 with *ret_gid and, when `ret_name` is not NULL, the name
+ * (malloc'd); -ENOENT for no such group.
+ */
+static int group_lookup(const char *name, gid_t gid, gid_t *ret_gid,
+			char **ret_name)
+{
+	struct group gr, *found = NULL;
+	size_t size = 1024;
+	char *buf = NULL, *grown;
+	int r;
+
+	for (;;) {
+		grown = realloc(buf, size);
+		if (!grown) {
+			r = -ENOMEM;
+			goto out;
+		}
+		buf = grown;
+		r = name ? getgrnam_r(name, &gr, buf, size, &found) :
+			   getgrgid_r(gid, &gr, buf, size, &found);
+		if (r != ERANGE)
+			break;
+		/* A group with thousands of members; past this, a broken
+		 * database. */
+		if (size >= (1u << 24)) {
+			r = -ERANGE;
+			goto out;
+		}
+		size *= 2;
+	}
+	if (r > 0) {
+		r = -r;
+		goto out;
+	}
+	if (!found) {
+		r = -ENOENT;
+		goto out;
+	}
+	if (ret_name && !(*ret_name = strdup(gr.gr_name))) {
+		r = -ENOMEM;
+		goto out;
+	}
+	*ret_gid = gr.gr_gid;
+	r = 0;
+out:
+	free(buf);
+	return r;
+}
+
+int extres_group_gid(const char *name, gid_t *ret_gid)
+{
+	if (!name || !*name)
+		return -EINVAL;
+	return group_lookup(name, 0, ret_gid, NULL);
+}
+
+/* After a refusal of an entry that its group may write: the one setting
+ * that makes root (who is in no group) trust that group's members. */
+static void hint_group(const struct rules *ru, const struct stat *st,
+		       struct extres_err *err)
+{
+	char *name = NULL;
+	gid_t gid;
+
+	if (!ru->shared || (st->st_mode & S_IWOTH) || !(st->st_mode & S_IWGRP))
+		return;
+	if (group_lookup(NULL, st->st_gid, &gid, &name) == 0)
+		extres_err_append(
+			err,
+			"; if members of group %s may write coordination files, set extres.coordination-group: %s (see extres.yaml(5))",
+			name, name);
+	else
+		extres_err_append(
+			err,
+			"; if members of group %u may write coordination files, name that group in extres.coordination-group (see extres.yaml(5))",
+			(unsigned)st->st_gid);
+	free(name);
 }
 
 static int lookup_failed(const char *path, const char *what, int errnum,
@@ -72,9 +159,11 @@ static int check_passed(const struct rules *ru, const char *path,
 			entry, (mode & S_IWOTH) ? "world" : "group", mode);
 	else
 		return 0;
-	return extres_err_prefix(err, EPERM,
-				 "%s %s could be modified by another user",
-				 what, path);
+	extres_err_prefix(err, EPERM, "%s %s could be modified by another user",
+			  what, path);
+	if (trusted_uid(st->st_uid))
+		hint_group(ru, st, err);
+	return -EPERM;
 }
 
 /* The rules for the file itself: the sticky bit means nothing on a file. */
@@ -93,13 +182,17 @@ static int check_final(const struct rules *ru, const char *path,
 	else
 		return 0;
 	if (strcmp(real, path) != 0)
-		return extres_err_prefix(
+		extres_err_prefix(
 			err, EPERM,
 			"%s %s (resolved to %s) could be modified by another user",
 			what, path, real);
-	return extres_err_prefix(err, EPERM,
-				 "%s %s could be modified by another user",
-				 what, path);
+	else
+		extres_err_prefix(err, EPERM,
+				  "%s %s could be modified by another user",
+				  what, path);
+	if (trusted_uid(st->st_uid))
+		hint_group(ru, st, err);
+	return -EPERM;
 }
 
 /* "/a/b" -> "/a", "/a" -> "/": `cur` never holds a symlink or "..", so
@@ -230,15 +323,15 @@ static int walk(const struct rules *ru, const char *path, const char *what,
 int extres_check_trusted(const char *path, const char *what,
 			 struct extres_err *err)
 {
-	const struct rules ru = { 0 };
+	const struct rules ru = { .group = EXTRES_NO_GROUP };
 
 	return walk(&ru, path, what, err);
 }
 
-int extres_check_trusted_shared(const char *path, const char *what,
+int extres_check_trusted_shared(const char *path, const char *what, gid_t group,
 				struct extres_err *err)
 {
-	struct rules ru = { .shared = 1 };
+	struct rules ru = { .shared = 1, .group = group };
 	int n, r;
 
 	n = getgroups(0, NULL);

@@ -8,6 +8,8 @@
 #ifndef EXTRES_TRUST_H
 #define EXTRES_TRUST_H
 
+#include <sys/types.h>
+
 #include "base/err.h"
 
 /*
@@ -35,16 +37,29 @@
 int extres_check_trusted(const char *path, const char *what,
 			 struct extres_err *err);
 
+/* No group named by extres.coordination-group. */
+#define EXTRES_NO_GROUP ((gid_t)-1)
+
 /*
  * The same rule for a file that the daemon shares with processes it trusts
  * and writes rather than runs (a coordination file), with two differences:
- * an entry that is group-writable is fine when its group is the daemon's
- * effective group or one of its supplementary groups (so a file can be
- * shared with the Flink user's group: `SupplementaryGroups=flink`), and the
- * file itself may be missing (0 then: the directories that decide who may
- * create it were checked).
+ * an entry that is group-writable is fine when its group is `group` (the
+ * config's extres.coordination-group, EXTRES_NO_GROUP when unset), the
+ * caller's effective group or one of its supplementary groups (so a file can
+ * be shared with the Flink user's group: `SupplementaryGroups=flink`, or
+ * root's `extresctl` trusts the group the operator named), and the file
+ * itself may be missing (0 then: the directories that decide who may create
+ * it were checked). A refusal for a group-writable entry ends with a hint
+ * at extres.coordination-group.
  */
-int extres_check_trusted_shared(const char *path, const char *what,
+int extres_check_trusted_shared(const char *path, const char *what, gid_t group,
 				struct extres_err *err);
+
+/*
+ * The gid of group `name` (getgrnam_r). 0; -ENOENT when there is no such
+ * group; -EINVAL for a NULL or empty name; another negative errno when the
+ * group database could not be read. *ret_gid is untouched on failure.
+ */
+int extres_group_gid(const char *name, gid_t *ret_gid);
 
 #endif

@@ -213,14 +213,15 @@ file_id() {
 	printf -v "$2" '%s' "$_fid"
 }
 
-# create_file PATH: create PATH as an empty file, mode 0644 whatever the
-# caller's umask (other users' processes read it). noclobber opens with
+# create_file PATH: create PATH as an empty file, mode 0660 whatever the
+# caller's umask: its group shares it, and nobody else may open it (whoever
+# can open it can hold its lock forever). noclobber opens with
 # O_EXCL, which never follows a symbolic link; losing the race to another
 # creator is fine.
 create_file() {
 	local msg
 
-	msg=$( (umask 022 && set -C && : >"$1") 2>&1) && return 0
+	msg=$( (umask 007 && set -C && : >"$1") 2>&1) && return 0
 	[[ -e $1 || -L $1 ]] && return 0
 	die "cannot create coordination file $1: ${msg##*: }"
 }

@@ -254,7 +254,8 @@ static void check_file(const uint8_t *data, size_t size)
 	snprintf(path, sizeof(path), "%s/coord", dir);
 	write_file(path, data, size);
 
-	FUZZ_CHECK(extres_coord_lock(path, 1000, &c, &err) == 0);
+	FUZZ_CHECK(extres_coord_lock(path, 1000, EXTRES_NO_GROUP, &c, &err) ==
+		   0);
 	FUZZ_CHECK(c->fd >= 0 && strcmp(c->path, path) == 0);
 	check_entries(c, (const char *)data, size);
 
@@ -272,7 +273,8 @@ static void check_file(const uint8_t *data, size_t size)
 	FUZZ_CHECK(len == off && memcmp(content, expected, off) == 0);
 	extres_coord_close(c);
 
-	FUZZ_CHECK(extres_coord_lock(path, 1000, &again, &err) == 0);
+	FUZZ_CHECK(extres_coord_lock(path, 1000, EXTRES_NO_GROUP, &again,
+				     &err) == 0);
 	check_entries(again, content, len);
 	extres_coord_close(again);
 

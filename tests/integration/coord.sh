@@ -19,7 +19,7 @@ case_coord_lines() {
 	st=$(proc_starttime "$DAEMON_PID")
 	assert_eq "0 $DAEMON_PID$T$st
 1 $DAEMON_PID$T$st" "$(sort "$WORK/gpu.coord")" "coordination file while running"
-	assert_eq "-rw-r--r--" "$(stat -c %A "$WORK/gpu.coord")" "mode of the new coordination file"
+	assert_eq "-rw-rw----" "$(stat -c %A "$WORK/gpu.coord")" "mode of the new coordination file"
 	daemon_stop
 	assert_eq "" "$(coord_lines "$WORK/gpu.coord")" "coordination file after a clean exit"
 }

@@ -98,7 +98,7 @@ case_help() {
 	run_ctl coord --help
 	assert_eq 0 "$RUN_STATUS" "exit status of extresctl coord --help"
 	assert_eq "" "$CTL_ERR" "stderr of extresctl coord --help"
-	[[ $CTL_OUT == "usage: extresctl coord list FILE [--json] [--timeout SECONDS]"$'\n'"       extresctl coord gc FILE [--json] [--dry-run] [--timeout SECONDS]"$'\n'* ]] ||
+	[[ $CTL_OUT == "usage: extresctl [-c CONFIG] coord list FILE [--json] [--timeout SECONDS]"$'\n'"       extresctl [-c CONFIG] coord gc FILE [--json] [--dry-run] [--timeout SECONDS]"$'\n'* ]] ||
 		fail "extresctl coord --help does not start with its usage lines: $CTL_OUT"
 	for word in live dead reused zombie unparsable --json --dry-run '"removed"' '"kept"'; do
 		assert_contains "$CTL_OUT" "$word" "extresctl coord --help"

@@ -235,7 +235,7 @@ case_precreated() {
 	# Our own file there, in a sticky directory, is fine.
 	chmod 1777 "$dir"
 	daemon_start -c "$WORK/extres.yaml" "$MNT"
-	[[ $(stat -c '%u %a' "$coord") == "0 644" ]] || fail "$coord is $(stat -c '%u %a' "$coord")"
+	[[ $(stat -c '%u %a' "$coord") == "0 660" ]] || fail "$coord is $(stat -c '%u %a' "$coord")"
 	daemon_stop
 }
 
@@ -243,8 +243,10 @@ case_precreated() {
 # wait has a deadline (extres.lock-timeout) and names the holder, and a stop
 # is obeyed within a second even during a stuck reload.
 # `flock -s FILE CMD` as nobody, in the background; HOLDER is its PID (the
-# one /proc/locks shows), once the lock is held.
+# one /proc/locks shows), once the lock is held. The file is made 0644
+# first: extres makes its files 0660, which nobody could not open.
 hold_shared() {
+	chmod 0644 "$1"
 	setpriv --reuid=$NOBODY --regid=$NOBODY --clear-groups -- \
 		flock -s "$1" sleep 600 </dev/null >/dev/null 2>&1 &
 	HOLDER=$!

@@ -245,7 +245,7 @@ case_smi_output() {
 # ---------------------------------------------------------------------------
 # The coordination file
 
-# A new file, 0644 whatever the umask, with "INDEX PID STARTTIME" for the
+# A new file, 0660 whatever the umask, with "INDEX PID STARTTIME" for the
 # process that ran the script; the next run takes the rest; a run that
 # cannot be satisfied changes nothing.
 case_coord_record() {
@@ -254,7 +254,7 @@ case_coord_record() {
 	umask 077
 	nv_run_coord 2
 	assert_nv 0 $'0,1\n' ""
-	assert_eq "-rw-r--r--" "$(stat -c %A "$COORD")" "mode of the new coordination file"
+	assert_eq "-rw-rw----" "$(stat -c %A "$COORD")" "mode of the new coordination file"
 	want="0 $$$T$ME_ST
 1 $$$T$ME_ST
 "

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include <errno.h>
+#include <grp.h>
 #include <ftw.h>
 #include <limits.h>
 #include <setjmp.h>
@@ -981,6 +982,51 @@ static void test_lock_timeout(void **state)
 		":4:22: extres.lock-timeout is 'forever'; it must be seconds from 0 to 3600, with at most three decimals");
 }
 
+/* extres.coordination-group: a group by name, the same for every
+ * resource; a name that is no group is an error at its value. */
+static void test_coordination_group(void **state)
+{
+	const struct group *gr = getgrgid(0);
+	struct extres_config *c;
+	char yaml[512], msg[512];
+
+	assert_non_null(gr);
+	c = load_ok(GPU_OK);
+	assert_null(c->coordination_group);
+	assert_int_equal(c->coordination_gid, EXTRES_NO_GROUP);
+	assert_int_equal(c->resources[0].coordination_gid, EXTRES_NO_GROUP);
+	extres_config_free(c);
+	snprintf(yaml, sizeof(yaml), GPU_OK "extres.coordination-group: %s\n",
+		 gr->gr_name);
+	c = load_ok(yaml);
+	assert_string_equal(c->coordination_group, gr->gr_name);
+	assert_int_equal(c->coordination_gid, 0);
+	assert_int_equal(c->resources[0].coordination_gid, 0);
+	expect_warnings(c, NULL);
+	extres_config_free(c);
+	snprintf(yaml, sizeof(yaml),
+		 GPU_OK "extres:\n  coordination-group: %s\n", gr->gr_name);
+	c = load_ok(yaml);
+	assert_int_equal(c->resources[0].coordination_gid, 0);
+	extres_config_free(c);
+	expect_error(
+		GPU_OK "extres.coordination-group: no-such-group.extres\n",
+		EINVAL,
+		BUF_PATH
+		":4:28: extres.coordination-group is 'no-such-group.extres', which is no group on this host");
+	expect_error(
+		GPU_OK "extres.coordination-group: {a: 1}\n", EINVAL,
+		BUF_PATH
+		":4:28: extres.coordination-group is a mapping, where a group name is expected");
+	/* Misspelt: a warning, as for every key of ours. */
+	c = load_ok(GPU_OK "extres.coordination-groups: x\n");
+	snprintf(msg, sizeof(msg),
+		 "%s:4:1: unknown key 'extres.coordination-groups' (ignored)",
+		 BUF_PATH);
+	expect_warnings(c, msg, NULL);
+	extres_config_free(c);
+}
+
 static void test_env_var_key(void **state)
 {
 	struct extres_config *c;
@@ -1794,6 +1840,27 @@ static void test_files(void **state)
 		strstr(c->untrusted, "it is group-writable (mode 0664)"));
 	extres_config_free(c);
 
+	/* Such a file may not widen whom root trusts: the trusted group is
+	 * ignored, with a warning that says why. */
+	f = fopen(file, "ae");
+	assert_non_null(f);
+	fprintf(f, "extres.coordination-group: %s\n", getgrgid(0)->gr_name);
+	assert_int_equal(fclose(f), 0);
+	c = load_file_ok(file);
+	assert_null(c->coordination_group);
+	assert_int_equal(c->coordination_gid, EXTRES_NO_GROUP);
+	assert_int_equal(c->resources[0].coordination_gid, EXTRES_NO_GROUP);
+	snprintf(msg, sizeof(msg),
+		 "%s:5:28: extres.coordination-group is ignored: %s", file,
+		 c->untrusted);
+	expect_warnings(c, msg, NULL);
+	extres_config_free(c);
+	assert_int_equal(chmod(file, 0644), 0);
+	c = load_file_ok(file);
+	assert_null(c->untrusted);
+	assert_int_equal(c->coordination_gid, 0);
+	extres_config_free(c);
+
 	/* Root's file, reached through a symlink in a directory anyone may
 	 * write: the symlink decides what is read, so it counts. */
 	assert_int_equal(chmod(file, 0644), 0);
@@ -1873,6 +1940,7 @@ int main(void)
 		cmocka_unit_test(test_refresh_interval),
 		cmocka_unit_test(test_pool),
 		cmocka_unit_test(test_lock_timeout),
+		cmocka_unit_test(test_coordination_group),
 		cmocka_unit_test(test_env_var_key),
 		cmocka_unit_test(test_env_var_bad),
 		cmocka_unit_test(test_env_var_clashes),

@@ -413,7 +413,9 @@ static void test_exact_match(void **state)
 	snprintf(content, sizeof(content), "0 %d 5\n%s", (int)dead, expect);
 	tf_write_file(f->path, content);
 
-	assert_int_equal(extres_coord_lock(f->path, 10000, &c, &err), 0);
+	assert_int_equal(
+		extres_coord_lock(f->path, 10000, EXTRES_NO_GROUP, &c, &err),
+		0);
 	assert_int_equal(c->n, 2);
 	assert_int_equal(extres_coord_is_taken(c, "0"), 0);
 	assert_int_equal(extres_coord_is_taken(c, "1"), 0);
@@ -432,7 +434,9 @@ static void assert_lock_fails(const char *path, int errnum, const char *msg)
 	struct extres_coord *c = (struct extres_coord *)0x1;
 	struct extres_err err = { "" };
 
-	assert_int_equal(extres_coord_lock(path, 10000, &c, &err), -errnum);
+	assert_int_equal(
+		extres_coord_lock(path, 10000, EXTRES_NO_GROUP, &c, &err),
+		-errnum);
 	assert_ptr_equal(c, (struct extres_coord *)0x1);
 	assert_string_equal(err.msg, msg);
 }
@@ -531,20 +535,22 @@ static void test_lock_existing(void **state)
 	struct extres_err err = { "" };
 	char msg[600];
 
-	assert_int_equal(extres_coord_lock_existing(f->path, 10000, &c, &err),
+	assert_int_equal(extres_coord_lock_existing(f->path, 10000,
+						    EXTRES_NO_GROUP, &c, &err),
 			 -ENOENT);
 	snprintf(msg, sizeof(msg), "%s: No such file or directory", f->path);
 	assert_string_equal(err.msg, msg);
 	assert_null(c);
 	assert_int_equal(access(f->path, F_OK), -1);
 	tf_write_file(f->path, "3 1\n");
-	assert_int_equal(extres_coord_lock_existing(f->path, 10000, &c, &err),
+	assert_int_equal(extres_coord_lock_existing(f->path, 10000,
+						    EXTRES_NO_GROUP, &c, &err),
 			 0);
 	assert_int_equal(c->n, 1);
 	extres_coord_close(c);
 }
 
-static void test_create_missing_0644(void **state)
+static void test_create_missing_0660(void **state)
 {
 	struct fixture *f = *state;
 	struct extres_coord *c = NULL;
@@ -552,7 +558,9 @@ static void test_create_missing_0644(void **state)
 	mode_t old = umask(077);
 	struct stat st;
 
-	assert_int_equal(extres_coord_lock(f->path, 10000, &c, &err), 0);
+	assert_int_equal(
+		extres_coord_lock(f->path, 10000, EXTRES_NO_GROUP, &c, &err),
+		0);
 	umask(old);
 	assert_int_equal(c->n, 0);
 	assert_string_equal(c->path, f->path);
@@ -561,9 +569,20 @@ static void test_create_missing_0644(void **state)
 	extres_coord_close(c);
 	assert_int_equal(lstat(f->path, &st), 0);
 	assert_true(S_ISREG(st.st_mode));
-	assert_int_equal(st.st_mode & 07777, 0644);
+	/* Not world-readable: whoever can open it can hold a lock forever. */
+	assert_int_equal(st.st_mode & 07777, 0660);
 	assert_int_equal(st.st_size, 0);
 	extres_coord_close(NULL);
+
+	/* In the trusted group, where we may give it (root may). */
+	if (geteuid() != 0)
+		return;
+	assert_int_equal(unlink(f->path), 0);
+	assert_int_equal(extres_coord_lock(f->path, 10000, 65534, &c, &err), 0);
+	extres_coord_close(c);
+	assert_int_equal(lstat(f->path, &st), 0);
+	assert_int_equal(st.st_gid, 65534);
+	assert_int_equal(st.st_mode & 07777, 0660);
 }
 
 static void test_empty_file(void **state)
@@ -573,7 +592,9 @@ static void test_empty_file(void **state)
 	struct extres_err err = { "" };
 
 	tf_write_file(f->path, "");
-	assert_int_equal(extres_coord_lock(f->path, 10000, &c, &err), 0);
+	assert_int_equal(
+		extres_coord_lock(f->path, 10000, EXTRES_NO_GROUP, &c, &err),
+		0);
 	assert_int_equal(c->n, 0);
 	assert_int_equal(extres_coord_is_taken(c, "0"), 0);
 	assert_int_equal(extres_coord_write(c, &err), 0);
@@ -582,7 +603,9 @@ static void test_empty_file(void **state)
 
 	/* Only blank lines: nothing, and they go on rewrite. */
 	tf_write_file(f->path, "\n  \n\t\n");
-	assert_int_equal(extres_coord_lock(f->path, 10000, &c, &err), 0);
+	assert_int_equal(
+		extres_coord_lock(f->path, 10000, EXTRES_NO_GROUP, &c, &err),
+		0);
 	assert_int_equal(c->n, 0);
 	assert_int_equal(extres_coord_write(c, &err), 0);
 	extres_coord_close(c);
@@ -601,7 +624,9 @@ static void test_rewrite_in_place(void **state)
 	tf_write_file(f->path, "garbage here\n\n   \n0 1\nx y z w\n1 1 99");
 	assert_int_equal(stat(f->path, &before), 0);
 
-	assert_int_equal(extres_coord_lock(f->path, 10000, &c, &err), 0);
+	assert_int_equal(
+		extres_coord_lock(f->path, 10000, EXTRES_NO_GROUP, &c, &err),
+		0);
 	assert_int_equal(c->n, 4);
 	assert_int_equal(c->entries[0].parsed, 0);
 	assert_string_equal(c->entries[0].line, "garbage here");
@@ -618,7 +643,9 @@ static void test_rewrite_in_place(void **state)
 	assert_string_equal(tf_read_file(f->path), expect);
 
 	/* Shorter content truncates the rest. */
-	assert_int_equal(extres_coord_lock(f->path, 10000, &c, &err), 0);
+	assert_int_equal(
+		extres_coord_lock(f->path, 10000, EXTRES_NO_GROUP, &c, &err),
+		0);
 	assert_int_equal(c->n, 5);
 	extres_coord_remove(c, 4);
 	extres_coord_remove(c, 1);
@@ -641,7 +668,9 @@ static void test_add_rejects_bad_key(void **state)
 	struct extres_coord *c = NULL;
 	struct extres_err err = { "" };
 
-	assert_int_equal(extres_coord_lock(f->path, 10000, &c, &err), 0);
+	assert_int_equal(
+		extres_coord_lock(f->path, 10000, EXTRES_NO_GROUP, &c, &err),
+		0);
 	assert_int_equal(extres_coord_add(c, "Tesla V100", getpid(), 1),
 			 -EINVAL);
 	assert_int_equal(extres_coord_add(c, "", getpid(), 1), -EINVAL);
@@ -674,7 +703,8 @@ static void test_lock_excludes(void **state)
 	if (pid == 0) {
 		struct extres_coord *cc = NULL;
 
-		if (extres_coord_lock(f->path, 10000, &cc, NULL) < 0 ||
+		if (extres_coord_lock(f->path, 10000, EXTRES_NO_GROUP, &cc,
+				      NULL) < 0 ||
 		    write(p[1], "L", 1) != 1)
 			_exit(1);
 		usleep(300 * 1000);
@@ -686,7 +716,9 @@ static void test_lock_excludes(void **state)
 	}
 	close(p[1]);
 	assert_int_equal(read(p[0], &ch, 1), 1);
-	assert_int_equal(extres_coord_lock(f->path, 10000, &c, &err), 0);
+	assert_int_equal(
+		extres_coord_lock(f->path, 10000, EXTRES_NO_GROUP, &c, &err),
+		0);
 	assert_int_equal(c->n, 1);
 	assert_string_equal(c->entries[0].key, "7");
 	assert_int_equal(c->entries[0].pid, pid);
@@ -730,7 +762,9 @@ static void test_lock_follows_replaced_file(void **state)
 	}
 	close(p[1]);
 	assert_int_equal(read(p[0], &ch, 1), 1);
-	assert_int_equal(extres_coord_lock(f->path, 10000, &c, &err), 0);
+	assert_int_equal(
+		extres_coord_lock(f->path, 10000, EXTRES_NO_GROUP, &c, &err),
+		0);
 	assert_int_equal(c->n, 1);
 	assert_string_equal(c->entries[0].key, "new");
 	assert_int_equal(stat(f->path, &st), 0);
@@ -812,17 +846,21 @@ static void test_lock_timeout(void **state)
 	int release;
 	pid_t pid = hold_shared(f->path, &release);
 
-	assert_int_equal(extres_coord_lock(f->path, 100, &c, &err), -ETIMEDOUT);
+	assert_int_equal(
+		extres_coord_lock(f->path, 100, EXTRES_NO_GROUP, &c, &err),
+		-ETIMEDOUT);
 	assert_null(c);
 	snprintf(
 		want, sizeof(want),
 		"timed out after 0.100 s waiting for the lock on coordination file %s; held by PID %d (",
 		f->path, (int)pid);
 	assert_non_null(strstr(err.msg, want));
-	assert_int_equal(extres_coord_lock_existing(f->path, 0, &c, &err),
+	assert_int_equal(extres_coord_lock_existing(f->path, 0, EXTRES_NO_GROUP,
+						    &c, &err),
 			 -ETIMEDOUT);
 	let_go(pid, release);
-	assert_int_equal(extres_coord_lock(f->path, 0, &c, &err), 0);
+	assert_int_equal(
+		extres_coord_lock(f->path, 0, EXTRES_NO_GROUP, &c, &err), 0);
 	extres_coord_close(c);
 }
 
@@ -843,7 +881,9 @@ static void test_lock_stop(void **state)
 	sigaddset(&set, SIGTERM);
 	assert_int_equal(sigprocmask(SIG_BLOCK, &set, &old), 0);
 	assert_int_equal(raise(SIGTERM), 0);
-	assert_int_equal(extres_coord_lock(f->path, 600000, &c, &err), -EINTR);
+	assert_int_equal(
+		extres_coord_lock(f->path, 600000, EXTRES_NO_GROUP, &c, &err),
+		-EINTR);
 	assert_null(c);
 	snprintf(want, sizeof(want),
 		 "stopped while waiting for the lock on coordination file %s",
@@ -878,7 +918,9 @@ static void test_write_too_big(void **state)
 		close(fd);
 	}
 	free(buf);
-	assert_int_equal(extres_coord_lock(f->path, 10000, &c, &err), 0);
+	assert_int_equal(
+		extres_coord_lock(f->path, 10000, EXTRES_NO_GROUP, &c, &err),
+		0);
 	assert_int_equal(extres_coord_add(c, "0", getpid(), 1), 0);
 	assert_int_equal(extres_coord_write(c, &err), -EFBIG);
 	snprintf(
@@ -921,7 +963,7 @@ int main(void)
 		T(test_refuse_directory),
 		T(test_refuse_socket),
 		T(test_open_error_names_path),
-		T(test_create_missing_0644),
+		T(test_create_missing_0660),
 		T(test_lock_existing),
 		T(test_empty_file),
 		T(test_rewrite_in_place),

@@ -159,7 +159,8 @@ static void test_list_states(void **state)
 
 	write_mixed(f);
 	backdate(f->path, &before);
-	assert_int_equal(extres_coord_list(f->path, 10000, &items, &n, &err),
+	assert_int_equal(extres_coord_list(f->path, 10000, EXTRES_NO_GROUP,
+					   &items, &n, &err),
 			 0);
 	assert_int_equal(n, N_LINES);
 	assert_item(&items[0], f->lines[L_LIVE], EXTRES_OWNER_LIVE);
@@ -186,7 +187,8 @@ static void test_list_empty(void **state)
 
 	tf_write_file(f->path, "");
 	backdate(f->path, &before);
-	assert_int_equal(extres_coord_list(f->path, 10000, &items, &n, &err),
+	assert_int_equal(extres_coord_list(f->path, 10000, EXTRES_NO_GROUP,
+					   &items, &n, &err),
 			 0);
 	assert_null(items);
 	assert_int_equal(n, 0);
@@ -204,9 +206,9 @@ static void test_gc_removes_gone_owners(void **state)
 
 	write_mixed(f);
 	assert_int_equal(lstat(f->path, &before), 0);
-	assert_int_equal(
-		extres_coord_gc(f->path, 0, 10000, &removed, &n, &kept, &err),
-		0);
+	assert_int_equal(extres_coord_gc(f->path, 0, 10000, EXTRES_NO_GROUP,
+					 &removed, &n, &kept, &err),
+			 0);
 	assert_removed_mixed(f, removed, n);
 	assert_int_equal(kept, 3);
 	snprintf(want, sizeof(want), "%s\n%s\n%s\n", f->lines[L_LIVE],
@@ -220,9 +222,9 @@ static void test_gc_removes_gone_owners(void **state)
 
 	/* A second pass finds nothing more and writes nothing. */
 	backdate(f->path, &before);
-	assert_int_equal(
-		extres_coord_gc(f->path, 0, 10000, &removed, &n, &kept, &err),
-		0);
+	assert_int_equal(extres_coord_gc(f->path, 0, 10000, EXTRES_NO_GROUP,
+					 &removed, &n, &kept, &err),
+			 0);
 	assert_null(removed);
 	assert_int_equal(n, 0);
 	assert_int_equal(kept, 3);
@@ -239,9 +241,9 @@ static void test_gc_dry_run(void **state)
 
 	write_mixed(f);
 	backdate(f->path, &before);
-	assert_int_equal(
-		extres_coord_gc(f->path, 1, 10000, &removed, &n, &kept, &err),
-		0);
+	assert_int_equal(extres_coord_gc(f->path, 1, 10000, EXTRES_NO_GROUP,
+					 &removed, &n, &kept, &err),
+			 0);
 	assert_removed_mixed(f, removed, n);
 	assert_int_equal(kept, 3);
 	assert_untouched(f->path, &before, f->content);
@@ -262,9 +264,9 @@ static void test_gc_blank_lines(void **state)
 		 (int)dead);
 	snprintf(want, sizeof(want), "7 %d\n", (int)me);
 	tf_write_file(f->path, content);
-	assert_int_equal(
-		extres_coord_gc(f->path, 0, 10000, &removed, &n, &kept, &err),
-		0);
+	assert_int_equal(extres_coord_gc(f->path, 0, 10000, EXTRES_NO_GROUP,
+					 &removed, &n, &kept, &err),
+			 0);
 	assert_int_equal(n, 1);
 	assert_int_equal(kept, 1);
 	assert_string_equal(removed[0].entry.key, "8");
@@ -279,21 +281,22 @@ static void assert_both_fail(const char *path, int errnum, const char *msg)
 	size_t n = 42, kept = 43;
 
 	memset(&err, 0, sizeof(err));
-	assert_int_equal(extres_coord_list(path, 10000, &items, &n, &err),
+	assert_int_equal(extres_coord_list(path, 10000, EXTRES_NO_GROUP, &items,
+					   &n, &err),
 			 -errnum);
 	assert_string_equal(err.msg, msg);
 	assert_ptr_equal(items, SENTINEL);
 	assert_int_equal(n, 42);
 
 	memset(&err, 0, sizeof(err));
-	assert_int_equal(
-		extres_coord_gc(path, 0, 10000, &items, &n, &kept, &err),
-		-errnum);
+	assert_int_equal(extres_coord_gc(path, 0, 10000, EXTRES_NO_GROUP,
+					 &items, &n, &kept, &err),
+			 -errnum);
 	assert_string_equal(err.msg, msg);
 	memset(&err, 0, sizeof(err));
-	assert_int_equal(
-		extres_coord_gc(path, 1, 10000, &items, &n, &kept, &err),
-		-errnum);
+	assert_int_equal(extres_coord_gc(path, 1, 10000, EXTRES_NO_GROUP,
+					 &items, &n, &kept, &err),
+			 -errnum);
 	assert_string_equal(err.msg, msg);
 	assert_ptr_equal(items, SENTINEL);
 	assert_int_equal(n, 42);

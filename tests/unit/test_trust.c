@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Unit tests for fs/trust.c: which files the daemon may run or load. Each
+ * Unit tests for fs/os/trust.c: which files the daemon may run or load. Each
  * test builds a small tree in a mkdtemp directory under /tmp (itself root's,
  * in a sticky /tmp) and hands parts of it to another user (uid 65534) with
  * chown, so the tests that need that run as root only.
@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <grp.h>
 #include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -454,14 +455,40 @@ static void test_null_err(void **state)
 			 -ENOENT);
 }
 
-/* The shared-file rule (coordination files): `rel` under the temp dir. */
-static int shared(const struct fixture *f, const char *rel,
-		  struct extres_err *err)
+/* The shared-file rule (coordination files): `rel` under the temp dir,
+ * trusting `group` besides our own. */
+static int shared_with(const struct fixture *f, const char *rel, gid_t group,
+		       struct extres_err *err)
 {
 	char path[256];
 
 	return extres_check_trusted_shared(at(f, rel, path, sizeof(path)),
-					   "coordination file", err);
+					   "coordination file", group, err);
+}
+
+static int shared(const struct fixture *f, const char *rel,
+		  struct extres_err *err)
+{
+	return shared_with(f, rel, EXTRES_NO_GROUP, err);
+}
+
+/* The hint a refusal of a file that group `gid` may write ends with. */
+static void group_hint(gid_t gid, char *buf, size_t len)
+{
+	const struct group *gr = getgrgid(gid);
+	int n;
+
+	if (gr)
+		n = snprintf(
+			buf, len,
+			"; if members of group %s may write coordination files, set extres.coordination-group: %s (see extres.yaml(5))",
+			gr->gr_name, gr->gr_name);
+	else
+		n = snprintf(
+			buf, len,
+			"; if members of group %u may write coordination files, name that group in extres.coordination-group (see extres.yaml(5))",
+			(unsigned)gid);
+	assert_true(n > 0 && (size_t)n < len);
 }
 
 static void chgrp_to(const struct fixture *f, const char *rel, gid_t gid)
@@ -477,7 +504,7 @@ static void test_shared_group(void **state)
 {
 	struct fixture *f = *state;
 	struct extres_err err;
-	char want[512];
+	char want[768], hint[256];
 
 	make_dir(f, "ours", 0775);
 	make_file(f, "ours/coord", 0664);
@@ -493,11 +520,89 @@ static void test_shared_group(void **state)
 	skip_unless_root();
 	chgrp_to(f, "ours/coord", NOBODY);
 	assert_int_equal(shared(f, "ours/coord", &err), -EPERM);
+	group_hint(NOBODY, hint, sizeof(hint));
 	snprintf(
 		want, sizeof(want),
-		"coordination file %s/ours/coord could be modified by another user: it is group-writable (mode 0664)",
+		"coordination file %s/ours/coord could be modified by another user: it is group-writable (mode 0664)%s",
+		f->tmp, hint);
+	assert_string_equal(err.msg, want);
+}
+
+/*
+ * The group the config names (extres.coordination-group) is trusted like
+ * one of ours, for a shared file and the directories above it, and for
+ * nothing else: not a world-writable entry, not another user's, not a
+ * script.
+ */
+static void test_shared_named_group(void **state)
+{
+	struct fixture *f = *state;
+	struct extres_err err;
+	char want[768], hint[256];
+
+	skip_unless_root();
+	/* Root is in no group but its own; 65534 is not one of them. */
+	make_dir(f, "dir", 0770);
+	chgrp_to(f, "dir", NOBODY);
+	make_file(f, "dir/coord", 0660);
+	chgrp_to(f, "dir/coord", NOBODY);
+	assert_int_equal(shared_with(f, "dir/coord", NOBODY, &err), 0);
+	assert_int_equal(shared_with(f, "dir/missing", NOBODY, &err), 0);
+	/* Not trusted without the setting, with a hint at it. */
+	assert_int_equal(shared(f, "dir/coord", &err), -EPERM);
+	group_hint(NOBODY, hint, sizeof(hint));
+	snprintf(
+		want, sizeof(want),
+		"coordination file %1$s/dir/coord could be modified by another user: directory %1$s/dir is group-writable without the sticky bit (mode 0770)%2$s",
+		f->tmp, hint);
+	assert_string_equal(err.msg, want);
+	/* Another group: refused. */
+	assert_int_equal(shared_with(f, "dir/coord", NOBODY - 1, &err), -EPERM);
+	assert_non_null(strstr(err.msg, hint));
+
+	/* Trust in a group is no trust in the world or in another user. */
+	make_file(f, "dir/open", 0666);
+	chgrp_to(f, "dir/open", NOBODY);
+	assert_int_equal(shared_with(f, "dir/open", NOBODY, &err), -EPERM);
+	snprintf(
+		want, sizeof(want),
+		"coordination file %s/dir/open could be modified by another user: it is world-writable (mode 0666)",
 		f->tmp);
 	assert_string_equal(err.msg, want);
+	make_file(f, "dir/theirs", 0660);
+	give_away(f, "dir/theirs");
+	assert_int_equal(shared_with(f, "dir/theirs", NOBODY, &err), -EPERM);
+	snprintf(
+		want, sizeof(want),
+		"coordination file %s/dir/theirs could be modified by another user: it is owned by uid 65534 (mode 0660)",
+		f->tmp);
+	assert_string_equal(err.msg, want);
+	/* Scripts stay strict, and their refusals name no setting. */
+	make_file(f, "run.sh", 0775);
+	chgrp_to(f, "run.sh", NOBODY);
+	assert_int_equal(
+		extres_check_trusted(at(f, "run.sh", want, sizeof(want)),
+				     "discovery script", &err),
+		-EPERM);
+	assert_null(strstr(err.msg, "coordination-group"));
+}
+
+static void test_group_gid(void **state)
+{
+	const struct group *gr = getgrgid(0);
+	gid_t gid = 4242;
+
+	(void)state;
+	assert_non_null(gr);
+	assert_int_equal(extres_group_gid(gr->gr_name, &gid), 0);
+	assert_int_equal(gid, 0);
+	gid = 4242;
+	assert_int_equal(extres_group_gid("no-such-group.extres", &gid),
+			 -ENOENT);
+	assert_int_equal(extres_group_gid("", &gid), -EINVAL);
+	assert_int_equal(extres_group_gid(NULL, &gid), -EINVAL);
+	/* Untouched on failure. */
+	assert_int_equal(gid, 4242);
 }
 
 /* A file not made yet is judged by its directory. */
@@ -565,6 +670,8 @@ int main(void)
 		T(test_shared_group),
 		T(test_shared_missing),
 		T(test_shared_foreign_file),
+		T(test_shared_named_group),
+		cmocka_unit_test(test_group_gid),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
