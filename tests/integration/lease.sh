@@ -544,4 +544,37 @@ case_self_rounds() {
 	daemon_stop
 }
 
+# A lease beside a daemon with its own amount (no pool): the daemon takes
+# device 0, the lease 1 and 2, and the command finds through self/ every
+# property the daemon discovered for them, not their index alone.
+case_self_beside() {
+	it_setup
+	local out
+	printf '%s\n' 'external-resources: gpu' \
+		'external-resource.gpu.amount: 1' \
+		'external-resource.gpu.driver: static' \
+		"external-resource.gpu.coordination-file: $WORK/gpu.coord" \
+		"extres.mountpoint: $MNT" \
+		'external-resource.gpu.param.devices:' \
+		'  - {index: "0", uuid: GPU-beside-0}' \
+		'  - {index: "1", uuid: GPU-beside-1, name: Beside}' \
+		'  - {index: "2", uuid: GPU-beside-2}' >"$WORK/extres.yaml"
+	daemon_start -c "$WORK/extres.yaml" "$MNT"
+	out=$(run gpu=2 -- sh -c "cd '$MNT/self/gpu' && ls 0 1 && cat 0/uuid 0/name 1/uuid" 2>"$RUN_ERR") ||
+		fail "the lease's command failed: $out"
+	assert_eq "0:
+index
+name
+uuid
+
+1:
+index
+uuid
+GPU-beside-1
+Beside
+GPU-beside-2" "$out" "self/ of a lease beside the daemon's own device"
+	assert_eq "0" "$(cat "$MNT/gpu/0/index")" "the daemon's own device"
+	daemon_stop
+}
+
 it_main "$@"
