@@ -35,9 +35,11 @@ void extres_allocations_free(struct extres_allocations *a)
 	for (i = 0; i < a->n; i++) {
 		extres_allocation_free(a->items[i]);
 		extres_driver_close(a->drivers[i]);
+		extres_infos_free(a->found[i]);
 	}
 	free(a->items);
 	free(a->drivers);
+	free(a->found);
 	free(a);
 }
 
@@ -81,14 +83,16 @@ find_resource(const struct extres_config *config, const char *name)
 
 /* One resource of a (re)allocation; see extres_reallocate_all(). `prev`
  * and `prev_drv` are what `old` has for it (NULL: nothing). Sets
- * *unrecorded when prev's lines were taken out of the script's file. */
+ * *unrecorded when prev's lines were taken out of the script's file, and
+ * *ret_found to what the driver found when it was run. */
 static int allocate_one(const struct extres_config *config,
 			const struct extres_resource_config *res,
 			const struct extres_config *old_config,
 			struct extres_allocation *prev,
 			struct extres_driver *prev_drv, pid_t owner,
 			struct extres_allocation **ret,
-			struct extres_driver **ret_drv, int *unrecorded,
+			struct extres_driver **ret_drv,
+			struct extres_infos **ret_found, int *unrecorded,
 			struct extres_err *err)
 {
 	const struct extres_resource_config *was =
@@ -123,12 +127,14 @@ static int allocate_one(const struct extres_config *config,
 	r = extres_driver_discover(drv, &infos, err);
 	if (r == 0)
 		r = extres_alloc_retake(res, infos, prev, owner, ret, err);
-	extres_infos_free(infos);
 out:
-	if (r < 0)
+	if (r < 0) {
+		extres_infos_free(infos);
 		extres_driver_close(drv);
-	else
+	} else {
 		*ret_drv = drv;
+		*ret_found = infos;
+	}
 	return r;
 }
 
@@ -170,8 +176,10 @@ int extres_reallocate_all(const struct extres_config *config,
 			  sizeof(*a->items));
 	a->drivers = calloc(config->n_resources ? config->n_resources : 1,
 			    sizeof(*a->drivers));
+	a->found = calloc(config->n_resources ? config->n_resources : 1,
+			  sizeof(*a->found));
 	unrecorded = calloc(old && old->n ? old->n : 1, 1);
-	if (!a->items || !a->drivers || !unrecorded) {
+	if (!a->items || !a->drivers || !a->found || !unrecorded) {
 		r = extres_err_set(err, ENOMEM, "out of memory");
 		goto fail;
 	}
@@ -181,10 +189,10 @@ int extres_reallocate_all(const struct extres_config *config,
 		ssize_t k = find_index(old, res->name);
 		int un = 0;
 
-		r = allocate_one(config, res, old_config,
-				 k < 0 ? NULL : old->items[k],
-				 k < 0 ? NULL : old->drivers[k], owner,
-				 &a->items[a->n], &a->drivers[a->n], &un, err);
+		r = allocate_one(
+			config, res, old_config, k < 0 ? NULL : old->items[k],
+			k < 0 ? NULL : old->drivers[k], owner, &a->items[a->n],
+			&a->drivers[a->n], &a->found[a->n], &un, err);
 		if (un)
 			unrecorded[k] = 1;
 		if (r < 0)

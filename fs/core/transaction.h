@@ -25,6 +25,11 @@ struct extres_allocations {
 	 * refresh); shared with the allocations a reload makes from these
 	 * when the resource stays as it was. */
 	struct extres_driver **drivers;
+	/* Every device items[i]'s driver found at its last discovery (NULL
+	 * where it was not run: a script that coordinates by itself, kept
+	 * as it was), so that a lease beside the daemon shows the
+	 * properties of a device the daemon discovered and did not take. */
+	struct extres_infos **found;
 };
 
 /* Open the resource's driver, discover, close it. On success *ret_infos is

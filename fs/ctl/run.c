@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -31,6 +32,7 @@
 #include "core/module.h"
 #include "ctl/ctl.h"
 #include "ctl/run.h"
+#include "os/deadline.h"
 #include "os/mountpoint.h"
 #include "os/proc.h"
 #include "os/stop.h"
@@ -259,63 +261,105 @@ static const cpu_set_t *local_cpus(const struct extres_lease *l, cpu_set_t *set)
 	return set;
 }
 
-/* How long a lease may take to show under an extresd mount's self/: the
- * daemon follows the coordination files within about 50 ms. */
+/* How long COMMAND may wait for its lease to show under an extresd
+ * mount's self/, all told (README says it): the daemon follows the
+ * coordination files within about 50 ms, and one that does not answer
+ * (SIGSTOP, a deadlock) must not hold COMMAND back longer than this. */
 #define VISIBLE_WAIT_MS 2000
+/* The child that looks stops a little before the deadline kills it, so
+ * that a daemon that answers and does not show the lease is told apart
+ * from one that does not answer. */
+#define VISIBLE_LOOK_MS (VISIBLE_WAIT_MS - 100)
+#define VISIBLE_POLL_NS 2000000L
 
-/* In extres_ctl_on_mount()'s child: wait until m->mnt shows lease `arg`. */
-static int wait_lease_shown(struct extres_ctl_mount *m, void *arg)
+/* The paths the child looks at, made before the fork: in a process that
+ * may have a driver's threads, the child keeps to async-signal-safe
+ * calls. */
+struct visible {
+	char leases[PATH_MAX];
+	char lease[PATH_MAX];
+	long long end_ms; /* when to stop looking: from before the fork */
+};
+
+/* In extres_deadline_run()'s child: exit 0 once the mount shows the
+ * lease, or shows no leases at all (an older daemon, or a dead mount);
+ * 1 when it answers without showing it until v->end_ms. Every
+ * answered look is a step; the deadline ends a look that hangs. */
+static int look_for_lease(void *arg, struct extres_deadline_child *c)
 {
-	const char *id = arg;
-	long long end = extres_now_ms() + VISIBLE_WAIT_MS;
-	char path[4096];
+	const struct visible *v = arg;
+	const struct timespec nap = { 0, VISIBLE_POLL_NS };
 	struct stat st;
 	int r;
 
-	/* A daemon without leases (an older one) shows none: no wait. */
-	snprintf(path, sizeof(path), "%s/.leases", m->mnt);
-	r = stat(path, &st);
-	extres_ctl_mount_step(m);
+	r = stat(v->leases, &st);
+	extres_deadline_step(c);
 	if (r < 0)
 		return 0;
-	snprintf(path, sizeof(path), "%s/.leases/%s", m->mnt, id);
-	while ((r = stat(path, &st)) < 0 && extres_now_ms() < end) {
-		extres_ctl_mount_step(m);
-		nanosleep(&(struct timespec){ 0, 2000000 }, NULL);
+	while ((r = stat(v->lease, &st)) < 0 && extres_now_ms() < v->end_ms) {
+		extres_deadline_step(c);
+		nanosleep(&nap, NULL);
 	}
-	extres_ctl_mount_done(m);
-	if (r < 0)
-		fprintf(stderr,
-			"extresctl: warning: %s/self does not show lease %s after %d ms; running anyway\n",
-			m->mnt, id, VISIBLE_WAIT_MS);
-	return 0;
+	extres_deadline_done(c);
+	return r < 0 ? 1 : 0;
 }
 
 /*
  * When an extresd serves the config's mount point, let COMMAND start only
  * once the mount shows its lease, so that it finds its devices under
  * self/ from its first instruction. Only a mount that /proc/self/mountinfo
- * says is extresd's is asked, and then under a deadline: a hung daemon
- * costs seconds, not the run.
+ * says is extresd's is asked, and only from a child process under a
+ * deadline of VISIBLE_WAIT_MS in all (os/deadline.h): a request to a hung
+ * daemon blocks in the kernel where no timeout reaches, so this process
+ * never makes one. A stop signal ends the wait at once; COMMAND then gets
+ * it as usual.
  */
 static void wait_visible(const struct extres_config *cfg, const char *id)
 {
 	const char *mnt =
 		cfg->mountpoint ? cfg->mountpoint : EXTRES_DEFAULT_MOUNTPOINT;
+	const struct extres_deadline dl = {
+		.step_ms = VISIBLE_WAIT_MS,
+		.total_ms = VISIBLE_WAIT_MS,
+		.stop_requested = extres_stop_pending,
+	};
 	char *info = NULL, *fstype = NULL;
+	struct visible v;
 	size_t len;
-	int fd;
+	int fd, r;
 
 	fd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return;
-	if (extres_read_all(fd, 16u << 20, &info, &len) == 0 &&
-	    extres_mountinfo_lookup(info, mnt, &fstype) == 1 &&
-	    strcmp(fstype, "fuse.extresd") == 0)
-		extres_ctl_on_mount(mnt, CTL_MOUNT_TIMEOUT_S,
-				    CTL_MOUNT_TIMEOUT_S, wait_lease_shown,
-				    (void *)id);
+	r = extres_read_all(fd, 16u << 20, &info, &len);
 	close(fd);
+	if (r < 0 || extres_mountinfo_lookup(info, mnt, &fstype) != 1 ||
+	    strcmp(fstype, "fuse.extresd") != 0)
+		goto out;
+	if ((size_t)snprintf(v.leases, sizeof(v.leases), "%s/.leases", mnt) >=
+		    sizeof(v.leases) ||
+	    (size_t)snprintf(v.lease, sizeof(v.lease), "%s/.leases/%s", mnt,
+			     id) >= sizeof(v.lease))
+		goto out;
+	v.end_ms = extres_now_ms() + VISIBLE_LOOK_MS;
+	/* What is buffered would be written twice: by us and the child. */
+	fflush(NULL);
+	r = extres_deadline_run(&dl, look_for_lease, &v);
+	if (r == -ETIMEDOUT)
+		extres_log(
+			EXTRES_LOG_WARNING,
+			"extresd at %s is not responding (no answer within %d ms); running anyway, before self/ shows lease %s",
+			mnt, VISIBLE_WAIT_MS, id);
+	else if (r == 1)
+		extres_log(
+			EXTRES_LOG_WARNING,
+			"%s/self does not show lease %s after %d ms; running anyway",
+			mnt, id, VISIBLE_LOOK_MS);
+	else if (r < 0 && r != -EINTR)
+		extres_log(EXTRES_LOG_WARNING,
+			   "cannot wait for %s/self to show lease %s: %s", mnt,
+			   id, strerror(-r));
+out:
 	free(info);
 	free(fstype);
 }

@@ -164,8 +164,8 @@ long long extresd_holders_tick(struct extresd *d);
 /* The live leases among the holders, for /.leases (daemon/self.h): one
  * per lease id that names its line's owner (PID-STARTTIME), its devices
  * resource by resource, each with the properties of the device the daemon
- * serves under that key (a pool serves every device), or else only the
- * coordination key. Points into d's holders and allocations: build it,
+ * serves or last discovered under that key (a pool serves every device),
+ * or else only the coordination key. Points into d's holders and allocations: build it,
  * use it and free it before they change. */
 struct extresd_leases {
 	size_t n;

@@ -255,19 +255,36 @@ static int lease_of(const struct extres_holder *x)
 	       (!x->has_starttime || starttime == x->starttime);
 }
 
-/* The info resource `a` serves for device `key`, or NULL. */
-static const struct extres_info *served_info(const struct extres_allocation *a,
-					     const char *key)
+/* The info among `infos` (n of them) whose `ckey` is `key`, or NULL. */
+static const struct extres_info *find_info(const struct extres_info *infos,
+					   size_t n, const char *ckey,
+					   const char *key)
 {
 	const char *v;
 	size_t i;
 
-	for (i = 0; i < a->n; i++) {
-		v = extres_info_get(&a->infos[i], a->coordination_key);
+	for (i = 0; i < n; i++) {
+		v = extres_info_get(&infos[i], ckey);
 		if (v && strcmp(v, key) == 0)
-			return &a->infos[i];
+			return &infos[i];
 	}
 	return NULL;
+}
+
+/* What resource k knows of device `key`: the info it serves, else the
+ * one its driver last found (a lease beside a daemon with its own amount
+ * holds devices the daemon discovered and did not take), or NULL. */
+static const struct extres_info *known_info(const struct extres_allocations *as,
+					    size_t k, const char *key)
+{
+	const struct extres_allocation *a = as->items[k];
+	const struct extres_info *info;
+
+	info = find_info(a->infos, a->n, a->coordination_key, key);
+	if (!info && as->found[k])
+		info = find_info(as->found[k]->items, as->found[k]->n,
+				 a->coordination_key, key);
+	return info;
 }
 
 int extresd_leases_build(const struct extresd *d, struct extresd_leases *l)
@@ -317,7 +334,7 @@ int extresd_leases_build(const struct extresd *d, struct extresd_leases *l)
 				    strcmp(x->resource, a->resource) != 0)
 					continue;
 				done[j] = 1;
-				info = served_info(a, x->key);
+				info = known_info(d->allocs, k, x->key);
 				if (info) {
 					*in = *info;
 				} else {

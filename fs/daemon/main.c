@@ -476,6 +476,12 @@ int main(int argc, char *argv[])
 	struct extres_err err;
 	int r, status = 1;
 
+	/* First of all, before any thread exists (all of them inherit the
+	 * mask, and SIGHUP reaches only the control thread's signalfd): a
+	 * SIGHUP from now on waits, pending, for the control thread, which
+	 * reloads once the mount serves; before this line it would kill us
+	 * (an exec'd program starts with the default action). */
+	r = setup_signals();
 	extres_log_init("extresd");
 	/*
 	 * Memory that stays flat across reloads: one arena, since nearly
@@ -487,12 +493,9 @@ int main(int argc, char *argv[])
 	 */
 	mallopt(M_ARENA_MAX, 1);
 	mallopt(M_MMAP_THRESHOLD, 128 * 1024);
-	/* Before any thread exists, so that all of them inherit the mask and
-	 * SIGHUP reaches only the control thread's signalfd. */
 	d.main_thread = pthread_self();
-	r = extres_fs_init(&d.fs, NULL);
 	if (r == 0)
-		r = setup_signals();
+		r = extres_fs_init(&d.fs, NULL);
 	if (r < 0) {
 		extres_log(EXTRES_LOG_ERR, "cannot initialise: %s",
 			   strerror(-r));

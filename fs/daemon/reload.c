@@ -229,12 +229,26 @@ static int same_properties(const struct extres_info *a,
 	return 1;
 }
 
+static int same_infos(const struct extres_infos *a,
+		      const struct extres_infos *b)
+{
+	size_t i;
+
+	if (!a || a->n != b->n)
+		return 0;
+	for (i = 0; i < a->n; i++)
+		if (!same_properties(&a->items[i], &b->items[i]))
+			return 0;
+	return 1;
+}
+
 /*
  * Give each allocated device of resource i the properties the driver
  * reports for it now: the candidate with the same coordination key, if it
  * is still the same device (a driver that numbers by position, like sysfs,
  * may hand the key to another device when one disappears). A device not
- * found keeps its last values. Returns the number of those (>= 0) and sets
+ * found keeps its last values. What the driver found is kept as the
+ * resource's candidate list. Returns the number of those (>= 0) and sets
  * *changed, or a negative errno after logging.
  */
 static int refresh_resource(struct extresd *d, size_t i, int *changed)
@@ -283,7 +297,11 @@ static int refresh_resource(struct extresd *d, size_t i, int *changed)
 		a->infos[j] = fresh;
 		*changed = 1;
 	}
-	extres_infos_free(infos);
+	/* What leases beside us show (daemon/holders.c) comes from here. */
+	if (!same_infos(d->allocs->found[i], infos))
+		*changed = 1;
+	extres_infos_free(d->allocs->found[i]);
+	d->allocs->found[i] = infos;
 	return stale;
 }
 

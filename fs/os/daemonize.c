@@ -52,6 +52,22 @@ static void parent_abort(pid_t child, int sig)
 	_exit(128 + sig);
 }
 
+/*
+ * SIGHUP while the daemon starts (to the front, whose PID the caller
+ * has): a reload request, as it would be a moment later, never the
+ * front's death. The daemon keeps it pending until it serves, then
+ * reloads. One sent before the fork is pending here, not in the child,
+ * and comes through the same way.
+ */
+static void parent_pass_hup(pid_t child)
+{
+	if (kill(child, SIGHUP) == 0)
+		extres_log(
+			EXTRES_LOG_NOTICE,
+			"SIGHUP during start-up: passed on to the background extresd (pid %d), which reloads once it serves",
+			(int)child);
+}
+
 static void parent_wait(int fd, pid_t child)
 {
 	struct signalfd_siginfo si;
@@ -60,19 +76,22 @@ static void parent_wait(int fd, pid_t child)
 	char status = 0;
 	ssize_t n;
 
-	/* The caller blocked SIGTERM and SIGINT (and SIGHUP) for its
-	 * threads: here they are read from a signalfd, the rest act as on
-	 * any command. */
+	/* The caller blocked SIGTERM, SIGINT and SIGHUP for its threads:
+	 * here they are read from a signalfd, the rest act as on any
+	 * command. */
 	sigemptyset(&stop);
 	sigaddset(&stop, SIGINT);
 	sigaddset(&stop, SIGTERM);
+	sigaddset(&stop, SIGHUP);
 	sigprocmask(SIG_SETMASK, &stop, NULL);
 	p[0] = (struct pollfd){ .fd = signalfd(-1, &stop, SFD_CLOEXEC),
 				.events = POLLIN };
 	p[1] = (struct pollfd){ .fd = fd, .events = POLLIN };
 	if (p[0].fd < 0) {
-		/* Without one, ^C ends the front at least. */
+		/* Without one, ^C ends the front at least; a SIGHUP stays
+		 * blocked, lost rather than fatal. */
 		sigemptyset(&stop);
+		sigaddset(&stop, SIGHUP);
 		sigprocmask(SIG_SETMASK, &stop, NULL);
 	}
 	for (;;) {
@@ -84,8 +103,12 @@ static void parent_wait(int fd, pid_t child)
 		/* A stop that comes with the ready word still wins: whatever
 		 * the front says last is true. */
 		if (p[0].revents &&
-		    read(p[0].fd, &si, sizeof(si)) == (ssize_t)sizeof(si))
-			parent_abort(child, (int)si.ssi_signo);
+		    read(p[0].fd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+			if (si.ssi_signo == SIGHUP)
+				parent_pass_hup(child);
+			else
+				parent_abort(child, (int)si.ssi_signo);
+		}
 		if (p[1].revents)
 			break;
 	}

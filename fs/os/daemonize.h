@@ -9,9 +9,12 @@
  * returns. SIGINT or SIGTERM to the waiting parent calls the start off: it
  * sends the child SIGTERM (a stop: release everything, mount nothing),
  * waits for it to exit (5 s at most), says so on stderr and exits 130 or
- * 143. The caller must have blocked SIGINT and SIGTERM. The child starts a new session and carries on: it prints its own
- * start-up errors to the still-shared stderr, then calls
- * extres_daemonize_finish() with the result.
+ * 143. SIGHUP to the waiting parent is passed on to the child (a reload
+ * request, which the child keeps pending until it serves). The caller
+ * must have blocked SIGINT, SIGTERM and SIGHUP. The child starts a new
+ * session and carries on: it prints its own start-up errors to the
+ * still-shared stderr, then calls extres_daemonize_finish() with the
+ * result.
  */
 #ifndef EXTRES_DAEMONIZE_H
 #define EXTRES_DAEMONIZE_H

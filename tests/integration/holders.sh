@@ -384,7 +384,8 @@ case_self() {
 	daemon_stop
 }
 
-# A lease of a device the daemon does not serve shows only its key.
+# A lease of a device the daemon discovered and does not serve shows its
+# properties; one of a device the driver never reported, only its key.
 case_self_unserved() {
 	it_setup
 	local st
@@ -396,17 +397,23 @@ case_self_unserved() {
 		'  - {index: "0", uuid: GPU-0}' \
 		'  - {index: "1", uuid: GPU-1}' >"$WORK/extres.yaml"
 	daemon_start -c "$WORK/extres.yaml" "$MNT"
-	start_leaser 1
+	start_leaser 1 7
 	st=$(proc_starttime "$LEASER")
 	wait_holders "$(line_of 0 "$DAEMON_PID" root extresd daemon
-		line_of 1 "$LEASER" root bash lease "$LEASER-$st")
+		line_of 1 "$LEASER" root bash lease "$LEASER-$st"
+		line_of 7 "$LEASER" root bash lease "$LEASER-$st")
 "
-	assert_eq "index" "$(ls "$MNT/.leases/$LEASER-$st/gpu/0")" "properties of an unserved device"
+	assert_eq "index
+uuid" "$(ls "$MNT/.leases/$LEASER-$st/gpu/0")" "properties of a discovered device the daemon does not serve"
+	assert_eq "index" "$(ls "$MNT/.leases/$LEASER-$st/gpu/1")" "properties of a device never discovered"
 	touch "$WORK/go"
 	wait "$LEASER" || fail "the leased process tree failed: $(cat "$WORK/self.out")"
 	assert_file "$WORK/self.out" ".leases/$LEASER-$st
 0
 1
+1
+GPU-1
+7
 "
 	daemon_stop
 }

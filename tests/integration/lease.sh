@@ -544,4 +544,61 @@ case_self_rounds() {
 	daemon_stop
 }
 
+# A lease beside a daemon with its own amount (no pool): the daemon takes
+# device 0, the lease 1 and 2, and the command finds through self/ every
+# property the daemon discovered for them, not their index alone.
+case_self_beside() {
+	it_setup
+	local out
+	printf '%s\n' 'external-resources: gpu' \
+		'external-resource.gpu.amount: 1' \
+		'external-resource.gpu.driver: static' \
+		"external-resource.gpu.coordination-file: $WORK/gpu.coord" \
+		"extres.mountpoint: $MNT" \
+		'external-resource.gpu.param.devices:' \
+		'  - {index: "0", uuid: GPU-beside-0}' \
+		'  - {index: "1", uuid: GPU-beside-1, name: Beside}' \
+		'  - {index: "2", uuid: GPU-beside-2}' >"$WORK/extres.yaml"
+	daemon_start -c "$WORK/extres.yaml" "$MNT"
+	out=$(run gpu=2 -- sh -c "cd '$MNT/self/gpu' && ls 0 1 && cat 0/uuid 0/name 1/uuid" 2>"$RUN_ERR") ||
+		fail "the lease's command failed: $out"
+	assert_eq "0:
+index
+name
+uuid
+
+1:
+index
+uuid
+GPU-beside-1
+Beside
+GPU-beside-2" "$out" "self/ of a lease beside the daemon's own device"
+	assert_eq "0" "$(cat "$MNT/gpu/0/index")" "the daemon's own device"
+	daemon_stop
+}
+
+# extresctl run beside a stopped extresd (SIGSTOP): the wait for self/ to
+# show the lease gives up within its 2 s deadline (the bound only catches
+# a hang: the old wait took 5 s), says so, and the command runs with its
+# lease all the same.
+case_stopped_daemon() {
+	it_setup
+	local t0 ms out rc=0
+	lease_config 2 "extres.mountpoint: $MNT"
+	daemon_start -c "$WORK/extres.yaml" "$MNT"
+	kill -STOP "$DAEMON_PID"
+	t0=$(now_ms)
+	out=$(run gpu=1 -- sh -c "echo \"\$EXTRES_GPU_INDEXES \$EXTRES_LEASE\"; grep -c 'lease=' '$COORD'" \
+		2>"$RUN_ERR") || rc=$?
+	ms=$(($(now_ms) - t0))
+	kill -CONT "$DAEMON_PID"
+	it_log "run returned after $ms ms with the daemon stopped"
+	[[ $rc == 0 ]] || fail "run exited with status $rc: $out"
+	((ms < 4000)) || fail "run took $ms ms beside a stopped daemon (its wait is 2 s)"
+	[[ $out =~ ^1\ [0-9]+-[0-9]+$'\n'1$ ]] || fail "the command did not run with its lease: $out"
+	assert_contains "$(cat "$RUN_ERR")" "extresd at $MNT is not responding" "run's stderr"
+	assert_eq 0 "$(lease_lines)" "lease lines left after the command"
+	daemon_stop
+}
+
 it_main "$@"

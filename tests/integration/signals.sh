@@ -235,6 +235,81 @@ case_background_sigterm() {
 	background_interrupt TERM 143
 }
 
+# gpu: 1 of 2 static devices; fpga: a script that says "started" and
+# answers "0" once $WORK/go exists: a start-up that waits for the case.
+write_gate_config() {
+	cat >"$WORK/gate.sh" <<-'EOF'
+	#!/bin/sh
+	: >"$2/started"
+	while [ ! -e "$2/go" ]; do sleep 0.01; done
+	echo 0
+	EOF
+	chmod 0755 "$WORK/gate.sh"
+	cat >"$WORK/extres.yaml" <<-EOF
+	external-resources: gpu;fpga
+	external-resource.gpu.amount: 1
+	external-resource.gpu.driver: static
+	external-resource.gpu.param.indexes: "0,1"
+	external-resource.fpga.amount: 1
+	external-resource.fpga.driver: script
+	external-resource.fpga.param.discovery-script.path: $WORK/gate.sh
+	external-resource.fpga.param.discovery-script.args: $WORK
+	EOF
+}
+
+# Wait (10 s at most) until .meta/status counts a reload that succeeded.
+wait_reloaded() {
+	local _
+	for _ in $(seq 200); do
+		grep -qx 'last-reload ok' "$MNT/.meta/status" 2>/dev/null && return 0
+		sleep 0.05
+	done
+	fail "no reload within 10 s of the mount: $(cat "$MNT/.meta/status" 2>&1)"
+}
+
+# SIGHUP to a foreground extresd before it mounts (its discovery still
+# running): a reload request, obeyed once the mount serves, never death.
+case_startup_sighup() {
+	it_setup
+	write_gate_config
+	daemon_spawn -f -c "$WORK/extres.yaml" "$MNT"
+	wait_started "$DAEMON_PID"
+	kill -HUP "$DAEMON_PID"
+	touch "$WORK/go"
+	wait_mounted "$MNT"
+	wait_reloaded
+	assert_file "$MNT/fpga/0/index" $'0\n'
+	daemon_stop
+}
+
+# The same to the front of a background start (the PID a shell's $! names):
+# passed on to the daemon, which reloads once it serves; the front still
+# says ready (exit 0).
+case_background_sighup() {
+	it_setup
+	write_gate_config
+	local front pid status=0
+	env --default-signal=INT,QUIT "$EXTRESD" -c "$WORK/extres.yaml" "$MNT" \
+		>"$WORK/daemon.out" 2>"$DAEMON_ERR" </dev/null &
+	front=$!
+	wait_started "$front"
+	kill -HUP "$front"
+	touch "$WORK/go"
+	wait "$front" || status=$?
+	[[ $status == 0 ]] || fail "the front extresd exited with status $status after SIGHUP, wanted 0"
+	is_our_mount "$MNT" || fail "nothing mounted at $MNT after the front said ready"
+	wait_reloaded
+	grep -q '^extresd: SIGHUP during start-up: passed on' "$DAEMON_ERR" ||
+		fail "the front did not say what became of the SIGHUP: $(cat "$DAEMON_ERR")"
+	pid=$(sed -n 's/^pid //p' "$MNT/.meta/status")
+	[[ $pid =~ ^[0-9]+$ ]] || fail "no pid in .meta/status"
+	kill -TERM "$pid"
+	wait_gone "$pid" "$(date +%s%N)"
+	! pid_alive "$pid" || fail "the background extresd ($pid) still runs 10 s after SIGTERM"
+	! is_mounted "$MNT" || fail "$MNT still mounted after SIGTERM"
+	check_daemon_stderr
+}
+
 # A start that cannot serve reports the failure and its reason to the
 # caller (exit 1), foreground and background alike, and leaves nothing
 # mounted or recorded. $1: what the error must say; the rest: how to run.
