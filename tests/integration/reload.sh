@@ -553,9 +553,10 @@ case_listing_snapshot() {
 	for r in $(seq 8); do
 		# A listing that outlives 16 reloads ends in ESTALE (README):
 		# reported as such, never as a count, so that only a torn
-		# listing counts as one no generation had.
+		# listing counts as one no generation had. ls may print names
+		# before its error: the error is its "ls: " line.
 		nice -n 19 bash -c 'while [[ ! -e $1/done && -d $2 ]]; do
-				if out=$(ls "$2" 2>&1); then wc -l <<<"$out"; else echo "error: ${out##*$'"'"'\n'"'"'}"; fi
+				if out=$(ls "$2" 2>&1); then wc -l <<<"$out"; else echo "error: $(grep -m 1 "^ls: " <<<"$out" || tr "\n" " " <<<"$out")"; fi
 			done' \
 			reader "$WORK" "$MNT/gpu" >"$WORK/counts.$r" &
 		echo $! >"$WORK/reader.$r.pid"
