@@ -60,4 +60,21 @@ int extres_memstream_close(FILE *f, char **buf);
  */
 size_t extres_utf8_char(const unsigned char *s, size_t len, uint32_t *ret_cp);
 
+/*
+ * The optimal string alignment distance between `a` and `b`: insertions,
+ * deletions, substitutions and swaps of two neighbours, each costing 1
+ * (so "amout" is 1 from "amount", "nvidai" 1 from "nvidia"). Texts longer
+ * than EXTRES_EDIT_MAX bytes, and an allocation failure, give SIZE_MAX.
+ */
+#define EXTRES_EDIT_MAX 256
+size_t extres_edit_distance(const char *a, const char *b);
+
+/*
+ * The one of `n` candidates nearest to `word`, close enough to be a typo
+ * of it (at most 2 edits, and fewer than half of the longer text), or NULL.
+ * The first of equally near ones wins. NULL candidates are skipped.
+ */
+const char *extres_nearest(const char *word, const char *const *cands,
+			   size_t n);
+
 #endif
