@@ -108,5 +108,6 @@ int extres_ctl_run(const char *config_path, int argc, char *argv[]);
 int extres_ctl_leases(int argc, char *argv[]);
 int extres_ctl_watch(int argc, char *argv[]);
 int extres_ctl_cdi(int argc, char *argv[]);
+int extres_ctl_top(int argc, char *argv[]);
 
 #endif
