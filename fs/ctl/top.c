@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/eventfd.h>
 #include <sys/inotify.h>
 #include <sys/signalfd.h>
@@ -47,6 +48,7 @@ struct top {
 	struct top_snap next; /* the reader's latest, under lock */
 	int has_next;
 	int ready; /* eventfd: a snapshot is waiting */
+	int stop; /* eventfd: the reader is to end */
 };
 
 static void usage_top(FILE *out)
@@ -170,7 +172,7 @@ static int queue_changed(int fd, char *const *queues, size_t n_queues)
 static void *reader(void *arg)
 {
 	struct top *t = arg;
-	struct pollfd p[N_WATCHED + 1];
+	struct pollfd p[N_WATCHED + 2];
 	int fds[N_WATCHED], qfd, quit = 0, woken, r;
 	const uint64_t one = 1;
 	struct top_snap s;
@@ -197,6 +199,8 @@ static void *reader(void *arg)
 				quit = 1;
 		}
 		p[N_WATCHED] = (struct pollfd){ .fd = qfd, .events = POLLIN };
+		p[N_WATCHED + 1] =
+			(struct pollfd){ .fd = t->stop, .events = POLLIN };
 		pthread_mutex_lock(&t->lock);
 		if (t->has_next)
 			top_snap_clear(&t->next);
@@ -206,7 +210,7 @@ static void *reader(void *arg)
 		if (write(t->ready, &one, sizeof(one)) < 0)
 			quit = 1;
 		for (woken = 0; !quit && !woken;) {
-			if (poll(p, N_WATCHED + 1, -1) < 0) {
+			if (poll(p, N_WATCHED + 2, -1) < 0) {
 				quit = errno != EINTR;
 				continue;
 			}
@@ -215,6 +219,8 @@ static void *reader(void *arg)
 					woken = 1;
 			if (p[N_WATCHED].revents & POLLIN)
 				woken = queue_changed(qfd, queues, n_queues);
+			if (p[N_WATCHED + 1].revents & POLLIN)
+				quit = 1;
 		}
 		for (i = 0; i < n_queues; i++)
 			free(queues[i]);
@@ -263,6 +269,23 @@ static void draw(struct top *t, const struct top_snap *s)
 	free(frame);
 }
 
+/*
+ * Ask the reader to end and wait a second for it. A reader blocked in a
+ * mount whose daemon does not answer is left: the exit ends it, and what
+ * it uses stays allocated until then. 0 once it ended.
+ */
+static int stop_reader(struct top *t, pthread_t thread)
+{
+	const uint64_t one = 1;
+	struct timespec deadline;
+
+	if (write(t->stop, &one, sizeof(one)) != sizeof(one))
+		return -EIO;
+	clock_gettime(CLOCK_REALTIME, &deadline);
+	deadline.tv_sec += 1;
+	return -pthread_timedjoin_np(thread, NULL, &deadline);
+}
+
 /* What a key does; 1 to quit. */
 static int key(struct top *t, const struct top_snap *s, char c)
 {
@@ -305,7 +328,9 @@ static int live(struct top *t, char *filter)
 		return 1;
 	sfd = signalfd(-1, &mask, SFD_CLOEXEC);
 	t->ready = eventfd(0, EFD_CLOEXEC);
-	if (sfd < 0 || t->ready < 0 || pthread_mutex_init(&t->lock, NULL)) {
+	t->stop = eventfd(0, EFD_CLOEXEC);
+	if (sfd < 0 || t->ready < 0 || t->stop < 0 ||
+	    pthread_mutex_init(&t->lock, NULL)) {
 		extres_log(EXTRES_LOG_ERR, "top: %s", strerror(errno));
 		return 1;
 	}
@@ -370,7 +395,15 @@ static int live(struct top *t, char *filter)
 	term_leave(&term);
 	top_snap_clear(&cur);
 	free(filter);
-	/* The reader may be blocked in the mount: exit() ends it. */
+	if (stop_reader(t, thread) == 0) {
+		if (t->has_next)
+			top_snap_clear(&t->next);
+		free(t->mnt);
+		pthread_mutex_destroy(&t->lock);
+		close(t->ready);
+		close(t->stop);
+	}
+	close(sfd);
 	return status;
 }
 

@@ -14,6 +14,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
 LIVE=$BUILDDIR/tests/mock/mock_live.so
 TMUX_SOCK=
+SESSION=top
 
 tmux_() {
 	tmux -S "$TMUX_SOCK" -f /dev/null "$@"
@@ -63,7 +64,7 @@ set_health() {
 }
 
 screen() {
-	tmux_ capture-pane -p -t top 2>/dev/null
+	tmux_ capture-pane -p -t "$SESSION" 2>/dev/null
 }
 
 # screen_has TEXT: the screen shows TEXT.
@@ -131,8 +132,9 @@ case_live() {
 	top_config
 	daemon_start -c "$WORK/extres.yaml" "$MNT"
 	# The pane's shell records the terminal's settings before and after.
-	tmux_ new-session -d -s top -x 80 -y 24 \
-		"stty -g >'$WORK/stty.before'; '$EXTRESCTL' top '$MNT'; echo \$? >'$WORK/top.rc'; stty -g >'$WORK/stty.after'; sleep 300"
+	tmux_ new-session -d -s "$SESSION" -x 80 -y 24 \
+		"stty -g >'$WORK/stty.before'; '$EXTRESCTL' top '$MNT' 2>'$WORK/top.err'; echo \$? >'$WORK/top.rc'; stty -g >'$WORK/stty.after'; sleep 300" ||
+		fail "tmux new-session failed"
 	wait_screen "extres top $MNT"
 	wait_for 20 "the daemon's devices on screen" screen_line '^live +1 +[01] .*extresd +root +\(daemon\)'
 	# Every line fits the 80 columns.
@@ -167,21 +169,22 @@ case_live() {
 	touch "$WORK/two.go"
 
 	# Keys: filter by resource, sort, all again.
-	tmux_ send-keys -t top f
+	tmux_ send-keys -t "$SESSION" f
 	wait_screen "filter live"
 	screen_line '^nic ' && fail "the filter let nic through: $(screen)"
-	tmux_ send-keys -t top f
+	tmux_ send-keys -t "$SESSION" f
 	wait_screen "filter nic"
-	tmux_ send-keys -t top s
+	tmux_ send-keys -t "$SESSION" s
 	wait_screen "sort health"
-	tmux_ send-keys -t top a
+	tmux_ send-keys -t "$SESSION" a
 	wait_screen "filter all"
 	screen_has "q quit  s sort  f filter resource  a all" || fail "no key line: $(screen)"
 
 	# q: top ends, the terminal as it was.
-	tmux_ send-keys -t top q
+	tmux_ send-keys -t "$SESSION" q
 	wait_for 20 "top's exit" test -s "$WORK/stty.after"
-	assert_eq 0 "$(cat "$WORK/top.rc")" "top's exit status after q"
+	assert_eq 0 "$(cat "$WORK/top.rc")" "top's exit status after q (stderr: $(cat "$WORK/top.err"))"
+	assert_eq "" "$(cat "$WORK/top.err")" "top's stderr"
 	assert_eq "$(cat "$WORK/stty.before")" "$(cat "$WORK/stty.after")" "the terminal after q"
 	daemon_stop
 }
@@ -194,21 +197,24 @@ case_signals() {
 	local sig pid
 	for sig in TERM INT; do
 		rm -f "$WORK/stty.after"
-		tmux_ new-session -d -s top -x 80 -y 24 \
-			"stty -g >'$WORK/stty.before'; '$EXTRESCTL' top '$MNT'; stty -g >'$WORK/stty.after'; sleep 300"
+		# A session each: the server stays up (a server that is
+		# exiting would refuse the next session).
+		SESSION=top-$sig
+		tmux_ new-session -d -s "$SESSION" -x 80 -y 24 \
+			"stty -g >'$WORK/stty.before'; '$EXTRESCTL' top '$MNT'; stty -g >'$WORK/stty.after'; sleep 300" ||
+			fail "tmux new-session failed"
 		wait_screen "extres top $MNT"
 		wait_for 20 "top's key line" screen_has "q quit"
 		pid=$(top_pid)
 		[[ -n $pid ]] || fail "no extresctl top process"
 		if [[ $sig == INT ]]; then
-			tmux_ send-keys -t top C-c
+			tmux_ send-keys -t "$SESSION" C-c
 		else
 			kill -TERM "$pid"
 		fi
 		wait_for 20 "top's exit on SIG$sig" test -s "$WORK/stty.after"
 		assert_eq "$(cat "$WORK/stty.before")" "$(cat "$WORK/stty.after")" "the terminal after SIG$sig"
 		screen_has "extres top" && fail "the alternate screen stayed after SIG$sig: $(screen)"
-		tmux_ kill-session -t top
 	done
 	daemon_stop
 }
