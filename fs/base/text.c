@@ -218,3 +218,65 @@ size_t extres_line_text(char *buf, size_t size, const char *s, size_t len)
 	buf[out] = '\0';
 	return out;
 }
+
+size_t extres_edit_distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b), i, j, d, *rows;
+	size_t *pp, *prev, *cur;
+
+	if (la > EXTRES_EDIT_MAX || lb > EXTRES_EDIT_MAX)
+		return SIZE_MAX;
+	/* Three rows: the swap looks two rows back. */
+	rows = calloc(3 * (lb + 1), sizeof(*rows));
+	if (!rows)
+		return SIZE_MAX;
+	pp = rows;
+	prev = rows + (lb + 1);
+	cur = rows + 2 * (lb + 1);
+	for (j = 0; j <= lb; j++)
+		prev[j] = j;
+	for (i = 1; i <= la; i++) {
+		size_t *t;
+
+		cur[0] = i;
+		for (j = 1; j <= lb; j++) {
+			size_t cost = a[i - 1] != b[j - 1];
+
+			d = prev[j - 1] + cost;
+			if (prev[j] + 1 < d)
+				d = prev[j] + 1;
+			if (cur[j - 1] + 1 < d)
+				d = cur[j - 1] + 1;
+			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] &&
+			    a[i - 2] == b[j - 1] && pp[j - 2] + 1 < d)
+				d = pp[j - 2] + 1;
+			cur[j] = d;
+		}
+		t = pp;
+		pp = prev;
+		prev = cur;
+		cur = t;
+	}
+	d = prev[lb];
+	free(rows);
+	return d;
+}
+
+const char *extres_nearest(const char *word, const char *const *cands, size_t n)
+{
+	size_t i, d, best_d = SIZE_MAX, longer;
+	const char *best = NULL;
+
+	for (i = 0; i < n; i++) {
+		if (!cands[i])
+			continue;
+		d = extres_edit_distance(word, cands[i]);
+		longer = strlen(word) > strlen(cands[i]) ? strlen(word) :
+							   strlen(cands[i]);
+		if (d <= 2 && 2 * d < longer && d < best_d) {
+			best = cands[i];
+			best_d = d;
+		}
+	}
+	return best;
+}

@@ -93,4 +93,21 @@ void extres_put_line_text(FILE *f, const char *s, size_t len);
  */
 size_t extres_line_text(char *buf, size_t size, const char *s, size_t len);
 
+/*
+ * The optimal string alignment distance between `a` and `b`: insertions,
+ * deletions, substitutions and swaps of two neighbours, each costing 1
+ * (so "amout" is 1 from "amount", "nvidai" 1 from "nvidia"). Texts longer
+ * than EXTRES_EDIT_MAX bytes, and an allocation failure, give SIZE_MAX.
+ */
+#define EXTRES_EDIT_MAX 256
+size_t extres_edit_distance(const char *a, const char *b);
+
+/*
+ * The one of `n` candidates nearest to `word`, close enough to be a typo
+ * of it (at most 2 edits, and fewer than half of the longer text), or NULL.
+ * The first of equally near ones wins. NULL candidates are skipped.
+ */
+const char *extres_nearest(const char *word, const char *const *cands,
+			   size_t n);
+
 #endif

@@ -3,6 +3,8 @@
  * for unknown keys and for resources configured but not listed. */
 #include "config/loader.h"
 
+#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -153,6 +155,72 @@ static int owner_of(const struct loader *l, const char *rest,
 	return best;
 }
 
+/* The slot key nearest to `suffix`, or NULL. */
+static const char *near_slot(const char *suffix)
+{
+	return extres_nearest(suffix, extres_cfg_slot_keys, N_SLOTS);
+}
+
+int extres_cfg_near_key(const struct loader *l, const char *key, char **ret)
+{
+	static const char *const extres_keys[] = { "mountpoint",
+						   "lock-timeout" };
+	const char *suffix = NULL, *near = NULL;
+	int index, r = 0;
+
+	*ret = NULL;
+	if (extres_starts_with(key, RESOURCE_PREFIX)) {
+		index = owner_of(l, key + strlen(RESOURCE_PREFIX), &suffix);
+		if (index >= 0 && suffix && (near = near_slot(suffix)))
+			r = asprintf(ret, RESOURCE_PREFIX "%s.%s",
+				     l->config->resources[index].name, near);
+	} else if (extres_starts_with(key, EXTRES_PREFIX)) {
+		near = extres_nearest(key + strlen(EXTRES_PREFIX), extres_keys,
+				      ARRAY_SIZE(extres_keys));
+		if (near)
+			r = asprintf(ret, EXTRES_PREFIX "%s", near);
+	}
+	if (r < 0) {
+		*ret = NULL;
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+const struct extres_flat *extres_cfg_typo_of(const struct loader *l,
+					     const char *name, const char *slot)
+{
+	size_t i, len = strlen(name);
+
+	for (i = 0; i < l->flat.n; i++) {
+		const struct extres_flat *e = &l->flat.items[i];
+		const char *rest = e->key + strlen(RESOURCE_PREFIX), *suffix;
+
+		if (e->superseded || e->section ||
+		    !extres_starts_with(e->key, RESOURCE_PREFIX) ||
+		    strncmp(rest, name, len) != 0 || rest[len] != '.')
+			continue;
+		suffix = rest + len + 1;
+		if (!extres_starts_with(suffix, "param.") &&
+		    near_slot(suffix) == slot)
+			return e;
+	}
+	return NULL;
+}
+
+/* An unknown key, with the known key it may be a typo of. */
+static int warn_unknown(struct loader *l, const struct extres_flat *e)
+{
+	char *near;
+	int r;
+
+	if (extres_cfg_near_key(l, e->key, &near) < 0)
+		return extres_cfg_oom(l);
+	r = extres_cfg_warn_unknown_near(l, e, near);
+	free(near);
+	return r;
+}
+
 static int add_param(struct loader *l, size_t index,
 		     const struct extres_flat *e, const char *key)
 {
@@ -210,15 +278,13 @@ static int resource_key(struct loader *l, const struct extres_flat *e,
 		size_t len = strcspn(rest, ".");
 
 		if (len == 0)
-			return extres_cfg_warn_unknown(l, e);
+			return warn_unknown(l, e);
 		if (rest[len] == '\0' && extres_yaml_is_null(e->value))
 			return 0;
 		return note_unlisted(l, e, rest, len);
 	}
 	if (!suffix)
-		return extres_yaml_is_null(e->value) ?
-			       0 :
-			       extres_cfg_warn_unknown(l, e);
+		return extres_yaml_is_null(e->value) ? 0 : warn_unknown(l, e);
 	if (extres_starts_with(suffix, "param."))
 		return add_param(l, (size_t)index, e,
 				 suffix + strlen("param."));
@@ -232,7 +298,7 @@ static int resource_key(struct loader *l, const struct extres_flat *e,
 		if (strcmp(suffix, resource_sections[i]) == 0 &&
 		    extres_yaml_is_null(e->value))
 			return 0;
-	return extres_cfg_warn_unknown(l, e);
+	return warn_unknown(l, e);
 }
 
 int extres_cfg_sort_keys(struct loader *l)
@@ -267,12 +333,11 @@ int extres_cfg_sort_keys(struct loader *l)
 			l->coordination_group = e;
 		else if (extres_starts_with(key, EXTRES_PREFIX) ||
 			 extres_starts_with(key, LIST_KEY "."))
-			r = extres_cfg_warn_unknown(l, e);
+			r = warn_unknown(l, e);
 		else if (strcmp(key, "extres") == 0 ||
 			 strcmp(key, "external-resource") == 0)
-			r = extres_yaml_is_null(e->value) ?
-				    0 :
-				    extres_cfg_warn_unknown(l, e);
+			r = extres_yaml_is_null(e->value) ? 0 :
+							    warn_unknown(l, e);
 		/* Everything else belongs to Flink: not ours to judge. */
 	}
 	return r;

@@ -120,6 +120,20 @@ int extres_cfg_oom(struct loader *l);
 int extres_cfg_warn(struct loader *l, uint32_t line, uint32_t column,
 		    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 int extres_cfg_warn_unknown(struct loader *l, const struct extres_flat *e);
+/* The same, adding "did you mean NEAR?" when `near` (a whole key) is not
+ * NULL. */
+int extres_cfg_warn_unknown_near(struct loader *l, const struct extres_flat *e,
+				 const char *near);
+/*
+ * The known key nearest to `key`, an unknown one, as a typo of it (see
+ * extres_nearest()): a key of its resource, or of extres.; in *ret (free
+ * it), NULL when none is near. 0 or -ENOMEM.
+ */
+int extres_cfg_near_key(const struct loader *l, const char *key, char **ret);
+/* The key of resource `name` that looks like a typo of its `slot` key (one
+ * of extres_cfg_slot_keys, the very pointer), or NULL. */
+const struct extres_flat *
+extres_cfg_typo_of(const struct loader *l, const char *name, const char *slot);
 uint32_t extres_cfg_value_line(const struct extres_flat *e);
 uint32_t extres_cfg_value_column(const struct extres_flat *e);
 /* A key that takes one value, given a mapping (flattened into keys of its

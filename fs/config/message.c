@@ -94,6 +94,17 @@ int extres_cfg_warn(struct loader *l, uint32_t line, uint32_t column,
 
 int extres_cfg_warn_unknown(struct loader *l, const struct extres_flat *e)
 {
+	return extres_cfg_warn_unknown_near(l, e, NULL);
+}
+
+int extres_cfg_warn_unknown_near(struct loader *l, const struct extres_flat *e,
+				 const char *near)
+{
+	if (near)
+		return extres_cfg_warn(
+			l, e->line, e->column,
+			"unknown key '%s' (ignored); did you mean %s?", e->key,
+			near);
 	return extres_cfg_warn(l, e->line, e->column,
 			       "unknown key '%s' (ignored)", e->key);
 }

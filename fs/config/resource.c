@@ -23,6 +23,7 @@ static const char *const gpu_classes[] = {
 static int set_amount(struct loader *l, struct extres_resource_config *res,
 		      const struct extres_flat *e)
 {
+	const struct extres_flat *typo;
 	const char *text, *why;
 	int r;
 
@@ -32,6 +33,14 @@ static int set_amount(struct loader *l, struct extres_resource_config *res,
 		return r;
 	if (!text && res->pool)
 		return 0;
+	if (!text && (typo = extres_cfg_typo_of(
+			      l, res->name, extres_cfg_slot_keys[SLOT_AMOUNT])))
+		return extres_cfg_fail(
+			l, EINVAL, typo->line, typo->column,
+			"unknown key '%s'; did you mean " RESOURCE_PREFIX
+			"%s.amount? (resource '%s': " RESOURCE_PREFIX
+			"%s.amount is not set)",
+			typo->key, res->name, res->name, res->name);
 	if (!text)
 		return extres_cfg_fail(l, EINVAL, res->line, res->column,
 				       "resource '%s': " RESOURCE_PREFIX

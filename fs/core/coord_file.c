@@ -18,6 +18,7 @@
 #include "base/fileio.h"
 #include "base/text.h"
 #include "os/stop.h"
+#include "os/access.h"
 #include "os/trust.h"
 #include "base/clock.h"
 
@@ -83,8 +84,10 @@ static int open_once(const char *path, int create, gid_t group, int *ret_fd,
 			return r;
 		r = extres_check_trusted_shared(path, "coordination file",
 						group, err);
-		if (r < 0)
+		if (r < 0) {
+			extres_trust_hint(err, path);
 			return r;
+		}
 	} else if (errno == ENOENT && create) {
 		/* Only a directory nobody else can write, or a sticky one
 		 * (where a file another user made first is refused above on
@@ -112,6 +115,9 @@ static int open_once(const char *path, int create, gid_t group, int *ret_fd,
 			return extres_err_set(err, ELOOP,
 					      "%s is a symbolic link" REFUSE,
 					      path);
+		if (errno == EACCES)
+			return extres_err_access(err, "coordination file",
+						 path);
 		return extres_err_set(err, errno,
 				      "cannot open coordination file %s: %s",
 				      path, strerror(errno));

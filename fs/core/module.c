@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include "core/module.h"
 
+#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
@@ -12,6 +13,8 @@
 
 #include "extres_build.h"
 #include "base/fileio.h"
+#include "base/macro.h"
+#include "base/text.h"
 #include "os/trust.h"
 
 /* The smallest ops table a version-1 module can have: everything up to and
@@ -42,6 +45,80 @@ static int valid_name(const char *name)
 			return 0;
 	}
 	return n > 0 && n <= NAME_MAX_LEN;
+}
+
+static int compare_names(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/*
+ * The drivers in `dir` ("NAME" of each regular NAME.so), sorted, joined by
+ * ", " onto `f`; the names seen also go to names[*n] (at most `max`, the
+ * caller frees them). Nothing when the directory cannot be read: the
+ * message then says "none".
+ */
+static void list_dir(const char *dir, FILE *f, char **names, size_t *n,
+		     size_t max)
+{
+	size_t first = *n, i, len;
+	struct dirent *de;
+	struct stat st;
+	DIR *d;
+
+	d = opendir(dir);
+	while (d && (de = readdir(d)) && *n < max) {
+		len = strlen(de->d_name);
+		if (len <= 3 || strcmp(de->d_name + len - 3, ".so") != 0 ||
+		    fstatat(dirfd(d), de->d_name, &st, 0) < 0 ||
+		    !S_ISREG(st.st_mode))
+			continue;
+		names[*n] = strndup(de->d_name, len - 3);
+		if (names[*n] && valid_name(names[*n]))
+			(*n)++;
+		else
+			free(names[*n]);
+	}
+	if (d)
+		closedir(d);
+	qsort(names + first, *n - first, sizeof(*names), compare_names);
+	for (i = first; i < *n; i++)
+		fprintf(f, "%s%s", i > first ? ", " : "", names[i]);
+	fprintf(f, "%s in %s", *n > first ? "" : "none", dir);
+}
+
+/* "not found", with the drivers that are there, and the one `driver` may
+ * be a typo of: what the user most likely meant to write. */
+static int not_found(const char *driver, const char *const *dirs, size_t n_dirs,
+		     struct extres_err *err)
+{
+	char *names[64], *found = NULL;
+	const char *near;
+	size_t n = 0, size, i;
+	FILE *f;
+	int r;
+
+	f = open_memstream(&found, &size);
+	if (!f)
+		return extres_err_set(err, ENOMEM, "out of memory");
+	for (i = 0; i < n_dirs; i++) {
+		fputs(i ? "; " : "", f);
+		list_dir(dirs[i], f, names, &n, ARRAY_SIZE(names));
+	}
+	if (extres_memstream_close(f, &found) < 0) {
+		r = extres_err_set(err, ENOMEM, "out of memory");
+		goto out;
+	}
+	near = extres_nearest(driver, (const char *const *)names, n);
+	r = extres_err_set(err, ENOENT,
+			   "driver '%s' not found; %s%s%sdrivers found: %s",
+			   driver, near ? "did you mean " : "",
+			   near ? near : "", near ? "? " : "", found);
+out:
+	for (i = 0; i < n; i++)
+		free(names[i]);
+	free(found);
+	return r;
 }
 
 int extres_driver_find(const char *driver, char **ret_path,
@@ -93,9 +170,7 @@ int extres_driver_find(const char *driver, char **ret_path,
 		free(path);
 		path = NULL;
 	}
-	r = extres_err_set(
-		err, ENOENT, "driver '%s' not found (looked in %s%s%s)", driver,
-		dirs[0], n_dirs > 1 ? ", " : "", n_dirs > 1 ? dirs[1] : "");
+	r = not_found(driver, dirs, n_dirs, err);
 out:
 	free(exe_dir);
 	return r;

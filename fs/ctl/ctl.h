@@ -91,6 +91,12 @@ struct extres_config;
 /* Load CONFIG and print its warnings; 0, or -1 after printing the error. */
 int extres_ctl_load_config(const char *path, struct extres_config **ret);
 
+/* Say that CONFIG has no resource of that name (`len` bytes at `name`),
+ * listing those it has, as a usage error of CMD; returns CTL_EXIT_USAGE. */
+int extres_ctl_no_such_resource(const char *cmd,
+				const struct extres_config *cfg,
+				const char *name, size_t len);
+
 /* The commands. */
 int extres_ctl_check(const char *config_path, int argc, char *argv[]);
 int extres_ctl_discover(const char *config_path, int argc, char *argv[]);
@@ -102,5 +108,6 @@ int extres_ctl_run(const char *config_path, int argc, char *argv[]);
 int extres_ctl_leases(int argc, char *argv[]);
 int extres_ctl_watch(int argc, char *argv[]);
 int extres_ctl_cdi(int argc, char *argv[]);
+int extres_ctl_top(int argc, char *argv[]);
 
 #endif

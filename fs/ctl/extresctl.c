@@ -86,6 +86,9 @@ static void usage(FILE *out)
 		"                       write the CDI specs of that extresd's devices\n"
 		"                       to DIR (default /var/run/cdi) for podman,\n"
 		"                       containerd and CRI-O\n"
+		"    top [--once] [--sort KEY] [--filter RESOURCE] [MOUNTPOINT]\n"
+		"                       live view of that extresd's devices, holders,\n"
+		"                       waiters, conflicts and reloads\n"
 		"\n"
 		"options:\n"
 		"    -c, --config=FILE  configuration for check, discover, request, run\n"
@@ -154,6 +157,8 @@ int main(int argc, char *argv[])
 		status = extres_ctl_watch(argc, argv);
 	else if (strcmp(cmd, "cdi") == 0)
 		status = extres_ctl_cdi(argc, argv);
+	else if (strcmp(cmd, "top") == 0)
+		status = extres_ctl_top(argc, argv);
 	else
 		status =
 			extres_ctl_usage_error("", "unknown command '%s'", cmd);

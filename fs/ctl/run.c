@@ -166,9 +166,7 @@ static int parse_spec(const struct extres_config *cfg, const char *spec,
 			return 0;
 		}
 	}
-	return extres_ctl_usage_error("run",
-				      "run: %.*s: no such resource in %s",
-				      (int)len, spec, cfg->path);
+	return extres_ctl_no_such_resource("run", cfg, spec, len);
 }
 
 /* Discover what `want` may take, as extresd does: its driver opened,

@@ -399,7 +399,7 @@ gpu: amount 2, driver static, coordination-file $WORK/gpu.coord, kubernetes nvid
 fpga: amount 1, driver script, coordination-file -, kubernetes -, yarn -
 gpu: coordination: extresd records its devices in $WORK/gpu.coord
 fpga: coordination: none: no coordination-file, so other processes on this host may take the same devices
-" "extresctl: warning: $cfg:8:1: unknown key 'external-resource.gpu.amout' (ignored)
+" "extresctl: warning: $cfg:8:1: unknown key 'external-resource.gpu.amout' (ignored); did you mean external-resource.gpu.amount?
 " -c "$cfg" check
 	[[ ! -e $WORK/fpga.args ]] || fail "check ran the discovery script"
 	[[ ! -e $WORK/gpu.coord ]] || fail "check created the coordination file"
@@ -456,10 +456,10 @@ ok: coordination: none: no coordination-file, so other processes on this host ma
 " "$CTL_OUT" "stdout of check with bad drivers"
 	local want="extresctl: error: resource 'gpu': driver 'static': $cfg:6:5: param.devices[1] must be a mapping of property: value
 extresctl: error: resource 'fpga': driver 'script': discovery script $WORK/missing.sh: No such file or directory
-extresctl: error: resource 'nic': driver 'nosuch' not found (looked in "
-	[[ $CTL_ERR == "$want"*")"$'\n' ]] ||
+extresctl: error: resource 'nic': driver 'nosuch' not found; drivers found: "
+	[[ $CTL_ERR == "$want"*$'\n' ]] ||
 		fail "stderr of check with bad drivers: wanted
-$want...)
+$want...
 got
 $CTL_ERR"
 	assert_eq 3 "$(grep -c '^extresctl: error: ' <<<"$CTL_ERR")" "errors of check with bad drivers"

@@ -551,6 +551,18 @@ reload_hup() {
 	fail "no reload counted in $MNT/.meta/status 20 s after SIGHUP"
 }
 
+# wait_for SECONDS WHAT CMD...: run CMD every 20 ms until it succeeds; fail
+# after SECONDS (a bound that only catches a hang).
+wait_for() {
+	local secs=$1 what=$2 i
+	shift 2
+	for ((i = 0; i < secs * 50; i++)); do
+		"$@" && return 0
+		sleep 0.02
+	done
+	fail "$what: not within $secs s"
+}
+
 # Dispatch: run case_$1 of the sourcing script.
 it_main() {
 	local name=${1:-}

@@ -440,6 +440,15 @@ static void test_amount_missing(void **state)
 		EINVAL,
 		BUF_PATH
 		":1:26: resource 'gpu': external-resource.gpu.amount is not set");
+	/* A misspelt amount is named where it is, with the key meant. */
+	expect_error(
+		"external-resources: gpu\n"
+		"external-resource.gpu.driver: script\n"
+		"external-resource.gpu.amout: 1\n"
+		"external-resource.gpu.param.amout: 1\n",
+		EINVAL,
+		BUF_PATH
+		":3:1: unknown key 'external-resource.gpu.amout'; did you mean external-resource.gpu.amount? (resource 'gpu': external-resource.gpu.amount is not set)");
 }
 
 /* pool: a boolean; amount optional with it; coordination-file required. */
@@ -1270,10 +1279,11 @@ static void test_misspelt_keys_warn(void **state)
 	expect_warnings(
 		c,
 		BUF_PATH
-		":4:1: unknown key 'external-resource.gpu.amout' (ignored)",
+		":4:1: unknown key 'external-resource.gpu.amout' (ignored); did you mean external-resource.gpu.amount?",
 		BUF_PATH
-		":8:7: unknown key 'external-resource.gpu.kubernetes.configkey' (ignored)",
-		BUF_PATH ":9:1: unknown key 'extres.mountpiont' (ignored)",
+		":8:7: unknown key 'external-resource.gpu.kubernetes.configkey' (ignored); did you mean external-resource.gpu.kubernetes.config-key?",
+		BUF_PATH
+		":9:1: unknown key 'extres.mountpiont' (ignored); did you mean extres.mountpoint?",
 		BUF_PATH ":10:10: unknown key 'extres.coordination' (ignored)",
 		BUF_PATH
 		":11:1: unknown key 'external-resources.gpu' (ignored)",

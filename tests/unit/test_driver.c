@@ -334,7 +334,7 @@ static void test_open_errors(void **state)
 	fixture_init(&f, "no-such", NULL, 0);
 	snprintf(
 		expect, sizeof(expect),
-		"resource 'gpu': driver 'no-such' not found (looked in %s/tests/drivers, %s)",
+		"resource 'gpu': driver 'no-such' not found; drivers found: none in %s/tests/drivers; none in %s",
 		build, EXTRES_DRIVER_DIR);
 	expect_open_error(&f, ENOENT, expect);
 }
@@ -520,9 +520,10 @@ static void test_find(void **state)
 	/* The unit test lives in builddir/tests/unit: its ../drivers is
 	 * builddir/tests/drivers, which holds no modules. */
 	assert_non_null(realpath(EXTRES_BUILD_ROOT, build));
-	snprintf(expect, sizeof(expect),
-		 "driver 'no-such' not found (looked in %s/tests/drivers, %s)",
-		 build, EXTRES_DRIVER_DIR);
+	snprintf(
+		expect, sizeof(expect),
+		"driver 'no-such' not found; drivers found: none in %s/tests/drivers; none in %s",
+		build, EXTRES_DRIVER_DIR);
 	expect_find_error("no-such", ENOENT, expect);
 
 	expect_find_error("", EINVAL,
@@ -629,9 +630,10 @@ static void test_find_beside_program(void **state)
 	free(out);
 
 	out = run_find(exe, "subdir");
-	snprintf(expect, sizeof(expect),
-		 "-%d driver 'subdir' not found (looked in %s, %s)\n", ENOENT,
-		 drivers, EXTRES_DRIVER_DIR);
+	snprintf(
+		expect, sizeof(expect),
+		"-%d driver 'subdir' not found; drivers found: good in %s; none in %s\n",
+		ENOENT, drivers, EXTRES_DRIVER_DIR);
 	assert_string_equal(out, expect);
 	free(out);
 

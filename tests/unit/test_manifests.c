@@ -964,7 +964,7 @@ static void test_rejects_configmap(void **state)
 		"    external-resource.gpu.amount: all\n    external-resource.gpu.driver: amdgpu",
 		"    external-resource.gpu.amount: 0\n    external-resource.gpu.driver: amdgpu");
 	expect_rejected(
-		"ConfigMap extres-config: key nvidia.yaml: /etc/extres/nvidia.yaml:12:1: unknown key 'external-resource.gpu.kubernetes.config-kee' (ignored)",
+		"ConfigMap extres-config: key nvidia.yaml: /etc/extres/nvidia.yaml:12:1: unknown key 'external-resource.gpu.kubernetes.config-kee' (ignored); did you mean external-resource.gpu.kubernetes.config-key?",
 		"    external-resource.gpu.kubernetes.config-key: nvidia",
 		"    external-resource.gpu.kubernetes.config-kee: nvidia");
 	expect_rejected(
