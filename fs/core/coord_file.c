@@ -415,6 +415,13 @@ static int lock_file(const char *path, int create, unsigned timeout_ms,
 			goto out;
 	}
 
+	/* A kept descriptor was read to its end before. */
+	if (lseek(fd, 0, SEEK_SET) < 0) {
+		r = extres_err_set(err, errno,
+				   "cannot read coordination file %s: %s", path,
+				   strerror(errno));
+		goto out;
+	}
 	r = read_all(path, fd, &buf, &len, err);
 	if (r < 0)
 		goto out;

@@ -23,14 +23,15 @@
  * that waiters ordered in one queue are ordered alike in every other.
  *
  * A line counts only while the process it names proves it, with a POSIX
- * read lock (fcntl F_SETLK, not an OFD lock) on one byte of the file that
- * /proc/locks shows under that PID: a writer of the file can name any
- * process, but cannot make it take a lock. A waiter holds byte
- * EXTRES_LEASE_WAITER_PROOF of its queue from before its line is written
- * (under the queue's lock) until it leaves; a waiter line without it
+ * read lock (fcntl F_SETLK, not an OFD lock) on a byte of the file of
+ * its own, BASE + its PID, which the kernel names it as the holder of
+ * (os/locks.h): a writer of the file can name any process, but cannot
+ * make it take a lock. A waiter holds byte EXTRES_LEASE_WAITER_PROOF +
+ * PID of its queue from before its line is written (under the queue's
+ * lock) until it leaves; a waiter line without it
  * (forged, or a dead or older waiter's) counts for nothing and is dropped
  * by the next waiter and by `extresctl coord gc`. A lease's command holds
- * byte EXTRES_LEASE_HOLDER_PROOF of each of its coordination files, taken
+ * byte EXTRES_LEASE_HOLDER_PROOF + PID of each of its coordination files, taken
  * in its own process before the lease's lines are written and kept
  * through exec() (a descriptor left open for it, O_RDONLY). An unproven
  * lease line still holds its device (nothing is ever allocated twice),
@@ -105,7 +106,8 @@ struct extres_lease_busy {
 /* A waiter's line in a queue carries this as its lease word. */
 #define EXTRES_LEASE_WAITING "waiting"
 
-/* Where the proofs lie (see above): one byte each, far past any line. */
+/* Where the proofs lie (see above): one byte per PID, far past any
+ * line. */
 #define EXTRES_LEASE_WAITER_PROOF (UINT64_C(1) << 61)
 #define EXTRES_LEASE_HOLDER_PROOF (UINT64_C(1) << 62)
 
@@ -138,7 +140,8 @@ int extres_lease_waiter_proven(int fd, const struct extres_coord_entry *e);
  * lease's command proves; 0 otherwise. */
 int extres_lease_line_proven(int fd, const struct extres_coord_entry *e);
 
-/* 1 if process `pid` holds a lease command's proof on some file. */
+/* 1 if process `pid` holds a lease command's proof on some file
+ * (/proc/locks). */
 int extres_lease_command_proven(pid_t pid);
 
 /* "PID-STARTTIME" (malloc'd) into *ret. 0 or -ENOMEM. */

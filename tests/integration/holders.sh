@@ -42,10 +42,14 @@ since_of() {
 # A process that sleeps until the cleanup (or the case) ends it, as
 # user $1 (default: ours); its PID in SLEEPER.
 start_sleeper() {
+	# As a lease's command would, it proves its lease lines (core/lease.h):
+	# without that lock, a lease line is only a holder's.
+	[[ -e $WORK/gpu.coord ]] || : >"$WORK/gpu.coord"
+	local prove=("$PROBE" lockexec "$WORK/gpu.coord" 4611686018427387904)
 	if [[ -n ${1:-} ]]; then
-		setpriv --reuid="$1" --regid="$1" --clear-groups -- sleep 300 </dev/null >/dev/null 2>&1 &
+		"${prove[@]}" setpriv --reuid="$1" --regid="$1" --clear-groups -- sleep 300 </dev/null >/dev/null 2>&1 &
 	else
-		sleep 300 </dev/null >/dev/null 2>&1 &
+		"${prove[@]}" sleep 300 </dev/null >/dev/null 2>&1 &
 	fi
 	SLEEPER=$!
 	echo "$SLEEPER" >"$WORK/sleeper.$SLEEPER.pid"
@@ -347,8 +351,9 @@ case_pool_bad() {
 # for $WORK/go, then runs a child that runs a grandchild, which reads
 # $MNT/self into $WORK/self.out. Its PID in LEASER.
 start_leaser() {
+	[[ -e $WORK/gpu.coord ]] || : >"$WORK/gpu.coord"
 	# shellcheck disable=SC2016 # expanded by the inner shells
-	bash -c 'while [[ ! -e $1/go ]]; do sleep 0.01; done
+	"$PROBE" lockexec "$WORK/gpu.coord" 4611686018427387904 bash -c 'while [[ ! -e $1/go ]]; do sleep 0.01; done
 		bash -c "bash -c '"'"'m=\$1; { readlink \$m/self; ls \$m/self/gpu; cat \$m/self/gpu/*/* ; } >\$2/self.out 2>&1'"'"' gc \$1 \$2" child "$2" "$1"' \
 		leaser "$WORK" "$MNT" </dev/null >/dev/null 2>&1 &
 	LEASER=$!

@@ -123,6 +123,7 @@ static pid_t start_waiter(const char *queue)
 	if (pid == 0) {
 		close(p[0]);
 		fd = open(queue, O_RDONLY);
+		/* After the fork: its own PID's byte. */
 		if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 ||
 		    getppid() != parent || fd < 0 ||
 		    extres_lock_proof_take(fd, EXTRES_LEASE_WAITER_PROOF) < 0)
