@@ -442,8 +442,7 @@ int extres_lease_try(const struct extres_lease_want *wants, size_t n,
 		goto out;
 	}
 	if (!o.any) {
-		r = extres_lease_files_lock(&cf, 1, lock_timeout_ms, err,
-					    NULL);
+		r = extres_lease_files_lock(&cf, 1, lock_timeout_ms, err, NULL);
 		if (r < 0)
 			goto out;
 		r = pick_step(wants, n, &cf, owner, starttime, id, picked, &o);

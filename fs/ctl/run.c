@@ -478,8 +478,8 @@ static int run(const char *config_path, const struct run_opts *o)
 	};
 	if (extres_proc_starttime(take.waiter.pid, &take.waiter.starttime) <
 		    0 ||
-	    (o->wait && extres_lease_waiter_init(&take.waiter, o->n_specs) <
-				0)) {
+	    (o->wait &&
+	     extres_lease_waiter_init(&take.waiter, o->n_specs) < 0)) {
 		extres_log(EXTRES_LOG_ERR,
 			   "cannot read our own start time, or out of memory");
 		status = 1;

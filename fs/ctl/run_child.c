@@ -176,9 +176,9 @@ int run_child_spawn(char *const argv[], char *const files[],
 	while (n < 0 && errno == EINTR);
 	if (n != 1) {
 		run_child_kill(ch);
-		return extres_err_set(err, EIO,
-				      "the command's process (PID %d) died at once",
-				      (int)ch->pid);
+		return extres_err_set(
+			err, EIO, "the command's process (PID %d) died at once",
+			(int)ch->pid);
 	}
 	r = extres_proc_starttime(ch->pid, &ch->starttime);
 	if (r < 0) {

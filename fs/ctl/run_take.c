@@ -45,8 +45,7 @@
 #define FIXED_FDS 2
 
 /* What moves a waiter's files. */
-#define WATCH_MASK \
-	(IN_MODIFY | IN_MOVED_TO | IN_CREATE | IN_DELETE | IN_ATTRIB)
+#define WATCH_MASK (IN_MODIFY | IN_MOVED_TO | IN_CREATE | IN_DELETE | IN_ATTRIB)
 
 /* An inotify descriptor watching the directory of every coordination
  * file, or -1 with `err` set. */
@@ -135,8 +134,8 @@ static int behind_in(int fd, const struct extres_lease_waiter *w)
 	ssize_t got;
 
 	while (fd >= 0 && buf && len < QUEUE_PEEK_MAX &&
-	       (got = pread(fd, buf + len, QUEUE_PEEK_MAX - len,
-			    (off_t)len)) > 0)
+	       (got = pread(fd, buf + len, QUEUE_PEEK_MAX - len, (off_t)len)) >
+		       0)
 		len += (size_t)got;
 	if (fd < 0 || !buf || len == QUEUE_PEEK_MAX)
 		goto out;

@@ -333,7 +333,9 @@ static int do_poll(const char *how, const char *path, const char *ms_s)
  * stays); exit 1 when it cannot be had. */
 static int do_lockexec(char **argv)
 {
-	struct flock l = { .l_type = F_RDLCK, .l_whence = SEEK_SET, .l_len = 1 };
+	struct flock l = { .l_type = F_RDLCK,
+			   .l_whence = SEEK_SET,
+			   .l_len = 1 };
 	int fd = open(argv[0], O_RDONLY);
 
 	l.l_start = (off_t)strtoll(argv[1], NULL, 10) + getpid();

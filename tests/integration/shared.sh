@@ -160,6 +160,34 @@ case_stopped_waiter() {
 	assert_eq 0 "$(nlines "$COORD")" "lines left in the coordination file"
 }
 
+# Scenario 2: the waiter ahead stops while the one behind it waits: a stop
+# changes no file, and the one behind looks again within seconds.
+case_stopped_ahead() {
+	it_setup_nofuse
+	shared_config 2
+	local a b rc=0
+	start_blocker 1
+	# First in line, it wants both devices: it cannot take while the
+	# blocker runs, and nobody may overtake it.
+	run_bg --wait gpu=2 -- touch "$WORK/a" 2>"$WORK/a.err" &
+	a=$!
+	wait_until 10 "the first waiter in the queue" lines_are "$QUEUE" 1
+	run_bg --wait=10 gpu=1 -- touch "$WORK/b" 2>"$RUN_ERR" &
+	b=$!
+	wait_until 10 "the second waiter in the queue" lines_are "$QUEUE" 2
+	[[ ! -e $WORK/b ]] || fail "the second waiter overtook a running one"
+	kill -STOP "$a"
+	wait "$b" || rc=$?
+	assert_eq 0 "$rc" "the waiter behind one that stopped"
+	[[ -e $WORK/b ]] || fail "the second waiter's command did not run"
+	kill -CONT "$a"
+	touch "$WORK/go"
+	wait "$BLOCKER"
+	rc=0
+	wait "$a" || rc=$?
+	assert_eq 0 "$rc" "the stopped waiter, continued"
+}
+
 # Scenario 2: Ctrl-Z (SIGTSTP) stops a waiter, never with a lock held; it
 # stops itself between attempts and goes on once continued.
 case_ctrl_z() {

@@ -262,8 +262,8 @@ static void test_queue_order(void **state)
 	struct extres_lease_busy busy;
 	struct extres_err err = { "" };
 	pid_t first, dead = tf_dead_pid();
-	struct extres_lease_waiter w1 = { 0 }, me = { .pid = f->me,
-						      .starttime = f->st };
+	struct extres_lease_waiter w1 = { 0 },
+				   me = { .pid = f->me, .starttime = f->st };
 	char lines[256];
 
 	make_want(f, 2, 1, NULL);
