@@ -358,6 +358,12 @@ start_leaser() {
 		leaser "$WORK" "$MNT" </dev/null >/dev/null 2>&1 &
 	LEASER=$!
 	echo "$LEASER" >"$WORK/leaser.pid"
+	# Its lock is taken once probe has become bash.
+	local _
+	for _ in $(seq 500); do
+		[[ $(cat "/proc/$LEASER/comm" 2>/dev/null) == bash ]] && break
+		sleep 0.01
+	done
 	add_lease "$LEASER" "$@"
 }
 

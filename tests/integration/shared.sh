@@ -313,7 +313,7 @@ case_forged_lease() {
 	shared_config 2
 	local s st id out rc real
 	: >"$COORD"
-	sleep 300 </dev/null >/dev/null 2>&1 &
+	sleep 300 >/dev/null 2>&1 &
 	s=$!
 	echo "$s" >"$WORK/sleep.pid"
 	st=$(proc_starttime "$s")
