@@ -407,6 +407,12 @@ static int lock_file(const char *path, int create, unsigned timeout_ms,
 		r = lock_fd(path, fd, deadline, timeout_ms, err);
 		if (r == 0)
 			break;
+		/* Still the file, not had in time: the caller keeps it
+		 * open, and with it what it holds on it. */
+		if (keep_fd && r != -EAGAIN) {
+			fd = -1;
+			goto out;
+		}
 		close(fd);
 		fd = -1;
 		if (keep_fd)
