@@ -230,6 +230,32 @@ case_lock_wait() {
 	assert_eq 0 "$rc" "a waiter after a lock held past the lock timeout"
 	assert_contains "$(cat "$RUN_ERR")" "still waiting" "the wait said"
 	[[ -e $WORK/ran ]] || fail "the waiter's command did not run"
+	# A waiter whose attempt finds the queue locked past the timeout
+	# keeps its line, proven: its place.
+	local out
+	start_blocker 2
+	run_bg --wait=30 gpu=1 -- touch "$WORK/ran2" 2>"$WORK/w2.err" &
+	w=$!
+	wait_until 10 "the waiter in the queue" lines_are "$QUEUE" 1
+	(
+		exec 9<"$QUEUE" </dev/null >/dev/null 2>&1
+		flock -s 9
+		exec sleep 2
+	) &
+	h=$!
+	wait_until 10 "the queue locked" eval "! flock -n -x '$QUEUE' true"
+	# A blank line (which readers skip) wakes the waiter.
+	echo >>"$COORD"
+	wait_until 10 "the attempt timed out" grep -q "still waiting" "$WORK/w2.err"
+	wait "$h"
+	out=$("$EXTRESCTL" coord list "$QUEUE") || fail "coord list failed: $out"
+	assert_contains "$out" "live" "the waiter's line"
+	[[ $out != *unproven* ]] || fail "the waiter lost its proof: $out"
+	touch "$WORK/go"
+	wait "$BLOCKER"
+	rc=0
+	wait "$w" || rc=$?
+	assert_eq 0 "$rc" "the waiter after a queue locked past the timeout"
 }
 
 # Scenario 3, and a queue locked past the timeout: a run without --wait
