@@ -426,8 +426,14 @@ int extres_lease_try(const struct extres_lease_want *wants, size_t n,
 	if (r == 0)
 		r = extres_lease_files_lock(&q, waiter != NULL, lock_timeout_ms,
 					    err, waiter ? NULL : &warn);
-	if (warn.msg[0] && !(busy->warning = strdup(warn.msg)))
+	if (warn.msg[0] &&
+	    asprintf(
+		    &busy->warning,
+		    "%s; going on without the queue (a run that waits cannot use it)",
+		    warn.msg) < 0) {
+		busy->warning = NULL;
 		r = extres_err_set(err, ENOMEM, "out of memory");
+	}
 	if (r < 0)
 		goto out;
 	/* Proven before the line is there for anyone to see: taken under
