@@ -115,6 +115,8 @@ const char *extres_coord_owner_state_name(int state)
 		return "zombie";
 	case EXTRES_OWNER_UNPARSABLE:
 		return "unparsable";
+	case EXTRES_OWNER_UNPROVEN:
+		return "unproven";
 	default:
 		return "unknown";
 	}

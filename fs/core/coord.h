@@ -42,6 +42,9 @@
 #define EXTRES_OWNER_REUSED 2 /* PID exists with another start time */
 #define EXTRES_OWNER_ZOMBIE 3
 #define EXTRES_OWNER_UNPARSABLE 4
+/* A queue's waiter line that its live process does not prove (core/lease.h):
+ * forged, or an older extresctl's. Judged by extresctl coord only. */
+#define EXTRES_OWNER_UNPROVEN 5
 
 struct extres_coord_entry {
 	char *line; /* the line as read, without '\n' */
@@ -56,6 +59,7 @@ struct extres_coord_entry {
 
 struct extres_coord {
 	int fd; /* locked; -1 once closed */
+	int kept; /* fd is the caller's (extres_coord_lock_kept()) */
 	char *path;
 	size_t n;
 	struct extres_coord_entry *entries;
@@ -90,6 +94,21 @@ int extres_coord_lock_existing(const char *path, unsigned timeout_ms,
 			       gid_t group, struct extres_coord **ret,
 			       struct extres_err *err);
 
+/*
+ * The same with a descriptor that outlives the lock: *keep_fd (-1 at
+ * first) is the descriptor to lock, opened here when it is -1 or no
+ * longer the file at `path` (the old one is then closed), and left open
+ * for the caller by extres_coord_close(), which only unlocks it. For a
+ * process that must never close the file while it waits in it: closing
+ * any descriptor of a file drops every POSIX lock the process holds on
+ * it (core/lease.h's proofs). `create` as in extres_coord_lock(). The
+ * caller closes *keep_fd when done; on failure it may be -1 or open.
+ * `group` as in extres_coord_lock().
+ */
+int extres_coord_lock_kept(const char *path, int create, unsigned timeout_ms,
+			   gid_t group, int *keep_fd, struct extres_coord **ret,
+			   struct extres_err *err);
+
 /* Append an entry for key/pid/starttime (in memory). 0, -ENOMEM, or -EINVAL
  * for an empty key, a key with whitespace or a pid <= 0. */
 int extres_coord_add(struct extres_coord *c, const char *key, pid_t pid,
@@ -119,7 +138,8 @@ void extres_coord_close(struct extres_coord *c);
  * the owner counts as live: a live owner's line is never dropped. */
 int extres_coord_owner_state(const struct extres_coord_entry *e);
 
-/* "live", "dead", "reused", "zombie", "unparsable" (for extresctl). */
+/* "live", "dead", "reused", "zombie", "unparsable", "unproven" (for
+ * extresctl). */
 const char *extres_coord_owner_state_name(int state);
 
 /* 1 if any parsed entry of `c` records `key`, else 0. Exact match. After

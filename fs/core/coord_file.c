@@ -328,24 +328,67 @@ static int parse_all(struct extres_coord *c, const char *buf, size_t len)
 }
 
 static int lock_file(const char *path, int create, unsigned timeout_ms,
-		     gid_t group, struct extres_coord **ret,
+		     gid_t group, int *keep_fd, struct extres_coord **ret,
 		     struct extres_err *err);
 
 int extres_coord_lock(const char *path, unsigned timeout_ms, gid_t group,
 		      struct extres_coord **ret, struct extres_err *err)
 {
-	return lock_file(path, 1, timeout_ms, group, ret, err);
+	return lock_file(path, 1, timeout_ms, group, NULL, ret, err);
 }
 
 int extres_coord_lock_existing(const char *path, unsigned timeout_ms,
 			       gid_t group, struct extres_coord **ret,
 			       struct extres_err *err)
 {
-	return lock_file(path, 0, timeout_ms, group, ret, err);
+	return lock_file(path, 0, timeout_ms, group, NULL, ret, err);
+}
+
+int extres_coord_lock_kept(const char *path, int create, unsigned timeout_ms,
+			   gid_t group, int *keep_fd, struct extres_coord **ret,
+			   struct extres_err *err)
+{
+	return lock_file(path, create, timeout_ms, group, keep_fd, ret, err);
+}
+
+/* The kept descriptor *keep_fd when it is still the file at `path` and
+ * the path passes the checks open_once() makes; else it is closed (-1)
+ * and -EAGAIN says to open the path anew. */
+static int reuse_kept(const char *path, gid_t group, int *keep_fd, int *ret_fd,
+		      struct extres_err *err)
+{
+	struct stat a, b;
+	int r;
+
+	if (lstat(path, &b) < 0) {
+		r = errno == ENOENT ? -EAGAIN : -errno;
+		if (r != -EAGAIN)
+			extres_err_set(err, -r,
+				       "cannot open coordination file %s: %s",
+				       path, strerror(-r));
+		goto drop;
+	}
+	r = check_stat(path, &b, err);
+	if (r == 0)
+		r = extres_check_trusted_shared(path, "coordination file",
+						group, err);
+	if (r < 0)
+		goto drop;
+	if (fstat(*keep_fd, &a) < 0 || a.st_dev != b.st_dev ||
+	    a.st_ino != b.st_ino) {
+		r = -EAGAIN;
+		goto drop;
+	}
+	*ret_fd = *keep_fd;
+	return 0;
+drop:
+	close(*keep_fd);
+	*keep_fd = -1;
+	return r;
 }
 
 static int lock_file(const char *path, int create, unsigned timeout_ms,
-		     gid_t group, struct extres_coord **ret,
+		     gid_t group, int *keep_fd, struct extres_coord **ret,
 		     struct extres_err *err)
 {
 	long long deadline = extres_now_ms() + timeout_ms;
@@ -362,22 +405,43 @@ static int lock_file(const char *path, int create, unsigned timeout_ms,
 				path);
 			goto out;
 		}
-		r = open_once(path, create, group, &fd, err);
+		r = -EAGAIN;
+		if (keep_fd && *keep_fd >= 0)
+			r = reuse_kept(path, group, keep_fd, &fd, err);
+		if (r == -EAGAIN)
+			r = open_once(path, create, group, &fd, err);
 		if (r == -EAGAIN)
 			continue;
 		if (r < 0)
 			goto out;
+		if (keep_fd)
+			*keep_fd = fd;
 		/* One deadline for the whole wait, however often the file
 		 * is replaced under us. */
 		r = lock_fd(path, fd, deadline, timeout_ms, err);
 		if (r == 0)
 			break;
+		/* Still the file, not had in time: the caller keeps it
+		 * open, and with it what it holds on it. */
+		if (keep_fd && r != -EAGAIN) {
+			fd = -1;
+			goto out;
+		}
 		close(fd);
 		fd = -1;
+		if (keep_fd)
+			*keep_fd = -1;
 		if (r != -EAGAIN)
 			goto out;
 	}
 
+	/* A kept descriptor was read to its end before. */
+	if (lseek(fd, 0, SEEK_SET) < 0) {
+		r = extres_err_set(err, errno,
+				   "cannot read coordination file %s: %s", path,
+				   strerror(errno));
+		goto out;
+	}
 	r = read_all(path, fd, &buf, &len, err);
 	if (r < 0)
 		goto out;
@@ -394,13 +458,16 @@ static int lock_file(const char *path, int create, unsigned timeout_ms,
 		goto out;
 	}
 	c->fd = fd;
+	c->kept = keep_fd != NULL;
 	fd = -1;
 	*ret = c;
 	c = NULL;
 out:
 	free(buf);
 	extres_coord_close(c);
-	if (fd >= 0)
+	if (fd >= 0 && keep_fd)
+		flock(fd, LOCK_UN);
+	else if (fd >= 0)
 		close(fd); /* also drops the lock */
 	return r;
 }
@@ -484,7 +551,8 @@ void extres_coord_close(struct extres_coord *c)
 		/* Explicitly: a forked child may share the open file
 		 * description, and closing ours would not release it. */
 		flock(c->fd, LOCK_UN);
-		close(c->fd);
+		if (!c->kept)
+			close(c->fd);
 	}
 	for (i = 0; i < c->n; i++)
 		extres_coord_entry_clear(&c->entries[i]);

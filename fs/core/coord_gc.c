@@ -5,10 +5,26 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/lease.h"
+
 static int is_gone(int state)
 {
 	return state == EXTRES_OWNER_DEAD || state == EXTRES_OWNER_REUSED ||
-	       state == EXTRES_OWNER_ZOMBIE;
+	       state == EXTRES_OWNER_ZOMBIE || state == EXTRES_OWNER_UNPROVEN;
+}
+
+/* The owner state of line e of the locked file c: a waiter's line (a
+ * queue's) counts as live only while its process proves it. */
+static int state_in(const struct extres_coord *c,
+		    const struct extres_coord_entry *e)
+{
+	int state = extres_coord_owner_state(e);
+
+	if (state == EXTRES_OWNER_LIVE && e->lease &&
+	    strcmp(e->lease, EXTRES_LEASE_WAITING) == 0 &&
+	    !extres_lease_waiter_proven(c->fd, e))
+		return EXTRES_OWNER_UNPROVEN;
+	return state;
 }
 
 /* Whether gc with `flags` drops a line whose owner is in `state`. */
@@ -50,7 +66,7 @@ int extres_coord_list(const char *path, unsigned timeout_ms, gid_t group,
 	}
 	/* The entries move to the caller; the emptied slots free as nothing. */
 	for (i = 0; i < c->n; i++) {
-		items[i].state = extres_coord_owner_state(&c->entries[i]);
+		items[i].state = state_in(c, &c->entries[i]);
 		items[i].entry = c->entries[i];
 		memset(&c->entries[i], 0, sizeof(c->entries[i]));
 	}
@@ -88,7 +104,7 @@ int extres_coord_gc(const char *path, unsigned flags, unsigned timeout_ms,
 	/* Judge every owner once, so that what is reported is what was
 	 * decided. */
 	for (i = 0; i < c->n; i++) {
-		states[i] = extres_coord_owner_state(&c->entries[i]);
+		states[i] = state_in(c, &c->entries[i]);
 		if (drops(flags, states[i]))
 			n_removed++;
 	}

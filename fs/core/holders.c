@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "base/text.h"
+#include "core/lease.h"
 #include "os/proc.h"
 
 int extres_holder_kind(const struct extres_coord_entry *e, int state,
@@ -145,6 +146,12 @@ int extres_holders_add_file(struct extres_holders *h, const char *resource,
 			    -ENOMEM :
 			    describe_owner(x, e, ctx,
 					   h->n ? &h->items[h->n - 1] : NULL);
+		/* Anyone who may write the file can write a line naming
+		 * any process: it holds the device, but is no lease. */
+		if (x->kind == EXTRES_HOLDER_LEASE &&
+		    x->state == EXTRES_OWNER_LIVE &&
+		    !extres_lease_line_proven(c->fd, e))
+			x->kind = EXTRES_HOLDER_OTHER;
 		if (r < 0) {
 			holder_clear(x);
 			return r;

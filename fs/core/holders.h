@@ -15,7 +15,9 @@
  *   kind    daemon   the line was recorded for this extresd's owner (its
  *                    PID and start time; a line without a start time for
  *                    that PID, as a script writes, counts too);
- *           lease    the line carries lease=ID (extresctl run);
+ *           lease    the line carries lease=ID (extresctl run) and, while
+ *                    its owner lives, the lease's command proves it
+ *                    (core/lease.h; an unproven one is "other");
  *           extresd  another extres daemon: the live owner's comm or exe is
  *                    "extresd";
  *           other    anything else: Flink's scripts, unknown writers, and

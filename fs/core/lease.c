@@ -12,6 +12,7 @@
 #include "base/text.h"
 #include "core/alloc_internal.h"
 #include "core/lease_internal.h"
+#include "os/locks.h"
 #include "os/proc.h"
 
 /* How many holders a message names per resource; the rest are counted. */
@@ -53,6 +54,7 @@ int extres_lease_check(const struct extres_lease_want *wants, size_t n,
 
 void extres_lease_busy_clear(struct extres_lease_busy *b)
 {
+	free(b->warning);
 	free(b->text);
 	free(b->pids);
 	memset(b, 0, sizeof(*b));
@@ -79,6 +81,7 @@ struct obstacles {
 	pid_t *pids;
 	size_t n_pids;
 	int any;
+	int relook;
 };
 
 static void watch_pid(struct obstacles *o, pid_t pid)
@@ -109,6 +112,23 @@ static int ticket_of(const struct extres_coord_entry *e, uint64_t *ret)
 	return extres_parse_dec(e->key, strlen(e->key), UINT64_MAX / 2, ret);
 }
 
+/* Whether line e of queue c is a waiter that counts (with its ticket):
+ * one that its process proves. */
+static int counts(const struct extres_coord *c,
+		  const struct extres_coord_entry *e, uint64_t *ret)
+{
+	return ticket_of(e, ret) == 0 && extres_lease_waiter_proven(c->fd, e);
+}
+
+/* Whether process `pid` is stopped (Ctrl-Z, SIGSTOP, a tracer). */
+static int stopped(pid_t pid)
+{
+	char state = 0;
+
+	return extres_proc_stat(pid, &state, NULL) == 0 &&
+	       (state == 'T' || state == 't');
+}
+
 /* Whether waiter a (ticket, pid) comes before b. */
 static int before(uint64_t ta, pid_t pa, uint64_t tb, pid_t pb)
 {
@@ -116,9 +136,10 @@ static int before(uint64_t ta, pid_t pa, uint64_t tb, pid_t pb)
 }
 
 /*
- * The queues' part of an attempt, all of them locked: drop the waiters
- * that are gone, put `w` (NULL: a run that does not wait) in line where it
- * is not, and note every live waiter ahead of it. 0 or -ENOMEM.
+ * The queues' part of an attempt, all of them locked: drop the lines that
+ * no live waiter proves, put `w` (NULL: a run that does not wait) in line
+ * where it is not, and note every running waiter ahead of it (stopped
+ * ones are passed over). 0 or -ENOMEM.
  */
 static int queue_step(struct lease_files *q,
 		      const struct extres_lease_waiter *w, struct obstacles *o)
@@ -132,19 +153,24 @@ static int queue_step(struct lease_files *q,
 
 		if (!c)
 			continue;
-		if (extres_coord_reclaim(c) && w)
-			q->items[i].dirty = 1;
 		found = 0;
-		for (k = 0; k < c->n; k++) {
-			if (ticket_of(&c->entries[k], &t) < 0)
-				continue;
-			if (t > max)
-				max = t;
-			if (w &&
-			    extres_lease_is_waiter_line(&c->entries[k], w)) {
+		for (k = c->n; k-- > 0;) {
+			const struct extres_coord_entry *e = &c->entries[k];
+
+			if (w && extres_lease_is_waiter_line(e, w) &&
+			    ticket_of(e, &t) == 0) {
 				found = 1;
 				mine = t;
+			} else if (!counts(c, e, &t)) {
+				/* Forged, or its waiter is gone. */
+				if (w) {
+					extres_coord_remove(c, k);
+					q->items[i].dirty = 1;
+				}
+				continue;
 			}
+			if (t > max)
+				max = t;
 		}
 		missing |= !found;
 	}
@@ -170,11 +196,13 @@ static int queue_step(struct lease_files *q,
 		for (k = 0; c && k < c->n; k++) {
 			const struct extres_coord_entry *e = &c->entries[k];
 
-			if (ticket_of(e, &t) < 0 ||
-			    (w && (extres_lease_is_waiter_line(e, w) ||
-				   !before(t, e->pid, mine, w->pid))))
+			if ((w && extres_lease_is_waiter_line(e, w)) ||
+			    !counts(c, e, &t) ||
+			    (w && !before(t, e->pid, mine, w->pid)) ||
+			    stopped(e->pid))
 				continue;
 			ahead++;
+			o->relook = 1;
 			watch_pid(o, e->pid);
 			if (named++ >= MAX_NAMED)
 				continue;
@@ -375,6 +403,7 @@ int extres_lease_try(const struct extres_lease_want *wants, size_t n,
 {
 	struct lease_files q = { 0 }, cf = { 0 };
 	struct obstacles o = { 0 };
+	struct extres_err warn;
 	size_t **picked = NULL, i;
 	char *id = NULL;
 	int r;
@@ -391,18 +420,36 @@ int extres_lease_try(const struct extres_lease_want *wants, size_t n,
 	r = extres_lease_files_init(&q, wants, n, 1, err);
 	if (r == 0)
 		r = extres_lease_files_init(&cf, wants, n, 0, err);
+	for (i = 0; r == 0 && waiter && i < q.n && i < waiter->n_fds; i++)
+		q.items[i].keep = &waiter->fds[i];
 	/* Queues first, then coordination files: the one order. */
+	warn.msg[0] = '\0';
 	if (r == 0)
 		r = extres_lease_files_lock(&q, waiter != NULL, lock_timeout_ms,
-					    err);
+					    err, waiter ? NULL : &warn);
+	if (warn.msg[0] &&
+	    asprintf(
+		    &busy->warning,
+		    "%s; going on without the queue (a run that waits cannot use it)",
+		    warn.msg) < 0) {
+		busy->warning = NULL;
+		r = extres_err_set(err, ENOMEM, "out of memory");
+	}
 	if (r < 0)
 		goto out;
+	/* Proven before the line is there for anyone to see: taken under
+	 * the queue's lock. A byte someone else write-locks leaves the
+	 * line unproven: the others then pass it over, no worse. */
+	for (i = 0; waiter && i < q.n; i++)
+		if (q.items[i].c)
+			extres_lock_proof_take(q.items[i].c->fd,
+					       EXTRES_LEASE_WAITER_PROOF);
 	if (queue_step(&q, waiter, &o) < 0) {
 		r = extres_err_set(err, ENOMEM, "out of memory");
 		goto out;
 	}
 	if (!o.any) {
-		r = extres_lease_files_lock(&cf, 1, lock_timeout_ms, err);
+		r = extres_lease_files_lock(&cf, 1, lock_timeout_ms, err, NULL);
 		if (r < 0)
 			goto out;
 		r = pick_step(wants, n, &cf, owner, starttime, id, picked, &o);
@@ -421,6 +468,7 @@ int extres_lease_try(const struct extres_lease_want *wants, size_t n,
 		busy->text = o.buf;
 		busy->pids = o.pids;
 		busy->n_pids = o.n_pids;
+		busy->relook = o.relook;
 		o.buf = NULL;
 		o.pids = NULL;
 		r = -EBUSY;

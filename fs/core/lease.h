@@ -22,6 +22,29 @@
  * than any ticket in the queues it enters, all of them locked at once, so
  * that waiters ordered in one queue are ordered alike in every other.
  *
+ * A line counts only while the process it names proves it, with a POSIX
+ * read lock (fcntl F_SETLK, not an OFD lock) on a byte of the file of
+ * its own, BASE + its PID, which the kernel names it as the holder of
+ * (os/locks.h): a writer of the file can name any process, but cannot
+ * make it take a lock. A waiter holds byte EXTRES_LEASE_WAITER_PROOF +
+ * PID of its queue from before its line is written (under the queue's
+ * lock) until it leaves; a waiter line without it
+ * (forged, or a dead or older waiter's) counts for nothing and is dropped
+ * by the next waiter and by `extresctl coord gc`. A lease's command holds
+ * byte EXTRES_LEASE_HOLDER_PROOF + PID of each of its coordination files, taken
+ * in its own process before the lease's lines are written and kept
+ * through exec() (a descriptor left open for it, O_RDONLY). An unproven
+ * lease line still holds its device (nothing is ever allocated twice),
+ * but is no lease: `extresctl leases` does not list it, `--kill` does not
+ * signal it, self/ does not show it. A command that closes that
+ * descriptor, or a coordination file replaced by rename (`sed -i`),
+ * loses the proof the same way.
+ *
+ * A waiter whose process is stopped (state T or t: Ctrl-Z, SIGSTOP, a
+ * debugger) keeps its ticket but is passed over while stopped: the
+ * waiters behind it take what comes free. As a stop changes no file, a
+ * waiter behind a running one looks again every EXTRES_LEASE_RELOOK_MS.
+ *
  * Locks are taken in one order by every lease: the queue files by path,
  * then the coordination files by path, each at most once (files reached by
  * two paths are told apart by device and inode). extresd holds one
@@ -70,6 +93,12 @@ struct extres_lease_busy {
 	 * At most EXTRES_LEASE_MAX_WATCH, distinct. */
 	pid_t *pids;
 	size_t n_pids;
+	/* A running waiter is ahead: it may stop without a word, so look
+	 * again within EXTRES_LEASE_RELOOK_MS. */
+	int relook;
+	/* What a take without a waiter passed by (a queue it could not
+	 * read), whatever the outcome: malloc'd, or NULL. */
+	char *warning;
 };
 
 #define EXTRES_LEASE_MAX_WATCH 64
@@ -77,12 +106,43 @@ struct extres_lease_busy {
 /* A waiter's line in a queue carries this as its lease word. */
 #define EXTRES_LEASE_WAITING "waiting"
 
+/* Where the proofs lie (see above): one byte per PID, far past any
+ * line. */
+#define EXTRES_LEASE_WAITER_PROOF (UINT64_C(1) << 61)
+#define EXTRES_LEASE_HOLDER_PROOF (UINT64_C(1) << 62)
+
+/* How often a waiter behind a running waiter looks whether it stopped. */
+#define EXTRES_LEASE_RELOOK_MS 2000
+
 /* The process that waits in the queues for a lease (extresctl itself, not
- * the command): its lines go with it. */
+ * the command): its lines go with it. It keeps each queue open for the
+ * whole wait (fds, one per distinct queue of the wants, in their order;
+ * -1 until opened): closing one would drop its proof. */
 struct extres_lease_waiter {
 	pid_t pid;
 	uint64_t starttime;
+	int *fds;
+	size_t n_fds;
 };
+
+/* Ready `w` for n wants' queues (fds -1): 0 or -ENOMEM. Clearing closes
+ * them, which ends the proofs; accepts a zeroed one. */
+int extres_lease_waiter_init(struct extres_lease_waiter *w, size_t n);
+void extres_lease_waiter_clear(struct extres_lease_waiter *w);
+
+/* 1 if `e`, a line of the queue open at fd, is a waiter's that its
+ * process proves; 0 otherwise. */
+struct extres_coord_entry;
+int extres_lease_waiter_proven(int fd, const struct extres_coord_entry *e);
+
+/* 1 if `e`, a line of the coordination file open at fd, is a lease's
+ * line (lease=ID, ID naming the line's PID and start time) that the
+ * lease's command proves; 0 otherwise. */
+int extres_lease_line_proven(int fd, const struct extres_coord_entry *e);
+
+/* 1 if process `pid` holds a lease command's proof on some file
+ * (/proc/locks). */
+int extres_lease_command_proven(pid_t pid);
 
 /* "PID-STARTTIME" (malloc'd) into *ret. 0 or -ENOMEM. */
 int extres_lease_id(pid_t pid, uint64_t starttime, char **ret);
@@ -114,9 +174,14 @@ int extres_lease_check(const struct extres_lease_want *wants, size_t n,
  * With `waiter` (NULL: none), the attempt goes through the queues too,
  * locked first: the waiter is put in each queue it is not in yet, and
  * takes only when it is first among the live waiters of every queue;
- * taking removes its lines from the queues. Without a waiter, live
+ * taking removes its lines from the queues; the waiter proves its lines
+ * (see above) on the descriptors it keeps. Without a waiter, live
  * waiters in a queue that exists stand in the way as well: a run that
- * does not wait does not overtake those that do.
+ * does not wait does not overtake those that do. Only proven waiters
+ * count, and stopped ones are passed over. A run without a waiter needs
+ * no queue's consent: a queue it cannot lock (refused by the trust
+ * checks, or its lock not had in time) is passed by, and
+ * busy->warning says so (set whatever the result; clear *busy always).
  *
  * When the devices (or earlier waiters) stand in the way, nothing but the
  * waiter's queue lines is written, *busy says who, and -EBUSY is
@@ -173,7 +238,6 @@ int extres_lease_local_cpus(const struct extres_lease *l, void *ret,
 			    struct extres_err *err);
 
 /* 1 if `e` (a parsed queue line) is the line of waiter `w`. */
-struct extres_coord_entry;
 int extres_lease_is_waiter_line(const struct extres_coord_entry *e,
 				const struct extres_lease_waiter *w);
 

@@ -7,8 +7,11 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <grp.h>
+#include <pwd.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 int extres_lease_id(pid_t pid, uint64_t starttime, char **ret)
 {
@@ -19,6 +22,31 @@ int extres_lease_id(pid_t pid, uint64_t starttime, char **ret)
 int extres_lease_queue_path(const char *file, char **ret)
 {
 	return asprintf(ret, "%s.queue", file) < 0 ? -ENOMEM : 0;
+}
+
+int extres_lease_waiter_init(struct extres_lease_waiter *w, size_t n)
+{
+	size_t i;
+
+	w->fds = calloc(n ? n : 1, sizeof(*w->fds));
+	if (!w->fds)
+		return -ENOMEM;
+	w->n_fds = n;
+	for (i = 0; i < n; i++)
+		w->fds[i] = -1;
+	return 0;
+}
+
+void extres_lease_waiter_clear(struct extres_lease_waiter *w)
+{
+	size_t i;
+
+	for (i = 0; w->fds && i < w->n_fds; i++)
+		if (w->fds[i] >= 0)
+			close(w->fds[i]);
+	free(w->fds);
+	w->fds = NULL;
+	w->n_fds = 0;
 }
 
 int extres_lease_is_waiter_line(const struct extres_coord_entry *e,
@@ -59,6 +87,7 @@ int extres_lease_files_init(struct lease_files *f,
 	int known, r = 0;
 
 	memset(f, 0, sizeof(*f));
+	f->queues = queues;
 	f->items = calloc(n ? n : 1, sizeof(*f->items));
 	f->of_want = calloc(n ? n : 1, sizeof(*f->of_want));
 	if (!f->items || !f->of_want)
@@ -106,9 +135,64 @@ static int by_path(const void *a, const void *b)
 	return strcmp((*x)->path, (*y)->path);
 }
 
-int extres_lease_files_lock(struct lease_files *f, int create,
-			    unsigned timeout_ms, struct extres_err *err)
+/* A user's or group's name, or its number, into buf. */
+static const char *user_of(uid_t uid, char *buf, size_t size)
 {
+	struct passwd *pw = getpwuid(uid);
+
+	if (pw)
+		snprintf(buf, size, "uid %u (%s)", (unsigned)uid, pw->pw_name);
+	else
+		snprintf(buf, size, "uid %u", (unsigned)uid);
+	return buf;
+}
+
+static const char *group_of(gid_t gid, char *buf, size_t size)
+{
+	struct group *gr = getgrgid(gid);
+
+	if (gr)
+		snprintf(buf, size, "%s", gr->gr_name);
+	else
+		snprintf(buf, size, "%u", (unsigned)gid);
+	return buf;
+}
+
+/*
+ * A queue that is refused (anyone may create one first in a sticky
+ * directory such as /var/tmp, a symbolic link or a file all may write):
+ * say whose it is and how root replaces it, with the coordination file's
+ * group, so that nobody but root and that group can take it again.
+ */
+static void queue_advice(const struct lease_file *x, int r,
+			 struct extres_err *err)
+{
+	char owner[96], group[64], msg[sizeof(err->msg)];
+	struct stat st, cf;
+	size_t len = strlen(x->path) - strlen(".queue");
+	char *file;
+
+	if ((r != -EPERM && r != -ELOOP && r != -EINVAL && r != -EMLINK) ||
+	    lstat(x->path, &st) < 0)
+		return;
+	snprintf(group, sizeof(group), "GROUP");
+	file = strndup(x->path, len);
+	if (file && stat(file, &cf) == 0)
+		group_of(cf.st_gid, group, sizeof(group));
+	free(file);
+	memcpy(msg, err->msg, sizeof(msg));
+	extres_err_set(
+		err, -r,
+		"%s; the queue is owned by %s: as root, replace it with `rm -f %s && install -m 0660 -o root -g %s /dev/null %s`",
+		msg, user_of(st.st_uid, owner, sizeof(owner)), x->path, group,
+		x->path);
+}
+
+int extres_lease_files_lock(struct lease_files *f, int create,
+			    unsigned timeout_ms, struct extres_err *err,
+			    struct extres_err *warn)
+{
+	struct extres_err one;
 	struct lease_file **order;
 	size_t i;
 	int r = 0;
@@ -122,17 +206,33 @@ int extres_lease_files_lock(struct lease_files *f, int create,
 	for (i = 0; i < f->n && r == 0; i++) {
 		struct lease_file *x = order[i];
 
-		if (create)
+		if (x->keep)
+			r = extres_coord_lock_kept(x->path, create, timeout_ms,
+						   x->group, x->keep, &x->c,
+						   &one);
+		else if (create)
 			r = extres_coord_lock(x->path, timeout_ms, x->group,
-					      &x->c, err);
+					      &x->c, &one);
 		else
 			r = extres_coord_lock_existing(x->path, timeout_ms,
-						       x->group, &x->c, err);
+						       x->group, &x->c, &one);
 		if (r == -ENOENT && !create)
 			r = 0;
-		else if (r < 0)
-			extres_err_prefix(err, -r, "resource '%s'",
-					  x->resource);
+		if (r == 0 || r == -EINTR) {
+			if (r < 0)
+				*err = one;
+			continue;
+		}
+		if (f->queues)
+			queue_advice(x, r, &one);
+		extres_err_prefix(&one, -r, "resource '%s'", x->resource);
+		if (warn) {
+			if (!warn->msg[0])
+				*warn = one;
+			r = 0;
+		} else {
+			*err = one;
+		}
 	}
 	free(order);
 	return r;

@@ -21,12 +21,14 @@ struct lease_file {
 	int known; /* dev and ino are set: the file existed */
 	struct extres_coord *c; /* locked, or NULL */
 	int dirty; /* changed in memory: write before unlocking */
+	int *keep; /* a waiter's descriptor of this queue, or NULL */
 };
 
 struct lease_files {
 	size_t n;
 	struct lease_file *items;
 	size_t *of_want; /* want i uses items[of_want[i]] */
+	int queues; /* the queues of the wants, not their files */
 };
 
 /* The distinct coordination files (queues = 0) or queue files (1) of
@@ -37,9 +39,14 @@ int extres_lease_files_init(struct lease_files *f,
 
 /* Lock every file in path order, each within `timeout_ms`. `create`: make
  * missing files; otherwise a missing file stays unlocked (c NULL). On
- * failure, what was locked stays locked for lease_files_clear(). */
+ * failure, what was locked stays locked for lease_files_clear(). With
+ * `warn`, a file that cannot be locked (refused, or its lock not had in
+ * time) is no failure: it stays unlocked and `warn` says why (the first
+ * one; its msg stays empty while there is none). A queue that is refused is
+ * named with its owner and what root does to replace it. */
 int extres_lease_files_lock(struct lease_files *f, int create,
-			    unsigned timeout_ms, struct extres_err *err);
+			    unsigned timeout_ms, struct extres_err *err,
+			    struct extres_err *warn);
 
 /* Write every dirty file; carries on past a failure, returns the first. */
 int extres_lease_files_write(struct lease_files *f, struct extres_err *err);

@@ -63,7 +63,7 @@ static int drop_each(struct lease_files *f, unsigned timeout_ms,
 	for (i = 0; i < f->n; i++) {
 		struct lease_files single = { .n = 1, .items = &f->items[i] };
 
-		r = extres_lease_files_lock(&single, 0, timeout_ms, &one);
+		r = extres_lease_files_lock(&single, 0, timeout_ms, &one, NULL);
 		if (r == 0)
 			r = drop_lines(&single, match, arg, &one);
 		extres_coord_close(f->items[i].c);

@@ -8,7 +8,9 @@
  * A lease's id is its command's PID and start time, so the signal goes to
  * that process only: through a pidfd opened before the start time is
  * checked, a PID reused after the check names a process that is gone, and
- * the signal fails rather than reach the newcomer. Only root or the
+ * the signal fails rather than reach the newcomer. The process must hold
+ * a lease command's lock (core/lease.h), which a forged line cannot give
+ * it; the daemon lists only such leases. Only root or the
  * command's owner may end it (the kernel's own rule is wider: it also
  * lets a process signal one whose saved uid matches).
  */
@@ -22,6 +24,7 @@
 
 #include "base/log.h"
 #include "core/holders.h"
+#include "core/lease.h"
 #include "ctl/ctl.h"
 #include "os/proc.h"
 
@@ -148,6 +151,15 @@ static int kill_lease(const char *id)
 		extres_log(EXTRES_LOG_ERR,
 			   "leases: lease %s has ended: its command is gone",
 			   id);
+		goto out;
+	}
+	/* A line anyone who may write the file can forge: only the
+	 * command's own lock says it is a lease's (core/lease.h). */
+	if (!extres_lease_command_proven(pid)) {
+		extres_log(
+			EXTRES_LOG_ERR,
+			"leases: PID %d holds no lease command's lock: lease %s was not made by extresctl run; not signalling it",
+			(int)pid, id);
 		goto out;
 	}
 	if (geteuid() != 0 && (!info.has_uid || info.uid != getuid())) {

@@ -28,6 +28,7 @@
 #include "base/log.h"
 #include "base/text.h"
 #include "config/config.h"
+#include "core/coord.h"
 #include "core/lease.h"
 #include "core/module.h"
 #include "ctl/ctl.h"
@@ -401,6 +402,26 @@ static int run_leased(const struct run_opts *o, const struct extres_config *cfg,
 	return run_child_exit_status(ch);
 }
 
+/* Create coordination file `path` if it is missing, as a take would (the
+ * same checks); 0, or -1 after saying why. */
+static int make_exist(const char *resource, const char *path,
+		      unsigned lock_timeout_ms, gid_t group)
+{
+	struct extres_coord *c = NULL;
+	struct extres_err err;
+	struct stat st;
+
+	if (lstat(path, &st) == 0 || errno != ENOENT)
+		return 0;
+	if (extres_coord_lock(path, lock_timeout_ms, group, &c, &err) < 0) {
+		extres_log(EXTRES_LOG_ERR, "resource '%s': %s", resource,
+			   err.msg);
+		return -1;
+	}
+	extres_coord_close(c);
+	return 0;
+}
+
 /* Everything after the arguments: 0 or an exit status. */
 static int run(const char *config_path, const struct run_opts *o)
 {
@@ -409,8 +430,9 @@ static int run(const char *config_path, const struct run_opts *o)
 	struct extres_config *cfg = NULL;
 	struct extres_lease *lease = NULL;
 	struct run_child ch = { .pid = -1, .go_fd = -1, .status_fd = -1 };
-	struct run_take take;
+	struct run_take take = { 0 };
 	struct extres_err err;
+	char **files = NULL;
 	sigset_t mask, old;
 	int sigfd = -1, status = 1;
 	size_t i, j;
@@ -454,14 +476,30 @@ static int run(const char *config_path, const struct run_opts *o)
 	sigaddset(&mask, SIGHUP);
 	sigaddset(&mask, SIGQUIT);
 	sigaddset(&mask, SIGCHLD);
+	/* Ctrl-Z too: never stopped with a lock held (run_take.c). */
+	sigaddset(&mask, SIGTSTP);
 	sigfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
 	sigaddset(&mask, SIGPIPE);
 	if (sigfd < 0 || sigprocmask(SIG_BLOCK, &mask, &old) < 0) {
 		extres_log(EXTRES_LOG_ERR, "signalfd: %s", strerror(errno));
 		goto out;
 	}
+	/* The command proves its lease on each coordination file, which
+	 * must exist for that before its lines are written. */
+	files = calloc(o->n_specs + 1, sizeof(*files));
+	if (!files) {
+		extres_log(EXTRES_LOG_ERR, "out of memory");
+		goto out;
+	}
+	for (i = 0; i < o->n_specs; i++) {
+		files[i] = (char *)wants[i].res->coordination_file;
+		if (make_exist(wants[i].res->name, files[i],
+			       cfg->lock_timeout_ms,
+			       wants[i].res->coordination_gid) < 0)
+			goto out;
+	}
 	/* Before any driver is loaded: see run_child_spawn(). */
-	if (run_child_spawn(o->command, &old, &ch, &err) < 0) {
+	if (run_child_spawn(o->command, files, &old, &ch, &err) < 0) {
 		extres_log(EXTRES_LOG_ERR, "%s", err.msg);
 		goto out;
 	}
@@ -485,12 +523,17 @@ static int run(const char *config_path, const struct run_opts *o)
 		.sigfd = sigfd,
 	};
 	if (extres_proc_starttime(take.waiter.pid, &take.waiter.starttime) <
-	    0) {
-		extres_log(EXTRES_LOG_ERR, "cannot read our own start time");
+		    0 ||
+	    (o->wait &&
+	     extres_lease_waiter_init(&take.waiter, o->n_specs) < 0)) {
+		extres_log(EXTRES_LOG_ERR,
+			   "cannot read our own start time, or out of memory");
 		status = 1;
 		goto out;
 	}
 	status = run_take(&take, &lease);
+	/* Out of the queues now: the proofs go with their descriptors. */
+	extres_lease_waiter_clear(&take.waiter);
 	if (status)
 		goto out;
 	status = run_leased(o, cfg, wants, lease, &ch, sigfd);
@@ -509,6 +552,8 @@ out:
 		extres_infos_free(infos[i]);
 	free(infos);
 	free(wants);
+	free(files);
+	extres_lease_waiter_clear(&take.waiter);
 	if (sigfd >= 0)
 		close(sigfd);
 	extres_config_free(cfg);

@@ -28,16 +28,19 @@ struct run_child {
 };
 
 /*
- * Fork the command's process. It waits, before anything else, for what
- * run_child_go() sends; at EOF without it (we failed, or died) it exits
- * 127 without running anything. Just before exec it restores `old_mask`:
- * the caller has blocked the signals it reads from a signalfd, SIGCHLD
- * and SIGPIPE. Call it before any driver is loaded: the child of a
- * single-threaded process may use malloc. 0, or a negative errno with
- * `err` set.
+ * Fork the command's process. It first takes a lease command's proof
+ * (core/lease.h) on each of `files` (NULL-terminated: the coordination
+ * files, which must exist), and this returns only once it has. Then it
+ * waits for what run_child_go() sends; at EOF without it (we failed, or
+ * died) it exits 127 without running anything. Just before exec it
+ * drops a pending SIGTSTP and restores `old_mask`: the caller has blocked
+ * the signals it reads from a signalfd, SIGCHLD and SIGPIPE. Call it
+ * before any driver is loaded: the child of a single-threaded process may
+ * use malloc. 0, or a negative errno with `err` set.
  */
-int run_child_spawn(char *const argv[], const sigset_t *old_mask,
-		    struct run_child *ch, struct extres_err *err);
+int run_child_spawn(char *const argv[], char *const files[],
+		    const sigset_t *old_mask, struct run_child *ch,
+		    struct extres_err *err);
 
 /*
  * Hand the child its environment (NULL-terminated "NAME=VALUE", set over
@@ -63,7 +66,7 @@ int run_child_exit_status(const struct run_child *ch);
  * Wait for the child's end, forwarding SIGINT, SIGTERM, SIGHUP and
  * SIGQUIT read from `sigfd` to it (not those the terminal sent our whole
  * process group, which reached the child already). `sigfd` also reads
- * SIGCHLD. 0 once the child is reaped, or a negative errno.
+ * SIGCHLD, and SIGTSTP, on which we stop ourselves. 0 once the child is reaped, or a negative errno.
  */
 int run_child_wait(struct run_child *ch, int sigfd);
 
@@ -76,7 +79,7 @@ struct run_take {
 	int wait; /* --wait given */
 	long long deadline_ms; /* --wait=SECONDS: when to give up; else -1 */
 	unsigned lock_timeout_ms;
-	int sigfd; /* SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGCHLD */
+	int sigfd; /* SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGCHLD, SIGTSTP */
 };
 
 /*

@@ -13,12 +13,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/signalfd.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "base/fileio.h"
 #include "base/text.h"
 #include "ctl/run.h"
+#include "os/locks.h"
 #include "os/proc.h"
 
 /* Items of the message to the child, each NUL-terminated. */
@@ -57,15 +59,45 @@ static char *read_all_fd(int fd, size_t *ret_len)
 	return NULL;
 }
 
-/* In the child: wait for the message, apply it, exec. Never returns. */
-static void child_main(char *const argv[], const sigset_t *old_mask, int go_fd,
-		       int status_fd)
+/*
+ * In the child: prove, to whoever reads the coordination files, that this
+ * process is a lease's command (core/lease.h): a read lock on each file's
+ * proof byte, on a descriptor left open through exec (closing it would
+ * drop the lock). Before any line names us, so that no reader ever sees
+ * our lines unproven. A file that cannot be opened or locked leaves the
+ * lease unproven, which costs it only its listing.
+ */
+static void take_proofs(char *const files[])
 {
+	struct stat st;
+	size_t i;
+	int fd;
+
+	for (i = 0; files && files[i]; i++) {
+		fd = open(files[i],
+			  O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+		if (fd < 0)
+			continue;
+		if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
+		    extres_lock_proof_take(fd, EXTRES_LEASE_HOLDER_PROOF) < 0)
+			close(fd);
+	}
+}
+
+/* In the child: wait for the message, apply it, exec. Never returns. */
+static void child_main(char *const argv[], char *const files[],
+		       const sigset_t *old_mask, int go_fd, int status_fd)
+{
+	struct sigaction ign = { .sa_handler = SIG_IGN }, tstp;
 	cpu_set_t cpus;
 	size_t len, off;
 	int go = 0, bind = 0, e;
 	char *msg, *item;
 
+	take_proofs(files);
+	/* Proven: the parent may write our lines now. */
+	if (write(status_fd, "p", 1) != 1)
+		_exit(127);
 	msg = read_all_fd(go_fd, &len);
 	if (!msg)
 		_exit(127);
@@ -89,6 +121,10 @@ static void child_main(char *const argv[], const sigset_t *old_mask, int go_fd,
 		e = errno;
 		goto fail;
 	}
+	/* A Ctrl-Z that came while we waited (blocked) must not stop the
+	 * command the moment it starts: ignoring a signal discards it. */
+	sigaction(SIGTSTP, &ign, &tstp);
+	sigaction(SIGTSTP, &tstp, NULL);
 	sigprocmask(SIG_SETMASK, old_mask, NULL);
 	execvp(argv[0], argv);
 	e = errno;
@@ -99,10 +135,13 @@ fail:
 	_exit(e == ENOENT ? 127 : 126);
 }
 
-int run_child_spawn(char *const argv[], const sigset_t *old_mask,
-		    struct run_child *ch, struct extres_err *err)
+int run_child_spawn(char *const argv[], char *const files[],
+		    const sigset_t *old_mask, struct run_child *ch,
+		    struct extres_err *err)
 {
 	int go[2], status[2], r;
+	ssize_t n;
+	char ack;
 
 	ch->pid = -1;
 	ch->go_fd = ch->status_fd = -1;
@@ -120,7 +159,7 @@ int run_child_spawn(char *const argv[], const sigset_t *old_mask,
 	if (ch->pid == 0) {
 		close(go[1]);
 		close(status[0]);
-		child_main(argv, old_mask, go[0], status[1]);
+		child_main(argv, files, old_mask, go[0], status[1]);
 	}
 	r = ch->pid < 0 ? -errno : 0;
 	close(go[0]);
@@ -132,6 +171,15 @@ int run_child_spawn(char *const argv[], const sigset_t *old_mask,
 	}
 	ch->go_fd = go[1];
 	ch->status_fd = status[0];
+	do
+		n = read(ch->status_fd, &ack, 1);
+	while (n < 0 && errno == EINTR);
+	if (n != 1) {
+		run_child_kill(ch);
+		return extres_err_set(
+			err, EIO, "the command's process (PID %d) died at once",
+			(int)ch->pid);
+	}
 	r = extres_proc_starttime(ch->pid, &ch->starttime);
 	if (r < 0) {
 		run_child_kill(ch);
@@ -254,6 +302,12 @@ int run_child_wait(struct run_child *ch, int sigfd)
 		n = read(sigfd, &si, sizeof(si));
 		if (n != (ssize_t)sizeof(si) || si.ssi_signo == SIGCHLD)
 			continue;
+		/* Ctrl-Z (blocked for the take's sake): the command got its
+		 * own from the terminal; we stop as the shell expects. */
+		if (si.ssi_signo == SIGTSTP) {
+			raise(SIGSTOP);
+			continue;
+		}
 		/* What the terminal sent (Ctrl-C) went to the child's
 		 * process group, which is ours: it has it already. */
 		if (si.ssi_code == SI_KERNEL)

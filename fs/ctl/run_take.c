@@ -6,8 +6,17 @@
  * the queue: inotify on the directories of the coordination files (their
  * queues lie beside them; Flink's `sed -i` replaces a file by rename), and
  * a pidfd per process in the way (a holder or an earlier waiter that dies
- * by SIGKILL changes no file). Its timeout is only the --wait deadline;
- * the signalfd brings a stop or the command's death.
+ * by SIGKILL changes no file). Only changes count: its own opens and
+ * closes (a close after O_RDWR is IN_CLOSE_WRITE) must not wake it. Its
+ * timeout is the --wait deadline, and EXTRES_LEASE_RELOOK_MS while a
+ * running waiter is ahead (a stop changes no file); the signalfd brings a
+ * stop, Ctrl-Z or the command's death.
+ *
+ * No lock is held while it sleeps: each attempt locks and unlocks within
+ * it. SIGTSTP is blocked and read from the signalfd, so that a Ctrl-Z
+ * never stops us inside an attempt with the locks held: we stop
+ * ourselves (SIGSTOP) only between attempts, and a lock not had in time
+ * is one more reason to look again later, not the end of the wait.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -27,6 +36,7 @@
 #include "base/text.h"
 #include "core/coord.h"
 #include "ctl/run.h"
+#include "os/proc.h"
 
 /* The largest queue looked at without its lock. */
 #define QUEUE_PEEK_MAX (1u << 20)
@@ -35,9 +45,7 @@
 #define FIXED_FDS 2
 
 /* What moves a waiter's files. */
-#define WATCH_MASK                                                          \
-	(IN_MODIFY | IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE | IN_DELETE | \
-	 IN_ATTRIB)
+#define WATCH_MASK (IN_MODIFY | IN_MOVED_TO | IN_CREATE | IN_DELETE | IN_ATTRIB)
 
 /* An inotify descriptor watching the directory of every coordination
  * file, or -1 with `err` set. */
@@ -112,24 +120,24 @@ static int drain(const struct run_take *t, int fd)
 	return ours;
 }
 
-/* Whether the queue at `path` shows a live waiter ahead of `w`. */
-static int behind_in(const char *path, const struct extres_lease_waiter *w)
+/* Whether the queue open at fd shows a running waiter ahead of `w`, as
+ * extres_lease_try() would judge it. Read through the descriptor the
+ * waiter keeps: opening and closing the queue again would drop its proof. */
+static int behind_in(int fd, const struct extres_lease_waiter *w)
 {
 	struct extres_coord_entry e, *all = NULL, *grown;
 	uint64_t mine = 0, t;
 	const char *p, *nl, *end;
 	size_t n = 0, len = 0, i;
-	int fd, found = 0, behind = 0;
+	int found = 0, behind = 0;
 	char *buf = malloc(QUEUE_PEEK_MAX);
 	ssize_t got;
 
-	fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
 	while (fd >= 0 && buf && len < QUEUE_PEEK_MAX &&
-	       (got = read(fd, buf + len, QUEUE_PEEK_MAX - len)) > 0)
+	       (got = pread(fd, buf + len, QUEUE_PEEK_MAX - len, (off_t)len)) >
+		       0)
 		len += (size_t)got;
-	if (fd >= 0)
-		close(fd);
-	if (!buf || len == QUEUE_PEEK_MAX)
+	if (fd < 0 || !buf || len == QUEUE_PEEK_MAX)
 		goto out;
 	for (p = buf, end = buf + len; p < end; p = nl + 1) {
 		nl = memchr(p, '\n', (size_t)(end - p));
@@ -148,12 +156,17 @@ static int behind_in(const char *path, const struct extres_lease_waiter *w)
 			    0)
 			found = 1;
 	}
-	for (i = 0; found && i < n && !behind; i++)
+	for (i = 0; found && i < n && !behind; i++) {
+		char state = 0;
+
 		behind = all[i].parsed && all[i].pid != w->pid &&
 			 extres_parse_dec(all[i].key, strlen(all[i].key),
 					  UINT64_MAX, &t) == 0 &&
 			 (t < mine || (t == mine && all[i].pid < w->pid)) &&
-			 extres_coord_owner_state(&all[i]) == EXTRES_OWNER_LIVE;
+			 extres_lease_waiter_proven(fd, &all[i]) &&
+			 extres_proc_stat(all[i].pid, &state, NULL) == 0 &&
+			 state != 'T' && state != 't' && state != 'Z';
+	}
 out:
 	for (i = 0; i < n; i++)
 		extres_coord_entry_clear(&all[i]);
@@ -163,25 +176,19 @@ out:
 }
 
 /*
- * Whether a look at the queues, without their locks, shows a live waiter
- * ahead of us in one of them: then taking cannot succeed, and trying
- * would only make every waiter contend for the locks each time one of
- * them moves. A look at a file being rewritten may be wrong; the rewrite
- * ends with another event, and we look again.
+ * Whether a look at the queues, without their locks, shows a running
+ * waiter ahead of us in one of them: then taking cannot succeed, and
+ * trying would only make every waiter contend for the locks each time
+ * one of them moves. A look at a file being rewritten may be wrong; the
+ * rewrite ends with another event, and we look again.
  */
 static int still_behind(const struct run_take *t)
 {
-	char *q;
 	size_t i;
 	int behind = 0;
 
-	for (i = 0; i < t->n && !behind; i++) {
-		if (extres_lease_queue_path(t->wants[i].res->coordination_file,
-					    &q) < 0)
-			return 0;
-		behind = behind_in(q, &t->waiter);
-		free(q);
-	}
+	for (i = 0; i < t->waiter.n_fds && !behind; i++)
+		behind = behind_in(t->waiter.fds[i], &t->waiter);
 	return behind;
 }
 
@@ -216,11 +223,12 @@ static void leave_queues(const struct run_take *t)
  * (SIGCHLD, which *ret_sig gets too). 0 or a negative errno.
  */
 static int sleep_on(const struct run_take *t, int ino,
-		    const struct extres_lease_busy *busy, int *ret_sig)
+		    const struct extres_lease_busy *busy, int relook,
+		    int *ret_sig)
 {
 	struct pollfd p[FIXED_FDS + EXTRES_LEASE_MAX_WATCH];
 	struct signalfd_siginfo si;
-	long long left;
+	long long left, until = -1;
 	size_t i, n = FIXED_FDS;
 	int timeout = -1, r = 0, fd;
 
@@ -234,10 +242,14 @@ static int sleep_on(const struct run_take *t, int ino,
 		if (fd >= 0)
 			p[n++] = (struct pollfd){ .fd = fd, .events = POLLIN };
 	}
+	if (relook)
+		until = extres_now_ms() + EXTRES_LEASE_RELOOK_MS;
+	if (t->deadline_ms >= 0 && (until < 0 || t->deadline_ms < until))
+		until = t->deadline_ms;
 	/* Changes to other files in the directories do not count. */
 	for (;;) {
-		if (t->deadline_ms >= 0) {
-			left = t->deadline_ms - extres_now_ms();
+		if (until >= 0) {
+			left = until - extres_now_ms();
 			timeout = left > 0 ? (left > INT_MAX ? INT_MAX :
 							       (int)left) :
 					     0;
@@ -249,8 +261,15 @@ static int sleep_on(const struct run_take *t, int ino,
 			break;
 		}
 		if (p[0].revents & POLLIN &&
-		    read(t->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si))
+		    read(t->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+			/* Ctrl-Z: no lock is held here; stop as the shell
+			 * expects, and look again once continued. */
+			if (si.ssi_signo == SIGTSTP) {
+				raise(SIGSTOP);
+				break;
+			}
 			*ret_sig = (int)si.ssi_signo;
+		}
 		if (drain(t, ino) || *ret_sig || timeout == 0)
 			break;
 		for (i = FIXED_FDS; i < n; i++)
@@ -269,7 +288,7 @@ static int stop_signal(int sigfd)
 	struct signalfd_siginfo si;
 
 	while (read(sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si))
-		if (si.ssi_signo != SIGCHLD)
+		if (si.ssi_signo != SIGCHLD && si.ssi_signo != SIGTSTP)
 			return (int)si.ssi_signo;
 	return SIGTERM;
 }
@@ -297,7 +316,7 @@ int run_take(const struct run_take *t, struct extres_lease **ret)
 {
 	struct extres_lease_busy busy = { 0 };
 	struct extres_err err;
-	int ino = -1, sig = 0, said = 0, status = 1, r;
+	int ino = -1, sig = 0, said = 0, said_lock = 0, status = 1, r;
 
 	if (t->wait) {
 		ino = watch_dirs(t, &err);
@@ -312,6 +331,8 @@ int run_take(const struct run_take *t, struct extres_lease **ret)
 				     t->child->starttime,
 				     t->wait ? &t->waiter : NULL,
 				     t->lock_timeout_ms, ret, &busy, &err);
+		if (busy.warning && !said)
+			extres_log(EXTRES_LOG_WARNING, "%s", busy.warning);
 		if (r == 0) {
 			status = 0;
 			break;
@@ -321,6 +342,21 @@ int run_take(const struct run_take *t, struct extres_lease **ret)
 			 * pending still, the signalfd tells which. */
 			status = 128 + stop_signal(t->sigfd);
 			break;
+		}
+		/* A lock held too long (by a stopped process, say) ends a
+		 * run that does not wait; a wait goes on, looking again
+		 * later. */
+		if (r == -ETIMEDOUT && t->wait &&
+		    (t->deadline_ms < 0 || extres_now_ms() < t->deadline_ms)) {
+			if (!said_lock++)
+				extres_log(EXTRES_LOG_WARNING,
+					   "%s; still waiting", err.msg);
+			extres_lease_busy_clear(&busy);
+			r = sleep_on(t, ino, &busy, 1, &sig);
+			if (r < 0 || wait_over(t, sig, &status))
+				break;
+			sig = 0;
+			continue;
 		}
 		if (r != -EBUSY) {
 			extres_log(EXTRES_LOG_ERR, "%s", err.msg);
@@ -339,7 +375,7 @@ int run_take(const struct run_take *t, struct extres_lease **ret)
 		}
 		if (!said++)
 			say_lines(EXTRES_LOG_INFO, "waiting: ", busy.text);
-		r = sleep_on(t, ino, &busy, &sig);
+		r = sleep_on(t, ino, &busy, busy.relook, &sig);
 		if (r < 0) {
 			extres_log(EXTRES_LOG_ERR, "poll: %s", strerror(-r));
 			break;
@@ -350,7 +386,7 @@ int run_take(const struct run_take *t, struct extres_lease **ret)
 		while (still_behind(t) && !sig &&
 		       (t->deadline_ms < 0 ||
 			extres_now_ms() < t->deadline_ms)) {
-			r = sleep_on(t, ino, &busy, &sig);
+			r = sleep_on(t, ino, &busy, 1, &sig);
 			if (r < 0)
 				break;
 		}

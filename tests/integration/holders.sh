@@ -42,10 +42,14 @@ since_of() {
 # A process that sleeps until the cleanup (or the case) ends it, as
 # user $1 (default: ours); its PID in SLEEPER.
 start_sleeper() {
+	# As a lease's command would, it proves its lease lines (core/lease.h):
+	# without that lock, a lease line is only a holder's.
+	[[ -e $WORK/gpu.coord ]] || : >"$WORK/gpu.coord"
+	local prove=("$PROBE" lockexec "$WORK/gpu.coord" 4611686018427387904)
 	if [[ -n ${1:-} ]]; then
-		setpriv --reuid="$1" --regid="$1" --clear-groups -- sleep 300 </dev/null >/dev/null 2>&1 &
+		"${prove[@]}" setpriv --reuid="$1" --regid="$1" --clear-groups -- sleep 300 </dev/null >/dev/null 2>&1 &
 	else
-		sleep 300 </dev/null >/dev/null 2>&1 &
+		"${prove[@]}" sleep 300 </dev/null >/dev/null 2>&1 &
 	fi
 	SLEEPER=$!
 	echo "$SLEEPER" >"$WORK/sleeper.$SLEEPER.pid"
@@ -347,12 +351,19 @@ case_pool_bad() {
 # for $WORK/go, then runs a child that runs a grandchild, which reads
 # $MNT/self into $WORK/self.out. Its PID in LEASER.
 start_leaser() {
+	[[ -e $WORK/gpu.coord ]] || : >"$WORK/gpu.coord"
 	# shellcheck disable=SC2016 # expanded by the inner shells
-	bash -c 'while [[ ! -e $1/go ]]; do sleep 0.01; done
+	"$PROBE" lockexec "$WORK/gpu.coord" 4611686018427387904 bash -c 'while [[ ! -e $1/go ]]; do sleep 0.01; done
 		bash -c "bash -c '"'"'m=\$1; { readlink \$m/self; ls \$m/self/gpu; cat \$m/self/gpu/*/* ; } >\$2/self.out 2>&1'"'"' gc \$1 \$2" child "$2" "$1"' \
 		leaser "$WORK" "$MNT" </dev/null >/dev/null 2>&1 &
 	LEASER=$!
 	echo "$LEASER" >"$WORK/leaser.pid"
+	# Its lock is taken once probe has become bash.
+	local _
+	for _ in $(seq 500); do
+		[[ $(cat "/proc/$LEASER/comm" 2>/dev/null) == bash ]] && break
+		sleep 0.01
+	done
 	add_lease "$LEASER" "$@"
 }
 
@@ -476,7 +487,11 @@ case_bad_bytes() {
 	wait_holders "$(line_of 0 "$DAEMON_PID" root extresd daemon)
 "
 	cp "$(command -v sleep)" "$WORK/$name"
-	bash -c 'exec -a "$0" "$1" 300' "$argv0" "$WORK/$name" </dev/null >/dev/null 2>&1 &
+	# The lease's proof (a read lock of its own, README) on the file that
+	# replaces the coordination file below.
+	: >"$WORK/gpu.coord.new"
+	"$PROBE" lockexec "$WORK/gpu.coord.new" 4611686018427387904 \
+		bash -c 'exec -a "$0" "$1" 300' "$argv0" "$WORK/$name" </dev/null >/dev/null 2>&1 &
 	pid=$!
 	echo "$pid" >"$WORK/bad.pid"
 	for _ in $(seq 250); do
@@ -488,7 +503,7 @@ case_bad_bytes() {
 	# In one rename, as sed -i does: our line gone, device 0 taken (a
 	# conflict, which .meta/status shows with the command line), and a
 	# lease of device 2.
-	printf '0 %s\n2 %s\t%s\tlease=%s-%s\n' "$pid" "$pid" "$st" "$pid" "$st" >"$WORK/gpu.coord.new"
+	printf '0 %s\n2 %s\t%s\tlease=%s-%s\n' "$pid" "$pid" "$st" "$pid" "$st" >>"$WORK/gpu.coord.new"
 	mv "$WORK/gpu.coord.new" "$WORK/gpu.coord"
 	shown="sl$u$u?ep"
 	wait_holders "$(line_of 0 "$pid" root "$shown" other)

@@ -149,9 +149,14 @@ case_holders() {
 	local cfg=$WORK/extres.yaml sleeper st gone want got _
 	write_std_config "$cfg" "$WORK/gpu.coord"
 	daemon_start -c "$cfg" "$MNT"
-	sleep 300 &
+	# It proves its lease as a lease's command does (core/lease.h).
+	"$PROBE" lockexec "$WORK/gpu.coord" 4611686018427387904 sleep 300 &
 	sleeper=$!
 	echo "$sleeper" >"$WORK/sleeper.pid"
+	for _ in $(seq 500); do
+		[[ $(cat "/proc/$sleeper/comm" 2>/dev/null) == sleep ]] && break
+		sleep 0.01
+	done
 	st=$(proc_starttime "$sleeper")
 	gone=$(dead_pid)
 	printf '2 %s\t%s\tlease=%s-%s\n5 %s\t1\tlease=%s-1\n' \

@@ -417,6 +417,26 @@ static int do_poll(const char *how, const char *path, const char *ms_s)
 	return 0;
 }
 
+/* A read lock on byte BASE + our PID of FILE (a lease's proof,
+ * core/lease.h), then exec CMD with it (the same process: the lock
+ * stays); exit 1 when it cannot be had. */
+static int do_lockexec(char **argv)
+{
+	struct flock l = { .l_type = F_RDLCK,
+			   .l_whence = SEEK_SET,
+			   .l_len = 1 };
+	int fd = open(argv[0], O_RDONLY);
+
+	l.l_start = (off_t)strtoll(argv[1], NULL, 10) + getpid();
+	if (fd < 0 || fcntl(fd, F_SETLK, &l) < 0) {
+		perror("probe lockexec");
+		return 1;
+	}
+	execvp(argv[2], argv + 2);
+	perror("probe lockexec: exec");
+	return 1;
+}
+
 static int usage(void)
 {
 	fprintf(stderr,
@@ -429,7 +449,8 @@ static int usage(void)
 		"  poll|pollin|epoll FILE MS wait for a change; see do_poll()\n"
 		"  write FILE | open-wr FILE | create PATH | mkdir PATH\n"
 		"  rmdir PATH | unlink PATH | rename FROM TO | truncate FILE\n"
-		"  chmod PATH | symlink TARGET PATH | link FROM TO | utime PATH\n");
+		"  chmod PATH | symlink TARGET PATH | link FROM TO | utime PATH\n"
+		"  lockexec FILE BASE CMD...  read-lock byte BASE+PID, exec CMD\n");
 	return 2;
 }
 
@@ -440,6 +461,8 @@ int main(int argc, char **argv)
 	if (argc < 3)
 		return usage();
 	op = argv[1];
+	if (!strcmp(op, "lockexec") && argc >= 5)
+		return do_lockexec(argv + 2);
 	if (argc == 3) {
 		const char *p = argv[2];
 

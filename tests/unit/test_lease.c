@@ -3,6 +3,7 @@
  * order, releasing only the lease's lines, its environment and CPUs. Real
  * files in a mkdtemp directory, real processes. */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <sched.h>
 #include <setjmp.h>
@@ -24,6 +25,7 @@
 #include "core/coord.h"
 #include "core/lease.h"
 #include "os/cpus.h"
+#include "os/locks.h"
 
 struct fixture {
 	char dir[TF_DIR_LEN];
@@ -104,6 +106,36 @@ static pid_t start_holder(void)
 		for (;;)
 			pause();
 	}
+	return pid;
+}
+
+/* A process that waits in `queue` (which exists) as a waiter proves it:
+ * with the lock of core/lease.h, taken before this returns. */
+static pid_t start_waiter(const char *queue)
+{
+	pid_t parent = getpid(), pid;
+	int p[2], fd;
+	char c;
+
+	assert_int_equal(pipe(p), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		close(p[0]);
+		fd = open(queue, O_RDONLY);
+		/* After the fork: its own PID's byte. */
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 ||
+		    getppid() != parent || fd < 0 ||
+		    extres_lock_proof_take(fd, EXTRES_LEASE_WAITER_PROOF) < 0)
+			_exit(1);
+		if (write(p[1], "x", 1) != 1)
+			_exit(1);
+		for (;;)
+			pause();
+	}
+	close(p[1]);
+	assert_int_equal(read(p[0], &c, 1), 1);
+	close(p[0]);
 	return pid;
 }
 
@@ -229,12 +261,16 @@ static void test_queue_order(void **state)
 	struct extres_lease *l = NULL;
 	struct extres_lease_busy busy;
 	struct extres_err err = { "" };
-	pid_t first = start_holder(), dead = tf_dead_pid();
-	struct extres_lease_waiter w1 = { first, tf_starttime(first) },
-				   me = { f->me, f->st };
+	pid_t first, dead = tf_dead_pid();
+	struct extres_lease_waiter w1 = { 0 },
+				   me = { .pid = f->me, .starttime = f->st };
 	char lines[256];
 
 	make_want(f, 2, 1, NULL);
+	tf_write_file(f->queue, "");
+	first = start_waiter(f->queue);
+	w1.pid = first;
+	w1.starttime = tf_starttime(first);
 	/* A dead waiter with ticket 1, a live one with ticket 2. */
 	snprintf(lines, sizeof(lines),
 		 "1 %d\t3\tlease=waiting\n2 %d\t%" PRIu64 "\tlease=waiting\n",
@@ -280,6 +316,63 @@ static void test_queue_order(void **state)
 	assert_int_equal(extres_lease_queue_leave(&f->want, 1, &me, 5000, &err),
 			 0);
 	assert_string_equal(tf_read_file(f->queue), "5 1\t2\tlease=waiting\n");
+}
+
+/* A waiter line counts only while its process proves it; a stopped
+ * waiter is passed over and keeps its place. */
+static void test_queue_proof_and_stop(void **state)
+{
+	struct fixture *f = *state;
+	struct extres_lease *l = NULL;
+	struct extres_lease_busy busy;
+	struct extres_err err = { "" };
+	struct extres_lease_waiter me = { .pid = f->me, .starttime = f->st };
+	uint64_t st1 = tf_starttime(1);
+	pid_t other;
+	char lines[256];
+
+	make_want(f, 2, 1, NULL);
+	/* PID 1 is alive, but proves nothing: it neither blocks a run nor
+	 * stays in the queue. */
+	snprintf(lines, sizeof(lines), "1 1\t%" PRIu64 "\tlease=waiting\n",
+		 st1);
+	tf_write_file(f->queue, lines);
+	assert_int_equal(extres_lease_try(&f->want, 1, f->me, f->st, NULL, 5000,
+					  &l, &busy, &err),
+			 0);
+	assert_null(busy.text);
+	extres_lease_busy_clear(&busy);
+	assert_int_equal(extres_lease_release(l, 5000, &err), 0);
+	extres_lease_free(l);
+	l = NULL;
+	assert_int_equal(extres_lease_try(&f->want, 1, f->me, f->st, &me, 5000,
+					  &l, &busy, &err),
+			 0);
+	extres_lease_busy_clear(&busy);
+	assert_string_equal(tf_read_file(f->queue), "");
+	assert_int_equal(extres_lease_release(l, 5000, &err), 0);
+	extres_lease_free(l);
+	l = NULL;
+	/* A proven waiter ahead, stopped: passed over, its line kept. */
+	other = start_waiter(f->queue);
+	snprintf(lines, sizeof(lines), "1 %d\t%" PRIu64 "\tlease=waiting\n",
+		 (int)other, tf_starttime(other));
+	tf_write_file(f->queue, lines);
+	assert_int_equal(extres_lease_try(&f->want, 1, f->me, f->st, &me, 5000,
+					  &l, &busy, &err),
+			 -EBUSY);
+	assert_true(busy.relook);
+	extres_lease_busy_clear(&busy);
+	kill(other, SIGSTOP);
+	assert_int_equal(waitpid(other, NULL, WUNTRACED), other);
+	assert_int_equal(extres_lease_try(&f->want, 1, f->me, f->st, &me, 5000,
+					  &l, &busy, &err),
+			 0);
+	extres_lease_busy_clear(&busy);
+	assert_string_equal(tf_read_file(f->queue), lines);
+	assert_int_equal(extres_lease_release(l, 5000, &err), 0);
+	extres_lease_free(l);
+	stop_holder(other);
 }
 
 static void test_env_and_cpus(void **state)
@@ -369,6 +462,7 @@ int main(void)
 		T(test_busy_writes_nothing),
 		T(test_check),
 		T(test_queue_order),
+		T(test_queue_proof_and_stop),
 		T(test_env_and_cpus),
 		T(test_env_quote),
 		cmocka_unit_test(test_cpulist),
