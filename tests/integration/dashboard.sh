@@ -24,7 +24,7 @@ case_metrics() {
 	env --default-signal=INT,QUIT "$EXTRESCTL" -c "$WORK/extres.yaml" run gpu=1 -- \
 		sh -c "while [ ! -e '$WORK/go' ]; do sleep 0.01; done" 2>"$WORK/lease.err" &
 	local lease=$! out
-	wait_for 20 "the lease in .meta/metrics.prom" grep -qx 'extres_leases 1' "$MNT/.meta/metrics.prom"
+	wait_until 20 "the lease in .meta/metrics.prom" grep -qx 'extres_leases 1' "$MNT/.meta/metrics.prom"
 	grep -q '^extres_device_healthy{' "$MNT/.meta/metrics.prom" ||
 		fail "no extres_device_healthy: $(cat "$MNT/.meta/metrics.prom")"
 	cp "$MNT/.meta/metrics.prom" "$WORK/metrics.prom"

@@ -6,6 +6,8 @@
 # files; the `static` driver needs no GPU.
 # shellcheck source=tests/integration/lib.sh
 source "$(dirname "$0")/lib.sh"
+# shellcheck source=tests/integration/lease_lib.sh
+source "$(dirname "$0")/lease_lib.sh"
 
 WRITER=$(dirname "$0")/flink-writer.sh
 FAKE_LIB=$BUILDDIR/tests/mock/libnvidia-ml.so.1
@@ -28,49 +30,11 @@ lease_config() {
 	QUEUE=$COORD.queue
 }
 
-# extresctl run with the case's config; SIGINT and SIGQUIT as a shell in
-# the foreground would leave them (bash ignores them in background jobs).
-run() {
-	env --default-signal=INT,QUIT "$EXTRESCTL" -c "$WORK/extres.yaml" run "$@"
-}
-
-# The same in the background, as `run_bg ARGS... &`: the job's PID ($!) is
-# extresctl's own, not a subshell's, so that signals reach it.
-run_bg() {
-	exec env --default-signal=INT,QUIT "$EXTRESCTL" -c "$WORK/extres.yaml" run "$@"
-}
-
-# Lines of FILE (0 when missing).
-nlines() {
-	[[ -e $1 ]] || { echo 0; return; }
-	grep -c . "$1" || true
-}
-
-# wait_until SECONDS WHAT CMD...: poll CMD every 10 ms; fail after SECONDS.
-wait_until() {
-	local secs=$1 what=$2 i
-	shift 2
-	for ((i = 0; i < secs * 100; i++)); do
-		"$@" && return 0
-		sleep 0.01
-	done
-	fail "$what: not within $secs s"
-}
-
-lines_are() { [[ $(nlines "$1") == "$2" ]]; }
 exists() { [[ -e $1 ]]; }
 gone() { ! pid_alive "$1"; }
 
 # Milliseconds since the epoch.
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
-
-# A blocker: a lease of N devices whose command runs until $WORK/go.
-start_blocker() {
-	run_bg "gpu=$1" -- sh -c "while [ ! -e '$WORK/go' ]; do sleep 0.01; done" \
-		2>>"$WORK/blocker.err" &
-	BLOCKER=$!
-	wait_until 10 "the blocker's $1 lines" lines_are "$COORD" "$1"
-}
 
 # The sampler: until $WORK/stop, snapshot FILE under a shared lock (so no
 # rewrite is seen half done) and append to OUT every violation: a key held

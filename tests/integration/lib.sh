@@ -551,14 +551,15 @@ reload_hup() {
 	fail "no reload counted in $MNT/.meta/status 20 s after SIGHUP"
 }
 
-# wait_for SECONDS WHAT CMD...: run CMD every 20 ms until it succeeds; fail
-# after SECONDS (a bound that only catches a hang).
-wait_for() {
+# wait_until SECONDS WHAT CMD...: run CMD every 10 ms until it succeeds;
+# fail after SECONDS (a bound that only catches a hang). The one way a case
+# waits for a condition.
+wait_until() {
 	local secs=$1 what=$2 i
 	shift 2
-	for ((i = 0; i < secs * 50; i++)); do
+	for ((i = 0; i < secs * 100; i++)); do
 		"$@" && return 0
-		sleep 0.02
+		sleep 0.01
 	done
 	fail "$what: not within $secs s"
 }

@@ -9,6 +9,8 @@
 # NOBODY is not (numeric ids through setpriv: no user database needed).
 # shellcheck source=tests/integration/lib.sh
 source "$(dirname "$0")/lib.sh"
+# shellcheck source=tests/integration/lease_lib.sh
+source "$(dirname "$0")/lease_lib.sh"
 
 GID=4242
 MEMBER=4244
@@ -44,44 +46,7 @@ shared_layout() {
 	install -m 0660 -o root -g "$GID" /dev/null "$QUEUE"
 }
 
-# extresctl run with the case's config; SIGINT and SIGQUIT as a shell in
-# the foreground would leave them.
-run() {
-	env --default-signal=INT,QUIT "$EXTRESCTL" -c "$WORK/extres.yaml" run "$@"
-}
-
-# The same in the background, as `run_bg ARGS... &`: $! is extresctl's.
-run_bg() {
-	exec env --default-signal=INT,QUIT "$EXTRESCTL" -c "$WORK/extres.yaml" run "$@"
-}
-
-# Lines of FILE (0 when missing).
-nlines() {
-	[[ -e $1 ]] || { echo 0; return; }
-	grep -c . "$1" || true
-}
-
-# wait_until SECONDS WHAT CMD...: poll CMD every 10 ms; fail after SECONDS.
-wait_until() {
-	local secs=$1 what=$2 i
-	shift 2
-	for ((i = 0; i < secs * 100; i++)); do
-		"$@" && return 0
-		sleep 0.01
-	done
-	fail "$what: not within $secs s"
-}
-
-lines_are() { [[ $(nlines "$1") == "$2" ]]; }
 is_stopped() { [[ $(proc_state "$1") == [Tt] ]]; }
-
-# A lease of N devices whose command runs until $WORK/go.
-start_blocker() {
-	run_bg "gpu=$1" -- sh -c "while [ ! -e '$WORK/go' ]; do sleep 0.01; done" \
-		2>>"$WORK/blocker.err" &
-	BLOCKER=$!
-	wait_until 10 "the blocker's $1 lines" lines_are "$COORD" "$1"
-}
 
 # "TICKS READS" of PID: utime + stime in clock ticks, and its read
 # system calls (/proc/PID/io).

@@ -78,7 +78,7 @@ screen_line() {
 }
 
 wait_screen() {
-	wait_for 20 "screen showing '$1'" screen_has "$1"
+	wait_until 20 "screen showing '$1'" screen_has "$1"
 }
 
 # A lease of `live` whose command runs until $WORK/$1.go exists.
@@ -136,7 +136,7 @@ case_live() {
 		"stty -g >'$WORK/stty.before'; '$EXTRESCTL' top '$MNT' 2>'$WORK/top.err'; echo \$? >'$WORK/top.rc'; stty -g >'$WORK/stty.after'; sleep 300" ||
 		fail "tmux new-session failed"
 	wait_screen "extres top $MNT"
-	wait_for 20 "the daemon's devices on screen" screen_line '^live +1 +[01] .*extresd +root +\(daemon\)'
+	wait_until 20 "the daemon's devices on screen" screen_line '^live +1 +[01] .*extresd +root +\(daemon\)'
 	# Every line fits the 80 columns.
 	[[ -z $(screen | awk 'length > 80') ]] || fail "a line over 80 columns: $(screen)"
 	local pid t0 t1
@@ -150,22 +150,22 @@ case_live() {
 
 	# A lease: the third device, held by its command.
 	lease_bg one live=1
-	wait_for 20 "the lease on screen" screen_line '^live +- +2 +.* sh +root +[0-9]+-[0-9]+ +[0-9:]{8}$'
+	wait_until 20 "the lease on screen" screen_line '^live +- +2 +.* sh +root +[0-9]+-[0-9]+ +[0-9:]{8}$'
 	# A waiter, queued behind it.
 	lease_bg two --wait=60 live=1
-	wait_for 20 "the waiter on screen" screen_line '^waiting live: ticket [0-9]+ pid [0-9]+ root extresctl$'
+	wait_until 20 "the waiter on screen" screen_line '^waiting live: ticket [0-9]+ pid [0-9]+ root extresctl$'
 	touch "$WORK/one.go"
-	wait_for 20 "the waiter served" screen_has "waiting: none"
+	wait_until 20 "the waiter served" screen_has "waiting: none"
 
 	# A device turns sick: its health on screen, the count in the head.
 	set_health 0 xid-79
-	wait_for 20 "the sick device" screen_line '^live +0 +0 +- +xid-79 '
+	wait_until 20 "the sick device" screen_line '^live +0 +0 +- +xid-79 '
 	wait_screen "unhealthy 1"
 
 	# A reload.
 	top_config 1
 	out=$("$EXTRESCTL" reload "$MNT" 2>&1) || fail "extresctl reload: $out"
-	wait_for 20 "the reload on screen" screen_line "generation 1  reloads 1 "
+	wait_until 20 "the reload on screen" screen_line "generation 1  reloads 1 "
 	touch "$WORK/two.go"
 
 	# Keys: filter by resource, sort, all again.
@@ -182,7 +182,7 @@ case_live() {
 
 	# q: top ends, the terminal as it was.
 	tmux_ send-keys -t "$SESSION" q
-	wait_for 20 "top's exit" test -s "$WORK/stty.after"
+	wait_until 20 "top's exit" test -s "$WORK/stty.after"
 	assert_eq 0 "$(cat "$WORK/top.rc")" "top's exit status after q (stderr: $(cat "$WORK/top.err"))"
 	assert_eq "" "$(cat "$WORK/top.err")" "top's stderr"
 	assert_eq "$(cat "$WORK/stty.before")" "$(cat "$WORK/stty.after")" "the terminal after q"
@@ -204,7 +204,7 @@ case_signals() {
 			"stty -g >'$WORK/stty.before'; '$EXTRESCTL' top '$MNT'; stty -g >'$WORK/stty.after'; sleep 300" ||
 			fail "tmux new-session failed"
 		wait_screen "extres top $MNT"
-		wait_for 20 "top's key line" screen_has "q quit"
+		wait_until 20 "top's key line" screen_has "q quit"
 		pid=$(top_pid)
 		[[ -n $pid ]] || fail "no extresctl top process"
 		if [[ $sig == INT ]]; then
@@ -212,7 +212,7 @@ case_signals() {
 		else
 			kill -TERM "$pid"
 		fi
-		wait_for 20 "top's exit on SIG$sig" test -s "$WORK/stty.after"
+		wait_until 20 "top's exit on SIG$sig" test -s "$WORK/stty.after"
 		assert_eq "$(cat "$WORK/stty.before")" "$(cat "$WORK/stty.after")" "the terminal after SIG$sig"
 		screen_has "extres top" && fail "the alternate screen stayed after SIG$sig: $(screen)"
 	done
