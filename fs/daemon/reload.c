@@ -397,8 +397,12 @@ long long extresd_refresh(void *ctx)
 		if (due && (next < 0 || due - now < next))
 			next = due - now;
 	}
-	if (changed)
+	if (changed) {
+		/* A device renumbered under a held line is a conflict now,
+		 * not when the coordination file next changes. */
+		extresd_check_lines(d);
 		extresd_publish(d);
+	}
 	if (d->trim_due) {
 		now = extres_now_ms();
 		if (d->trim_due <= now) {

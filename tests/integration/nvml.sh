@@ -132,8 +132,8 @@ case_coord() {
 	daemon_start -c "$WORK/extres.yaml" "$MNT"
 	local st
 	st=$(proc_starttime "$DAEMON_PID")
-	assert_eq "0 $DAEMON_PID$T$st
-1 $DAEMON_PID$T$st" "$(sort "$WORK/gpu.coord")" "coordination file while running"
+	assert_eq "0 $DAEMON_PID$T$st${T}uuid=GPU-5b1c3f7a-92d4-4e1b-8c6a-3f0e2d1c0000
+1 $DAEMON_PID$T$st${T}uuid=GPU-5b1c3f7a-92d4-4e1b-8c6a-3f0e2d1c0001" "$(sort "$WORK/gpu.coord")" "coordination file while running"
 	daemon_stop
 	assert_eq "" "$(coord_lines "$WORK/gpu.coord")" "coordination file after a clean exit"
 }
@@ -375,6 +375,47 @@ case_health_state() {
 	write_node_config 2
 	daemon_run_fail -f -c "$WORK/extres.yaml" "$MNT"
 	assert_startup_error "resource 'gpu': wanted 2, found 1; 2 not healthy (health)"
+}
+
+# GPU 1 falls off the bus between two discoveries and GPU 2 answers at
+# index 1. The daemon's line for index 1 records GPU 1's uuid: it is a
+# conflict in .meta/status, `extresctl status` and the metrics, and gpu/1
+# still shows GPU 1, never the GPU now at that index.
+case_renumber() {
+	nvml_setup
+	: >"$WORK/gone"
+	export FAKE_NVML_GONE=$WORK/gone
+	write_nvml_config 2 "$FAKE_LIB" "$WORK/gpu.coord"
+	echo 'external-resource.gpu.refresh-interval: 0.1' >>"$WORK/extres.yaml"
+	daemon_start -c "$WORK/extres.yaml" "$MNT"
+	local st u1=GPU-5b1c3f7a-92d4-4e1b-8c6a-3f0e2d1c0001 out status=0
+	local u2=GPU-5b1c3f7a-92d4-4e1b-8c6a-3f0e2d1c0002
+	st=$(proc_starttime "$DAEMON_PID")
+	assert_eq "0 $DAEMON_PID$T$st${T}uuid=GPU-5b1c3f7a-92d4-4e1b-8c6a-3f0e2d1c0000
+1 $DAEMON_PID$T$st${T}uuid=$u1" "$(sort "$WORK/gpu.coord")" "coordination file"
+	assert_contains "$(cat "$MNT/.meta/status")" "conflicts 0" ".meta/status before"
+	echo 1 >"$WORK/gone"
+	wait_for 10 "the renumbering seen as a conflict" \
+		grep -q '^conflicts 1$' "$MNT/.meta/status"
+	out=$(cat "$MNT/.meta/status")
+	assert_contains "$out" "conflict resource 'gpu': device index 1 recorded as uuid=$u1 by PID $DAEMON_PID (" ".meta/status"
+	assert_contains "$out" ") now names uuid=$u2 in coordination file $WORK/gpu.coord" ".meta/status"
+	assert_file "$MNT/gpu/1/uuid" "$u1"$'\n'
+	assert_file "$MNT/gpu/1/index" $'1\n'
+	assert_contains "$(cat "$MNT/.meta/metrics.prom")" "extres_coordination_conflicts 1" "metrics"
+	out=$("$EXTRESCTL" status "$MNT" 2>&1) || status=$?
+	assert_eq 1 "$status" "exit status of extresctl status"
+	assert_contains "$out" "conflict: resource 'gpu': device index 1 recorded as uuid=$u1" "extresctl status"
+	# The line keeps naming the GPU that was taken.
+	assert_contains "$(cat "$WORK/gpu.coord")" "1 $DAEMON_PID$T$st${T}uuid=$u1" "coordination file after"
+	# GPU 1 back: the conflict ends.
+	: >"$WORK/gone"
+	wait_for 10 "the conflict ending" \
+		grep -q '^conflicts 0$' "$MNT/.meta/status"
+	grep -q "conflict: resource 'gpu': device index 1" "$DAEMON_ERR" ||
+		fail "the conflict was not logged"
+	sed -i '/conflict: resource/d' "$DAEMON_ERR"
+	daemon_stop
 }
 
 it_main "$@"
