@@ -521,9 +521,14 @@ static void nvml_close(void *handle)
 	nvml_free(handle);
 }
 
+/* CUDA's own default order is fastest first, which is not NVML's. */
+static const char *const cuda_env_fixed[] = { "CUDA_DEVICE_ORDER=PCI_BUS_ID",
+					      NULL };
+
 EXTRES_DRIVER_REGISTER(
 		.name = "nvml", .open = nvml_open, .discover = nvml_discover,
 		.close = nvml_close,
 		/* CUDA takes "GPU-..." UUIDs, which survive renumbering. */
 		.env_var = "CUDA_VISIBLE_DEVICES", .env_property = "uuid",
+		.env_fixed = cuda_env_fixed,
 		.identity_keys = identity_keys_usual)

@@ -182,6 +182,7 @@ static int write_device(struct extres_json *json, const struct devices *d,
 			const char *name, size_t first, size_t count,
 			const struct edits *e)
 {
+	char *const *fixed;
 	size_t i;
 	int r = 0;
 
@@ -197,6 +198,11 @@ static int write_device(struct extres_json *json, const struct devices *d,
 		if (r == 0)
 			r = env_entry(json, extres_view_device_var(d->v),
 				      e->devices);
+		for (fixed = d->v->driver_info && e->devices && e->devices[0] ?
+				     d->v->driver_info->env_fixed :
+				     NULL;
+		     r == 0 && fixed && *fixed; fixed++)
+			extres_json_string(json, *fixed);
 		extres_json_end_array(json);
 	}
 	if (e->has_nodes) {

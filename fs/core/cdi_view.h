@@ -50,7 +50,9 @@ typedef int extres_cdi_exists_fn(const char *path, void *arg);
  *
  *   env          EXTRES_<NAME>_INDEXES and the device variable with the
  *                values .meta/env gives them for that device alone
- *                (extres_view_env_values()), when not empty
+ *                (extres_view_env_values()), when not empty; with the
+ *                device variable, the driver's fixed variables
+ *                (extres_driver_ops.env_fixed)
  *   deviceNodes  {"path": P} for each node the info names by a property:
  *                  minor_number       /dev/nvidia<minor>
  *                  drm_render_minor   /dev/dri/renderD<minor>

@@ -22,6 +22,9 @@ struct extres_driver_info {
 	char *env_var; /* the default device variable, or NULL */
 	char *env_property; /* the property that fills it, or NULL: `index` */
 	uint32_t env_form; /* EXTRES_ENV_FORM_* */
+	/* "NAME=VALUE" set beside the device variable (checked at load),
+	 * NULL-terminated, or NULL for none. */
+	char **env_fixed;
 	char **identity_keys; /* NULL-terminated, or NULL for none */
 	/* The driver took its devices through this coordination file by
 	 * itself (extres_host.coordinated_by), or NULL; `coord_how` says

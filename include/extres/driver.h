@@ -441,6 +441,21 @@ struct extres_driver_ops {
 	 * EXTRES_ENV_FORM_*; 0 (AS_IS) for a module that predates it. */
 	uint32_t env_form;
 	uint32_t reserved; /* 0 */
+
+	/*
+	 * Appended in ABI 1, after reserved: variables with a fixed value
+	 * that go with the device variable wherever extres sets that
+	 * (.meta/env, a lease's environment, a CDI spec's device), as
+	 * "NAME=VALUE" strings, NULL-terminated, or NULL for none. NAME is a
+	 * shell identifier, not the device variable; VALUE is 1 to 255
+	 * letters, digits and "_.,:+-" (it is written unquoted into specs and
+	 * single-quoted into .meta/env). A module breaking these rules is
+	 * refused at load. nvml's is CUDA_DEVICE_ORDER=PCI_BUS_ID: CUDA then
+	 * numbers GPUs as nvidia-smi and NVML do, so that an index extres
+	 * shows means the same GPU inside the program. A module built before
+	 * it has a struct_size that ends at reserved: none.
+	 */
+	const char *const *env_fixed;
 };
 
 /* The type of the module's one exported function. It must return the same

@@ -46,9 +46,11 @@ static void expect_cdi(const struct extres_cdi_resource *res, size_t n,
 
 static const char *const no_nodes[] = { NULL };
 
+static char *cuda_fixed[] = { (char *)"CUDA_DEVICE_ORDER=PCI_BUS_ID", NULL };
 static const struct extres_driver_info nvml_info = {
 	.env_var = (char *)"CUDA_VISIBLE_DEVICES",
 	.env_property = (char *)"uuid",
+	.env_fixed = cuda_fixed,
 };
 static const struct extres_driver_info amdgpu_info = {
 	.env_var = (char *)"ROCR_VISIBLE_DEVICES",
@@ -78,10 +80,10 @@ static void test_nvidia(void **state)
 		res, N(res), have,
 		"{\n"
 		"\"gpu\": {\"cdiVersion\": \"0.5.0\", \"kind\": \"extres.dev/gpu\", \"devices\": ["
-		"{\"name\": \"0\", \"containerEdits\": {\"env\": [\"EXTRES_GPU_INDEXES=0\", \"CUDA_VISIBLE_DEVICES=GPU-a\"], \"deviceNodes\": [{\"path\": \"/dev/nvidia0\"}]}}, "
-		"{\"name\": \"1\", \"containerEdits\": {\"env\": [\"EXTRES_GPU_INDEXES=3\", \"CUDA_VISIBLE_DEVICES=GPU-b\"], \"deviceNodes\": [{\"path\": \"/dev/nvidia2\"}]}}, "
-		"{\"name\": \"3\", \"containerEdits\": {\"env\": [\"EXTRES_GPU_INDEXES=3\", \"CUDA_VISIBLE_DEVICES=GPU-b\"], \"deviceNodes\": [{\"path\": \"/dev/nvidia2\"}]}}, "
-		"{\"name\": \"all\", \"containerEdits\": {\"env\": [\"EXTRES_GPU_INDEXES=0,3\", \"CUDA_VISIBLE_DEVICES=GPU-a,GPU-b\"], \"deviceNodes\": [{\"path\": \"/dev/nvidia0\"}, {\"path\": \"/dev/nvidia2\"}]}}], "
+		"{\"name\": \"0\", \"containerEdits\": {\"env\": [\"EXTRES_GPU_INDEXES=0\", \"CUDA_VISIBLE_DEVICES=GPU-a\", \"CUDA_DEVICE_ORDER=PCI_BUS_ID\"], \"deviceNodes\": [{\"path\": \"/dev/nvidia0\"}]}}, "
+		"{\"name\": \"1\", \"containerEdits\": {\"env\": [\"EXTRES_GPU_INDEXES=3\", \"CUDA_VISIBLE_DEVICES=GPU-b\", \"CUDA_DEVICE_ORDER=PCI_BUS_ID\"], \"deviceNodes\": [{\"path\": \"/dev/nvidia2\"}]}}, "
+		"{\"name\": \"3\", \"containerEdits\": {\"env\": [\"EXTRES_GPU_INDEXES=3\", \"CUDA_VISIBLE_DEVICES=GPU-b\", \"CUDA_DEVICE_ORDER=PCI_BUS_ID\"], \"deviceNodes\": [{\"path\": \"/dev/nvidia2\"}]}}, "
+		"{\"name\": \"all\", \"containerEdits\": {\"env\": [\"EXTRES_GPU_INDEXES=0,3\", \"CUDA_VISIBLE_DEVICES=GPU-a,GPU-b\", \"CUDA_DEVICE_ORDER=PCI_BUS_ID\"], \"deviceNodes\": [{\"path\": \"/dev/nvidia0\"}, {\"path\": \"/dev/nvidia2\"}]}}], "
 		"\"containerEdits\": {\"deviceNodes\": [{\"path\": \"/dev/nvidiactl\"}, {\"path\": \"/dev/nvidia-uvm\"}]}}\n"
 		"}\n");
 }
