@@ -522,6 +522,11 @@ static void nvml_close(void *handle)
 }
 
 /* CUDA's own default order is fastest first, which is not NVML's. */
+/* What every CUDA program opens besides its GPU's own node. */
+static const char *const nvidia_control[] = { "/dev/nvidiactl",
+					      "/dev/nvidia-uvm",
+					      "/dev/nvidia-uvm-tools", NULL };
+
 static const char *const cuda_env_fixed[] = { "CUDA_DEVICE_ORDER=PCI_BUS_ID",
 					      NULL };
 
@@ -530,5 +535,5 @@ EXTRES_DRIVER_REGISTER(
 		.close = nvml_close,
 		/* CUDA takes "GPU-..." UUIDs, which survive renumbering. */
 		.env_var = "CUDA_VISIBLE_DEVICES", .env_property = "uuid",
-		.env_fixed = cuda_env_fixed,
+		.env_fixed = cuda_env_fixed, .control_nodes = nvidia_control,
 		.identity_keys = identity_keys_usual)

@@ -13,16 +13,12 @@
 #include "config/cdi_name.h"
 #include "config/config.h"
 
-/* The kernel's MINORBITS: a larger minor is no device number. */
-#define MINOR_MAX ((1ULL << 20) - 1)
-/* "/dev/dri/renderD" and a minor. */
-#define NODE_LEN 32
-#define MAX_NODES 3
+/* A device's own node: its `device` property. */
+#define MAX_NODES 1
 
-/* The device nodes of one info: pointers into the info or into buf. */
+/* The device nodes of one info: pointers into the info. */
 struct nodes {
 	const char *path[MAX_NODES];
-	char buf[2][NODE_LEN];
 	size_t n;
 };
 
@@ -34,31 +30,6 @@ struct edits {
 	int has_nodes;
 };
 
-static const char *const nvidia_control[] = {
-	"/dev/nvidiactl",
-	"/dev/nvidia-uvm",
-	"/dev/nvidia-uvm-tools",
-};
-
-/* An absolute path under /dev/ whose every component is a name: a value
- * that climbs out with ".." must not make a runtime pass another file. */
-static int is_dev_path(const char *p)
-{
-	const char *c;
-	size_t len;
-
-	if (!extres_starts_with(p, "/dev/"))
-		return 0;
-	for (c = p + 5;; c += len + 1) {
-		len = strcspn(c, "/");
-		if (len == 0 || (len == 1 && c[0] == '.') ||
-		    (len == 2 && c[0] == '.' && c[1] == '.'))
-			return 0;
-		if (c[len] == '\0')
-			return 1;
-	}
-}
-
 static void add_node(struct nodes *nodes, const char *path)
 {
 	size_t i;
@@ -69,15 +40,6 @@ static void add_node(struct nodes *nodes, const char *path)
 	nodes->path[nodes->n++] = path;
 }
 
-/* A property that holds a device minor: 1 with *ret set, else 0. */
-static int minor_of(const struct extres_info *info, const char *key,
-		    uint64_t *ret)
-{
-	const char *v = extres_info_get(info, key);
-
-	return v && extres_parse_dec(v, strlen(v), MINOR_MAX, ret) == 0;
-}
-
 /* How the host says which device nodes it has. */
 struct node_check {
 	extres_cdi_exists_fn *exists;
@@ -85,28 +47,20 @@ struct node_check {
 };
 
 /*
- * The nodes info's device needs. A `device` property may come from a config
- * (the static driver) that names any path: it counts only when the host
- * says it is a device node there, so that no file, link or directory under
- * /dev/ reaches a container by way of a spec.
+ * The node info's device needs: its `device` property (a driver names its
+ * devices' nodes there). It may come from a config (the static driver)
+ * that names any path: it counts only when the host says it is a device
+ * node there, so that no file, link or directory under /dev/ reaches a
+ * container by way of a spec.
  */
 static void info_nodes(const struct extres_info *info, struct nodes *nodes,
 		       const struct node_check *chk)
 {
 	const char *device = extres_info_get(info, "device");
-	uint64_t minor;
 
 	nodes->n = 0;
-	if (minor_of(info, "minor_number", &minor)) {
-		snprintf(nodes->buf[0], NODE_LEN, "/dev/nvidia%" PRIu64, minor);
-		add_node(nodes, nodes->buf[0]);
-	}
-	if (minor_of(info, "drm_render_minor", &minor)) {
-		snprintf(nodes->buf[1], NODE_LEN, "/dev/dri/renderD%" PRIu64,
-			 minor);
-		add_node(nodes, nodes->buf[1]);
-	}
-	if (device && is_dev_path(device) && chk->exists(device, chk->arg))
+	if (device && extres_is_dev_path(device) &&
+	    chk->exists(device, chk->arg))
 		add_node(nodes, device);
 }
 
@@ -268,38 +222,45 @@ static int mark_shared_keys(struct devices *d)
 	return 0;
 }
 
-/* The spec's containerEdits: the control nodes present of the kinds of
- * device that v's infos are. */
-static void control_nodes(struct extres_json *json,
-			  const struct extres_view_resource *v,
-			  extres_cdi_exists_fn *exists, void *arg)
+/* The spec's containerEdits: the nodes the driver says all its devices
+ * need (extres_driver_ops.control_nodes) that the host has, when a device
+ * has a node of its own. */
+static int control_nodes(struct extres_json *json, const struct devices *d,
+			 const struct node_check *chk)
 {
-	const char *paths[ARRAY_SIZE(nvidia_control) + 1];
-	int nvidia = 0, kfd = 0;
-	size_t i, n = 0;
-	uint64_t minor;
+	const struct extres_driver_info *info = d->v->driver_info;
+	const char **paths;
+	size_t i, n = 0, max = 0;
+	int any = 0;
 
-	for (i = 0; i < v->n_infos; i++) {
-		nvidia |= minor_of(&v->infos[i], "minor_number", &minor);
-		kfd |= minor_of(&v->infos[i], "drm_render_minor", &minor);
+	for (i = 0; i < d->v->n_infos; i++)
+		any |= d->nodes[i].n > 0;
+	while (any && info && info->control_nodes && info->control_nodes[max])
+		max++;
+	if (max == 0)
+		return 0;
+	paths = calloc(max, sizeof(*paths));
+	if (!paths)
+		return -ENOMEM;
+	for (i = 0; i < max; i++)
+		if (extres_is_dev_path(info->control_nodes[i]) &&
+		    chk->exists(info->control_nodes[i], chk->arg))
+			paths[n++] = info->control_nodes[i];
+	if (n) {
+		extres_json_key(json, "containerEdits");
+		extres_json_begin_object(json);
+		extres_json_key(json, "deviceNodes");
+		extres_json_begin_array(json);
+		node_list(json, paths, n);
+		extres_json_end_array(json);
+		extres_json_end_object(json);
 	}
-	for (i = 0; nvidia && i < ARRAY_SIZE(nvidia_control); i++)
-		if (exists(nvidia_control[i], arg))
-			paths[n++] = nvidia_control[i];
-	if (kfd && exists("/dev/kfd", arg))
-		paths[n++] = "/dev/kfd";
-	if (n == 0)
-		return;
-	extres_json_key(json, "containerEdits");
-	extres_json_begin_object(json);
-	extres_json_key(json, "deviceNodes");
-	extres_json_begin_array(json);
-	node_list(json, paths, n);
-	extres_json_end_array(json);
-	extres_json_end_object(json);
+	free(paths);
+	return 0;
 }
 
-/* Every device of `c`'s spec; *ret_written is how many were written. */
+/* Every device of `c`'s spec and the end of the "devices" array, then
+ * the spec's own containerEdits; *ret_written is how many were written. */
 static int write_devices(struct extres_json *json,
 			 const struct extres_cdi_resource *c,
 			 const char *indexes_var, const struct node_check *chk,
@@ -315,7 +276,7 @@ static int write_devices(struct extres_json *json,
 	char number[24];
 	struct edits e;
 	size_t i, n = v->n_infos ? v->n_infos : 1;
-	int r = -ENOMEM;
+	int r = -ENOMEM, ended = 0;
 
 	*ret_written = 0;
 	d.nodes = calloc(n, sizeof(*d.nodes));
@@ -344,7 +305,13 @@ static int write_devices(struct extres_json *json,
 	if (r == 0)
 		r = write_device(json, &d, "all", 0, v->n_infos, &e);
 	edits_clear(&e);
+	extres_json_end_array(json);
+	if (r == 0)
+		r = control_nodes(json, &d, chk);
+	ended = 1;
 out:
+	if (!ended)
+		extres_json_end_array(json);
 	free(d.nodes);
 	free(d.shared_key);
 	return r;
@@ -383,8 +350,6 @@ static int spec_text(const struct extres_cdi_resource *c,
 	extres_json_key(json, "devices");
 	extres_json_begin_array(json);
 	r = write_devices(json, c, indexes_var, &chk, &written);
-	extres_json_end_array(json);
-	control_nodes(json, c->view, exists, arg);
 	extres_json_end_object(json);
 	if (r == 0)
 		r = extres_json_finish(json, &text, &len);

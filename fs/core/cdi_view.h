@@ -53,16 +53,14 @@ typedef int extres_cdi_exists_fn(const char *path, void *arg);
  *                (extres_view_env_values()), when not empty; with the
  *                device variable, the driver's fixed variables
  *                (extres_driver_ops.env_fixed)
- *   deviceNodes  {"path": P} for each node the info names by a property:
- *                  minor_number       /dev/nvidia<minor>
- *                  drm_render_minor   /dev/dri/renderD<minor>
- *                  device             itself, when an absolute path under
- *                                     /dev/ with no "." or ".." in it
+ *   deviceNodes  {"path": P} for the info's `device` property, when an
+ *                absolute path under /dev/ with no "." or ".." in it that
+ *                `exists` says is a device node
  *
  * The spec's own containerEdits, applied with any of its devices, hold the
- * control nodes those need where `exists` says they exist: /dev/nvidiactl,
- * /dev/nvidia-uvm and /dev/nvidia-uvm-tools when an info has minor_number,
- * /dev/kfd when one has drm_render_minor.
+ * nodes its driver says every device needs (extres_driver_ops
+ * .control_nodes) where `exists` says they exist, when a device has a node
+ * of its own.
  *
  * Left out, since a runtime refuses a whole spec for them: a device with
  * nothing to edit, a resource with no device left or with no valid kind (a

@@ -42,7 +42,8 @@ static char **dup_keys(const char *const *keys, int *failed)
 static int fill(struct extres_driver_info *ret, const char *env_var,
 		const char *env_property, uint32_t env_form,
 		const char *const *identity_keys, const char *const *env_fixed,
-		const char *coord_file, const char *coord_how)
+		const char *const *control_nodes, const char *coord_file,
+		const char *coord_how)
 {
 	struct extres_driver_info d = { .env_form = env_form };
 	int failed = 0;
@@ -51,6 +52,7 @@ static int fill(struct extres_driver_info *ret, const char *env_var,
 	d.env_property = dup_opt(env_property, &failed);
 	d.identity_keys = dup_keys(identity_keys, &failed);
 	d.env_fixed = dup_keys(env_fixed, &failed);
+	d.control_nodes = dup_keys(control_nodes, &failed);
 	d.coord_file = dup_opt(coord_file, &failed);
 	d.coord_how = dup_opt(coord_how, &failed);
 	if (failed) {
@@ -65,7 +67,8 @@ int extres_driver_info_from_ops(const struct extres_driver_ops *ops,
 				struct extres_driver_info *ret)
 {
 	return fill(ret, ops->env_var, ops->env_property, ops->env_form,
-		    ops->identity_keys, ops->env_fixed, NULL, NULL);
+		    ops->identity_keys, ops->env_fixed, ops->control_nodes,
+		    NULL, NULL);
 }
 
 int extres_driver_info_copy(const struct extres_driver_info *src,
@@ -73,7 +76,8 @@ int extres_driver_info_copy(const struct extres_driver_info *src,
 {
 	return fill(ret, src->env_var, src->env_property, src->env_form,
 		    (const char *const *)src->identity_keys,
-		    (const char *const *)src->env_fixed, src->coord_file,
+		    (const char *const *)src->env_fixed,
+		    (const char *const *)src->control_nodes, src->coord_file,
 		    src->coord_how);
 }
 
@@ -110,6 +114,9 @@ void extres_driver_info_clear(struct extres_driver_info *info)
 	for (i = 0; info->env_fixed && info->env_fixed[i]; i++)
 		free(info->env_fixed[i]);
 	free(info->env_fixed);
+	for (i = 0; info->control_nodes && info->control_nodes[i]; i++)
+		free(info->control_nodes[i]);
+	free(info->control_nodes);
 	free(info->coord_file);
 	free(info->coord_how);
 	memset(info, 0, sizeof(*info));

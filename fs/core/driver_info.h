@@ -25,6 +25,9 @@ struct extres_driver_info {
 	/* "NAME=VALUE" set beside the device variable (checked at load),
 	 * NULL-terminated, or NULL for none. */
 	char **env_fixed;
+	/* Nodes every device needs besides its own (checked at load),
+	 * NULL-terminated, or NULL for none. */
+	char **control_nodes;
 	char **identity_keys; /* NULL-terminated, or NULL for none */
 	/* The driver took its devices through this coordination file by
 	 * itself (extres_host.coordinated_by), or NULL; `coord_how` says

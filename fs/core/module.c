@@ -210,7 +210,7 @@ int extres_module_load(const char *path, struct extres_module **ret,
 		       struct extres_err *err)
 {
 	const struct extres_driver_ops *ops;
-	const char *bad = NULL;
+	const char *bad = NULL, *const * node;
 	struct extres_module *m;
 	extres_driver_entry_fn entry;
 	const char *missing = NULL;
@@ -327,6 +327,14 @@ int extres_module_load(const char *path, struct extres_module **ret,
 			path, bad);
 		goto fail;
 	}
+	for (node = m->ops.control_nodes; node && *node; node++)
+		if (!extres_is_dev_path(*node)) {
+			r = extres_err_set(
+				err, ELIBBAD,
+				"%s: driver's control node '%s' is not a path under /dev/",
+				path, *node);
+			goto fail;
+		}
 	if (m->ops.env_form > EXTRES_ENV_FORM_ROCM_UUID) {
 		r = extres_err_set(
 			err, ELIBBAD,

@@ -456,6 +456,17 @@ struct extres_driver_ops {
 	 * it has a struct_size that ends at reserved: none.
 	 */
 	const char *const *env_fixed;
+
+	/*
+	 * Appended in ABI 1, after env_fixed: device nodes that every device
+	 * of this driver needs besides its own (a `device` property), as
+	 * absolute paths under /dev/, NULL-terminated, or NULL for none: a
+	 * CDI spec's common containerEdits give a container those the host
+	 * has, with any of the driver's devices. nvml's are /dev/nvidiactl,
+	 * /dev/nvidia-uvm and /dev/nvidia-uvm-tools; amdgpu's is /dev/kfd. A
+	 * path that climbs out with "." or ".." is refused at load.
+	 */
+	const char *const *control_nodes;
 };
 
 /* The type of the module's one exported function. It must return the same

@@ -72,7 +72,8 @@
 	X(struct extres_driver_ops, env_form, 64, 4)          \
 	X(struct extres_driver_ops, reserved, 68, 4)          \
 	X(struct extres_driver_ops, env_fixed, 72, 8)         \
-	S(struct extres_driver_ops, 80)
+	X(struct extres_driver_ops, control_nodes, 80, 8)     \
+	S(struct extres_driver_ops, 88)
 
 #define PIN(type, member, off, size)                       \
 	static_assert(offsetof(type, member) == (off),     \
@@ -141,6 +142,7 @@ TYPE(struct extres_driver_ops, identity_keys, const char *const *);
 TYPE(struct extres_driver_ops, env_form, uint32_t);
 TYPE(struct extres_driver_ops, reserved, uint32_t);
 TYPE(struct extres_driver_ops, env_fixed, const char *const *);
+TYPE(struct extres_driver_ops, control_nodes, const char *const *);
 static_assert(
 	__builtin_types_compatible_p(extres_driver_entry_fn,
 				     const struct extres_driver_ops *(*)(void)),

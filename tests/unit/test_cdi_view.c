@@ -47,34 +47,43 @@ static void expect_cdi(const struct extres_cdi_resource *res, size_t n,
 static const char *const no_nodes[] = { NULL };
 
 static char *cuda_fixed[] = { (char *)"CUDA_DEVICE_ORDER=PCI_BUS_ID", NULL };
+static char *nvidia_control[] = { (char *)"/dev/nvidiactl",
+				  (char *)"/dev/nvidia-uvm",
+				  (char *)"/dev/nvidia-uvm-tools", NULL };
+static char *kfd[] = { (char *)"/dev/kfd", NULL };
 static const struct extres_driver_info nvml_info = {
 	.env_var = (char *)"CUDA_VISIBLE_DEVICES",
 	.env_property = (char *)"uuid",
 	.env_fixed = cuda_fixed,
+	.control_nodes = nvidia_control,
 };
 static const struct extres_driver_info amdgpu_info = {
 	.env_var = (char *)"ROCR_VISIBLE_DEVICES",
 	.env_property = (char *)"unique_id",
 	.env_form = EXTRES_ENV_FORM_ROCM_UUID,
+	.control_nodes = kfd,
 };
 
-/* NVIDIA: a node from minor_number (the same as `device`), the variable
- * from uuid, a device by its key (index "3": "0" is the first device's
- * number already), and the control nodes that this host has. */
+/* NVIDIA: a node from `device` (minor_number alone names none: the driver
+ * names its nodes), the variable from uuid, a device by its key (index
+ * "3": "0" is the first device's number already), and the control nodes
+ * the driver declares that this host has. */
 static void test_nvidia(void **state)
 {
 	struct extres_property g0[] = { P("index", "0"), P("uuid", "GPU-a"),
 					P("minor_number", "0"),
 					P("device", "/dev/nvidia0") };
 	struct extres_property g1[] = { P("index", "3"), P("uuid", "GPU-b"),
-					P("minor_number", "2") };
+					P("minor_number", "2"),
+					P("device", "/dev/nvidia2") };
 	const struct extres_info infos[] = { INFO(g0), INFO(g1) };
 	const struct extres_view_resource view = { "gpu",    "nvml",	NULL,
 						   2,	     { 2, 2 },	infos,
 						   N(infos), &nvml_info };
 	const struct extres_cdi_resource res[] = { { &view, NULL, NULL } };
 	static const char *const have[] = { "/dev/nvidiactl", "/dev/nvidia-uvm",
-					    NULL };
+					    "/dev/nvidia0",   "/dev/nvidia2",
+					    "/dev/kfd",	      NULL };
 
 	expect_cdi(
 		res, N(res), have,
@@ -88,7 +97,7 @@ static void test_nvidia(void **state)
 		"}\n");
 }
 
-/* AMD: the render node from drm_render_minor, /dev/kfd where it is, the
+/* AMD: the render node from `device`, /dev/kfd where it is, the
  * ROCm form of the variable; the key is uuid-like (coordination-key). */
 static void test_amd(void **state)
 {
@@ -103,7 +112,7 @@ static void test_amd(void **state)
 		{ &view, "vendor.example/rocm", "unique_id" }
 	};
 	static const char *const have[] = { "/dev/kfd", "/dev/nvidiactl",
-					    NULL };
+					    "/dev/dri/renderD129", NULL };
 
 	expect_cdi(
 		res, N(res), have,
