@@ -21,6 +21,8 @@
  *   external-resource.<name>.cdi.kind           (CDI kind of .meta/cdi.json,
  *                                                default extres.dev/<name>)
  *   extres.mountpoint
+ *   extres.cdi-spec-dir        (a directory: extresd keeps a CDI spec per
+ *                               resource there, extres-<name>.json)
  *   extres.lock-timeout        (seconds, default 10: the longest wait for a
  *                               coordination file's lock)
  *   extres.coordination-group  (a group name: its members may write
@@ -126,6 +128,7 @@ struct extres_config {
 	 */
 	char *untrusted;
 	char *mountpoint; /* extres.mountpoint, or NULL */
+	char *cdi_spec_dir; /* extres.cdi-spec-dir (absolute), or NULL */
 	unsigned lock_timeout_ms; /* extres.lock-timeout */
 	/*
 	 * extres.coordination-group: the group trusted to write coordination

@@ -97,6 +97,10 @@ struct extresd {
 	int dead_mount;
 	struct fuse_args mount_opts;
 	int hand_fd;
+	/* extres.cdi-spec-dir as last written to, and the .meta/cdi.json
+	 * written there (NULL: nothing written). */
+	char *cdi_dir;
+	char *cdi_written;
 };
 
 /*
@@ -104,6 +108,14 @@ struct extresd {
  * (telling the kernel what changed). 0, or a negative errno after logging.
  */
 int extresd_publish(struct extresd *d);
+
+/* Bring extres.cdi-spec-dir's files in step with `view` (.meta/cdi.json
+ * as just served), removing those of a directory the config no longer
+ * names (daemon/cdi_dir.c). Logs what fails; tried again next time. */
+void extresd_cdi_sync(struct extresd *d, const char *view);
+
+/* Remove the spec files written (at stop, before devices are released). */
+void extresd_cdi_clear(struct extresd *d);
 
 /* How many files .meta has. */
 #define EXTRESD_N_META 8

@@ -72,6 +72,9 @@ int extresd_publish(struct extresd *d)
 		goto out;
 	}
 	extres_fs_swap(&d->fs, d->se, tree);
+	for (i = 0; i < EXTRESD_N_META; i++)
+		if (strcmp(files[i].name, "cdi.json") == 0)
+			extresd_cdi_sync(d, files[i].data);
 out:
 	extresd_leases_free(&leases);
 	for (i = 0; i < EXTRESD_N_META; i++)

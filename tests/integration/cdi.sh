@@ -77,6 +77,43 @@ case_reload() {
 	daemon_stop
 }
 
+# not_in_file TEXT FILE: FILE is there and does not hold TEXT.
+not_in_file() {
+	[[ -e $2 ]] && ! grep -qF -- "$1" "$2"
+}
+
+# extres.cdi-spec-dir: extresd writes extres-<resource>.json itself when it
+# has mounted, rewrites a file after a reload that drops a device (within a
+# second: the wait allows no more) and removes one whose resource went, and
+# removes its files when it stops; another file in the directory stays.
+case_spec_dir() {
+	local dir out
+	it_setup
+	dir=$WORK/cdi
+	mkdir -m 0755 "$dir"
+	echo '{}' >"$dir/other.json"
+	write_cdi_config "$WORK/extres.yaml" extres.dev/gpu
+	echo "extres.cdi-spec-dir: $dir" >>"$WORK/extres.yaml"
+	daemon_start -c "$WORK/extres.yaml" "$MNT"
+	assert_file "$dir/extres-gpu.json" "$GPU_SPEC"$'\n'
+	assert_file "$dir/extres-fpga.json" "$FPGA_SPEC"$'\n'
+	assert_eq "644 644" "$(stat -c %a "$dir/extres-gpu.json" "$dir/extres-fpga.json" | xargs)" "modes"
+
+	# gpu keeps device 4 alone, fpga goes.
+	sed -i -e 's/^external-resources: gpu;fpga$/external-resources: gpu/' \
+		-e 's/^external-resource.gpu.amount: 2$/external-resource.gpu.amount: 1/' "$WORK/extres.yaml"
+	kill -HUP "$DAEMON_PID"
+	wait_for 1 "extres-gpu.json to follow the reload" \
+		not_in_file /dev/fuse "$dir/extres-gpu.json"
+	wait_for 1 "extres-fpga.json to go" test ! -e "$dir/extres-fpga.json"
+	out=$(cat "$MNT/.meta/cdi.json")
+	assert_eq "{
+\"gpu\": $(cat "$dir/extres-gpu.json")
+}" "$out" "extres-gpu.json after the reload"
+	daemon_stop
+	assert_eq "other.json" "$(ls -A "$dir")" "files after the stop"
+}
+
 # extresctl cdi: extres-<resource>.json, 0644, each the view's spec; with
 # --prune, a resource gone after a reload takes its file with it; another
 # file in the directory stays.
