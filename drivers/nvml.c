@@ -527,6 +527,13 @@ static const char *const nvidia_control[] = { "/dev/nvidiactl",
 					      "/dev/nvidia-uvm",
 					      "/dev/nvidia-uvm-tools", NULL };
 
+/* Where nvidia-ctk writes its spec, in the order the toolkit's docs
+ * name them. */
+static const char *const nvidia_cdi_specs[] = {
+	"/etc/cdi/nvidia.yaml", "/etc/cdi/nvidia.json",
+	"/var/run/cdi/nvidia.yaml", "/var/run/cdi/nvidia.json", NULL
+};
+
 static const char *const cuda_env_fixed[] = { "CUDA_DEVICE_ORDER=PCI_BUS_ID",
 					      NULL };
 
@@ -536,4 +543,7 @@ EXTRES_DRIVER_REGISTER(
 		/* CUDA takes "GPU-..." UUIDs, which survive renumbering. */
 		.env_var = "CUDA_VISIBLE_DEVICES", .env_property = "uuid",
 		.env_fixed = cuda_env_fixed, .control_nodes = nvidia_control,
+		.cdi_base_specs = nvidia_cdi_specs,
+		.cdi_base_hint =
+			"nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml",
 		.identity_keys = identity_keys_usual)

@@ -411,6 +411,7 @@ void extres_config_free(struct extres_config *config)
 		free(res->coordination_file);
 		free(res->coordination_key);
 		free(res->cdi_kind);
+		free(res->cdi_base_spec);
 		free(res->kubernetes_key);
 		free(res->yarn_key);
 		free(res->env_var);

@@ -20,6 +20,8 @@
  *   external-resource.<name>.pool               (true: a node pool, below)
  *   external-resource.<name>.cdi.kind           (CDI kind of .meta/cdi.json,
  *                                                default extres.dev/<name>)
+ *   external-resource.<name>.cdi.base-spec      (a vendor's generated CDI
+ *                                                spec to build on)
  *   extres.mountpoint
  *   extres.cdi-spec-dir        (a directory: extresd keeps a CDI spec per
  *                               resource there, extres-<name>.json)
@@ -114,6 +116,9 @@ struct extres_resource_config {
 	/* cdi.kind: a valid CDI kind (config/cdi_name.h), or NULL when unset
 	 * (EXTRES_CDI_VENDOR "/<name>"). */
 	char *cdi_kind;
+	/* cdi.base-spec: the vendor's generated CDI spec to build on
+	 * (absolute), or NULL for the driver's cdi_base_specs. */
+	char *cdi_base_spec;
 	uint32_t line, column; /* where the name was listed */
 };
 

@@ -27,6 +27,7 @@ const char *const extres_cfg_slot_keys[N_SLOTS] = {
 	[SLOT_REFRESH] = "refresh-interval",
 	[SLOT_POOL] = "pool",
 	[SLOT_CDI_KIND] = "cdi.kind",
+	[SLOT_CDI_BASE] = "cdi.base-spec",
 };
 
 /* What each slot's value must be, for messages. The driver alone may also
@@ -46,6 +47,7 @@ const char *const extres_cfg_slot_expected[N_SLOTS] = {
 	[SLOT_REFRESH] = "a number of seconds",
 	[SLOT_POOL] = "true or false",
 	[SLOT_CDI_KIND] = "a CDI kind (vendor/class)",
+	[SLOT_CDI_BASE] = "a path",
 };
 
 /*

@@ -38,6 +38,7 @@ enum slot {
 	SLOT_REFRESH,
 	SLOT_POOL,
 	SLOT_CDI_KIND,
+	SLOT_CDI_BASE,
 	N_SLOTS,
 };
 

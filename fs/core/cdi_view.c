@@ -10,6 +10,7 @@
 #include "base/json.h"
 #include "base/macro.h"
 #include "base/text.h"
+#include "config/cdi_base.h"
 #include "config/cdi_name.h"
 #include "config/config.h"
 
@@ -81,7 +82,34 @@ struct devices {
 	const char *key;
 	struct nodes *nodes; /* one per info */
 	unsigned char *shared_key; /* one per info: 1 if another has it */
+	/* The vendor's spec, and each info's device in it (by uuid), or
+	 * NULL. */
+	const struct extres_cdi_base *base;
+	const struct extres_cdi_edits **base_edits; /* one per info */
 };
+
+static const char *const edit_keys[] = EXTRES_CDI_EDIT_KEYS;
+
+/* How many items infos [first, first + count) have in the vendor's spec
+ * under `key`. */
+static size_t base_count(const struct devices *d, size_t first, size_t count,
+			 const char *key)
+{
+	size_t i, n = 0;
+
+	for (i = first; d->base && i < first + count; i++)
+		n += extres_cdi_edits_count(d->base, d->base_edits[i], key);
+	return n;
+}
+
+static void base_items(struct extres_json *json, const struct devices *d,
+		       size_t first, size_t count, const char *key)
+{
+	size_t i;
+
+	for (i = first; d->base && i < first + count; i++)
+		extres_cdi_edits_write(json, d->base, d->base_edits[i], key);
+}
 
 static int edits_get(const struct devices *d, size_t first, size_t count,
 		     struct edits *e)
@@ -97,8 +125,14 @@ static int edits_get(const struct devices *d, size_t first, size_t count,
 	return r;
 }
 
-static int edits_empty(const struct edits *e)
+/* Whether info i has nothing to edit, of ours or the vendor's. */
+static int edits_empty(const struct devices *d, size_t i, const struct edits *e)
 {
+	size_t k;
+
+	for (k = 0; k < ARRAY_SIZE(edit_keys); k++)
+		if (base_count(d, i, 1, edit_keys[k]))
+			return 0;
 	return !e->has_nodes && !e->indexes[0] &&
 	       !(e->devices && e->devices[0]);
 }
@@ -145,7 +179,10 @@ static int write_device(struct extres_json *json, const struct devices *d,
 	extres_json_string(json, name);
 	extres_json_key(json, "containerEdits");
 	extres_json_begin_object(json);
-	if (e->indexes[0] || (e->devices && e->devices[0])) {
+	/* The vendor's edits after ours: a runtime applies them in order,
+	 * and the variables that say which device must be ours. */
+	if (e->indexes[0] || (e->devices && e->devices[0]) ||
+	    base_count(d, first, count, "env")) {
 		extres_json_key(json, "env");
 		extres_json_begin_array(json);
 		r = env_entry(json, d->indexes_var, e->indexes);
@@ -157,13 +194,23 @@ static int write_device(struct extres_json *json, const struct devices *d,
 				     NULL;
 		     r == 0 && fixed && *fixed; fixed++)
 			extres_json_string(json, *fixed);
+		base_items(json, d, first, count, "env");
 		extres_json_end_array(json);
 	}
-	if (e->has_nodes) {
+	if (e->has_nodes || base_count(d, first, count, "deviceNodes")) {
 		extres_json_key(json, "deviceNodes");
 		extres_json_begin_array(json);
 		for (i = first; i < first + count; i++)
 			node_list(json, d->nodes[i].path, d->nodes[i].n);
+		base_items(json, d, first, count, "deviceNodes");
+		extres_json_end_array(json);
+	}
+	for (i = 2; i < ARRAY_SIZE(edit_keys); i++) {
+		if (!base_count(d, first, count, edit_keys[i]))
+			continue;
+		extres_json_key(json, edit_keys[i]);
+		extres_json_begin_array(json);
+		base_items(json, d, first, count, edit_keys[i]);
 		extres_json_end_array(json);
 	}
 	extres_json_end_object(json);
@@ -229,30 +276,41 @@ static int control_nodes(struct extres_json *json, const struct devices *d,
 			 const struct node_check *chk)
 {
 	const struct extres_driver_info *info = d->v->driver_info;
+	const struct extres_cdi_edits *common =
+		d->base ? extres_cdi_base_common(d->base) : NULL;
 	const char **paths;
-	size_t i, n = 0, max = 0;
+	size_t i, n = 0, max = 0, k, base = 0;
 	int any = 0;
 
 	for (i = 0; i < d->v->n_infos; i++)
 		any |= d->nodes[i].n > 0;
 	while (any && info && info->control_nodes && info->control_nodes[max])
 		max++;
-	if (max == 0)
-		return 0;
-	paths = calloc(max, sizeof(*paths));
+	for (k = 0; k < ARRAY_SIZE(edit_keys); k++)
+		base += extres_cdi_edits_count(d->base, common, edit_keys[k]);
+	paths = calloc(max ? max : 1, sizeof(*paths));
 	if (!paths)
 		return -ENOMEM;
 	for (i = 0; i < max; i++)
 		if (extres_is_dev_path(info->control_nodes[i]) &&
 		    chk->exists(info->control_nodes[i], chk->arg))
 			paths[n++] = info->control_nodes[i];
-	if (n) {
+	if (n || base) {
 		extres_json_key(json, "containerEdits");
 		extres_json_begin_object(json);
-		extres_json_key(json, "deviceNodes");
-		extres_json_begin_array(json);
-		node_list(json, paths, n);
-		extres_json_end_array(json);
+		for (k = 0; k < ARRAY_SIZE(edit_keys); k++) {
+			if (!extres_cdi_edits_count(d->base, common,
+						    edit_keys[k]) &&
+			    !(k == 1 && n))
+				continue;
+			extres_json_key(json, edit_keys[k]);
+			extres_json_begin_array(json);
+			if (k == 1)
+				node_list(json, paths, n);
+			extres_cdi_edits_write(json, d->base, common,
+					       edit_keys[k]);
+			extres_json_end_array(json);
+		}
 		extres_json_end_object(json);
 	}
 	free(paths);
@@ -281,16 +339,22 @@ static int write_devices(struct extres_json *json,
 	*ret_written = 0;
 	d.nodes = calloc(n, sizeof(*d.nodes));
 	d.shared_key = calloc(n, 1);
-	if (!d.nodes || !d.shared_key || mark_shared_keys(&d) < 0)
+	d.base = c->base;
+	d.base_edits = calloc(n, sizeof(*d.base_edits));
+	if (!d.nodes || !d.shared_key || !d.base_edits ||
+	    mark_shared_keys(&d) < 0)
 		goto out;
-	for (i = 0; i < v->n_infos; i++)
+	for (i = 0; i < v->n_infos; i++) {
 		info_nodes(&v->infos[i], &d.nodes[i], chk);
+		d.base_edits[i] = extres_cdi_base_device(
+			c->base, extres_info_uuid(&v->infos[i]));
+	}
 	r = 0;
 	for (i = 0; i < v->n_infos && r == 0; i++) {
 		const char *value = extres_info_get(&v->infos[i], d.key);
 
 		r = edits_get(&d, i, 1, &e);
-		if (r == 0 && !edits_empty(&e)) {
+		if (r == 0 && !edits_empty(&d, i, &e)) {
 			snprintf(number, sizeof(number), "%zu", i);
 			r = write_device(json, &d, number, i, 1, &e);
 			if (r == 0 && key_name_ok(&d, i, value))
@@ -312,9 +376,36 @@ static int write_devices(struct extres_json *json,
 out:
 	if (!ended)
 		extres_json_end_array(json);
+	free(d.base_edits);
 	free(d.nodes);
 	free(d.shared_key);
 	return r;
+}
+
+/* The least cdiVersion that c's spec needs (upstream's specs-go
+ * version.go): device names that start with a digit ("0") need 0.5.0;
+ * additionalGIDs, which only a vendor's edits bring, 0.7.0. Nothing else
+ * extres writes or carries needs more (mount types 0.4.0, device node
+ * hostPath 0.5.0; annotations and kinds with a dot in the class, 0.6.0,
+ * extres never writes). */
+static const char *spec_version(const struct extres_cdi_resource *c)
+{
+	const struct extres_cdi_base *b = c->base;
+	size_t i;
+
+	if (!b)
+		return EXTRES_CDI_VERSION;
+	if (extres_cdi_edits_count(b, extres_cdi_base_common(b),
+				   "additionalGIDs"))
+		return EXTRES_CDI_VERSION_GIDS;
+	for (i = 0; i < c->view->n_infos; i++)
+		if (extres_cdi_edits_count(
+			    b,
+			    extres_cdi_base_device(
+				    b, extres_info_uuid(&c->view->infos[i])),
+			    "additionalGIDs"))
+			return EXTRES_CDI_VERSION_GIDS;
+	return EXTRES_CDI_VERSION;
 }
 
 /* c's spec on one line (with its "\n"), or *ret_text NULL when c has no
@@ -344,7 +435,7 @@ static int spec_text(const struct extres_cdi_resource *c,
 		goto out;
 	extres_json_begin_object(json);
 	extres_json_key(json, "cdiVersion");
-	extres_json_string(json, EXTRES_CDI_VERSION);
+	extres_json_string(json, spec_version(c));
 	extres_json_key(json, "kind");
 	extres_json_string(json, kind);
 	extres_json_key(json, "devices");

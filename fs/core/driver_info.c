@@ -39,10 +39,18 @@ static char **dup_keys(const char *const *keys, int *failed)
 	return d;
 }
 
+/* What a driver declares besides its variable. */
+struct declared {
+	const char *const *identity_keys;
+	const char *const *env_fixed;
+	const char *const *control_nodes;
+	const char *const *cdi_base_specs;
+	const char *cdi_base_hint;
+};
+
 static int fill(struct extres_driver_info *ret, const char *env_var,
 		const char *env_property, uint32_t env_form,
-		const char *const *identity_keys, const char *const *env_fixed,
-		const char *const *control_nodes, const char *coord_file,
+		const struct declared *x, const char *coord_file,
 		const char *coord_how)
 {
 	struct extres_driver_info d = { .env_form = env_form };
@@ -50,9 +58,11 @@ static int fill(struct extres_driver_info *ret, const char *env_var,
 
 	d.env_var = dup_opt(env_var, &failed);
 	d.env_property = dup_opt(env_property, &failed);
-	d.identity_keys = dup_keys(identity_keys, &failed);
-	d.env_fixed = dup_keys(env_fixed, &failed);
-	d.control_nodes = dup_keys(control_nodes, &failed);
+	d.identity_keys = dup_keys(x->identity_keys, &failed);
+	d.env_fixed = dup_keys(x->env_fixed, &failed);
+	d.control_nodes = dup_keys(x->control_nodes, &failed);
+	d.cdi_base_specs = dup_keys(x->cdi_base_specs, &failed);
+	d.cdi_base_hint = dup_opt(x->cdi_base_hint, &failed);
 	d.coord_file = dup_opt(coord_file, &failed);
 	d.coord_how = dup_opt(coord_how, &failed);
 	if (failed) {
@@ -66,19 +76,27 @@ static int fill(struct extres_driver_info *ret, const char *env_var,
 int extres_driver_info_from_ops(const struct extres_driver_ops *ops,
 				struct extres_driver_info *ret)
 {
-	return fill(ret, ops->env_var, ops->env_property, ops->env_form,
-		    ops->identity_keys, ops->env_fixed, ops->control_nodes,
+	const struct declared x = { ops->identity_keys, ops->env_fixed,
+				    ops->control_nodes, ops->cdi_base_specs,
+				    ops->cdi_base_hint };
+
+	return fill(ret, ops->env_var, ops->env_property, ops->env_form, &x,
 		    NULL, NULL);
 }
 
 int extres_driver_info_copy(const struct extres_driver_info *src,
 			    struct extres_driver_info *ret)
 {
-	return fill(ret, src->env_var, src->env_property, src->env_form,
-		    (const char *const *)src->identity_keys,
-		    (const char *const *)src->env_fixed,
-		    (const char *const *)src->control_nodes, src->coord_file,
-		    src->coord_how);
+	const struct declared x = {
+		(const char *const *)src->identity_keys,
+		(const char *const *)src->env_fixed,
+		(const char *const *)src->control_nodes,
+		(const char *const *)src->cdi_base_specs,
+		src->cdi_base_hint,
+	};
+
+	return fill(ret, src->env_var, src->env_property, src->env_form, &x,
+		    src->coord_file, src->coord_how);
 }
 
 int extres_driver_info_set_coordination(struct extres_driver_info *info,
@@ -117,6 +135,10 @@ void extres_driver_info_clear(struct extres_driver_info *info)
 	for (i = 0; info->control_nodes && info->control_nodes[i]; i++)
 		free(info->control_nodes[i]);
 	free(info->control_nodes);
+	for (i = 0; info->cdi_base_specs && info->cdi_base_specs[i]; i++)
+		free(info->cdi_base_specs[i]);
+	free(info->cdi_base_specs);
+	free(info->cdi_base_hint);
 	free(info->coord_file);
 	free(info->coord_how);
 	memset(info, 0, sizeof(*info));

@@ -28,6 +28,10 @@ struct extres_driver_info {
 	/* Nodes every device needs besides its own (checked at load),
 	 * NULL-terminated, or NULL for none. */
 	char **control_nodes;
+	/* Where the vendor's generated CDI spec may be (absolute paths,
+	 * NULL-terminated), or NULL; the command that makes one, or NULL. */
+	char **cdi_base_specs;
+	char *cdi_base_hint;
 	char **identity_keys; /* NULL-terminated, or NULL for none */
 	/* The driver took its devices through this coordination file by
 	 * itself (extres_host.coordinated_by), or NULL; `coord_how` says

@@ -335,6 +335,14 @@ int extres_module_load(const char *path, struct extres_module **ret,
 				path, *node);
 			goto fail;
 		}
+	for (node = m->ops.cdi_base_specs; node && *node; node++)
+		if ((*node)[0] != '/') {
+			r = extres_err_set(
+				err, ELIBBAD,
+				"%s: driver's CDI base spec '%s' is not an absolute path",
+				path, *node);
+			goto fail;
+		}
 	if (m->ops.env_form > EXTRES_ENV_FORM_ROCM_UUID) {
 		r = extres_err_set(
 			err, ELIBBAD,

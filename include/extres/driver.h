@@ -467,6 +467,23 @@ struct extres_driver_ops {
 	 * path that climbs out with "." or ".." is refused at load.
 	 */
 	const char *const *control_nodes;
+
+	/*
+	 * Appended in ABI 1, after control_nodes: where the device vendor's
+	 * own tools write a CDI spec for the node's devices (absolute paths,
+	 * the first that exists is used, NULL-terminated), or NULL for none;
+	 * and the command that writes one, for messages, or NULL. extres's
+	 * spec for a resource then gives a container what the vendor's
+	 * would: its common containerEdits (libraries, binaries, hooks) and
+	 * the edits of each device named by the `uuid` property's value,
+	 * beside extres's own variables. nvml's are /etc/cdi/nvidia.yaml,
+	 * /etc/cdi/nvidia.json, /var/run/cdi/nvidia.yaml and
+	 * /var/run/cdi/nvidia.json, made by `nvidia-ctk cdi generate`, whose
+	 * devices carry the GPUs' and MIG devices' UUIDs as names. A resource's
+	 * cdi.base-spec setting takes their place.
+	 */
+	const char *const *cdi_base_specs;
+	const char *cdi_base_hint;
 };
 
 /* The type of the module's one exported function. It must return the same

@@ -73,7 +73,9 @@
 	X(struct extres_driver_ops, reserved, 68, 4)          \
 	X(struct extres_driver_ops, env_fixed, 72, 8)         \
 	X(struct extres_driver_ops, control_nodes, 80, 8)     \
-	S(struct extres_driver_ops, 88)
+	X(struct extres_driver_ops, cdi_base_specs, 88, 8)    \
+	X(struct extres_driver_ops, cdi_base_hint, 96, 8)     \
+	S(struct extres_driver_ops, 104)
 
 #define PIN(type, member, off, size)                       \
 	static_assert(offsetof(type, member) == (off),     \
@@ -143,6 +145,8 @@ TYPE(struct extres_driver_ops, env_form, uint32_t);
 TYPE(struct extres_driver_ops, reserved, uint32_t);
 TYPE(struct extres_driver_ops, env_fixed, const char *const *);
 TYPE(struct extres_driver_ops, control_nodes, const char *const *);
+TYPE(struct extres_driver_ops, cdi_base_specs, const char *const *);
+TYPE(struct extres_driver_ops, cdi_base_hint, const char *);
 static_assert(
 	__builtin_types_compatible_p(extres_driver_entry_fn,
 				     const struct extres_driver_ops *(*)(void)),
