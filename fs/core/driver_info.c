@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "core/infos.h"
 
@@ -142,6 +143,23 @@ void extres_driver_info_clear(struct extres_driver_info *info)
 	free(info->coord_file);
 	free(info->coord_how);
 	memset(info, 0, sizeof(*info));
+}
+
+const char *extres_driver_info_cdi_base(const struct extres_driver_info *info,
+					const char *configured,
+					int *ret_missing)
+{
+	char *const *p;
+	struct stat st;
+
+	*ret_missing = 0;
+	if (configured)
+		return configured;
+	for (p = info ? info->cdi_base_specs : NULL; p && *p; p++)
+		if (stat(*p, &st) == 0)
+			return *p;
+	*ret_missing = info && info->cdi_base_specs && info->cdi_base_specs[0];
+	return NULL;
 }
 
 int extres_driver_info_same_device(const struct extres_driver_info *info,

@@ -56,6 +56,13 @@ int extres_driver_info_set_coordination(struct extres_driver_info *info,
 /* Free the strings and zero *info. Accepts an empty one. */
 void extres_driver_info_clear(struct extres_driver_info *info);
 
+/* The vendor's CDI spec a resource's spec builds on: `configured` (its
+ * cdi.base-spec) when set, else the first of info's cdi_base_specs that
+ * exists, else NULL, with *ret_missing 1 when the driver names some. */
+const char *extres_driver_info_cdi_base(const struct extres_driver_info *info,
+					const char *configured,
+					int *ret_missing);
+
 /* 1 if `fresh` may be the device `held` was: every identity property that
  * both carry agrees (`info` NULL: no identity properties). */
 int extres_driver_info_same_device(const struct extres_driver_info *info,

@@ -69,13 +69,34 @@ static void usage_cdi(FILE *out)
 		CTL_MOUNT_TIMEOUT_S);
 }
 
+/* The daemon's "cdi-base-missing RESOURCE COMMAND" lines of .meta/status:
+ * a spec written without the vendor's gives a container the devices'
+ * nodes and variables, not the driver's libraries. */
+static void warn_missing_bases(const char *status)
+{
+	const char *p, *nl, *name, *sp;
+
+	for (p = status; p && (nl = strchr(p, '\n')); p = nl + 1) {
+		if (strncmp(p, "cdi-base-missing ", 17) != 0)
+			continue;
+		name = p + 17;
+		sp = memchr(name, ' ', (size_t)(nl - name));
+		if (!sp)
+			continue;
+		extres_log(
+			EXTRES_LOG_WARNING,
+			"resource '%.*s': no CDI spec from its devices' vendor on this node: a container given its devices gets their nodes and variables, not the driver's libraries; make one with: %.*s, then extresctl reload",
+			(int)(sp - name), name, (int)(nl - sp - 1), sp + 1);
+	}
+}
+
 /* In extres_ctl_on_mount()'s child: read the view, then write. */
 static int cdi_job(struct extres_ctl_mount *m, void *arg)
 {
 	const struct cdi_opts *o = arg;
 	struct extres_err err;
 	long owner = -1;
-	char *view;
+	char *view, *status;
 	int r;
 
 	/* A runtime does as root what a spec says: only a mount root made
@@ -93,6 +114,7 @@ static int cdi_job(struct extres_ctl_mount *m, void *arg)
 	}
 	view = extres_ctl_read_meta(m->mnt, "cdi.json");
 	r = view ? 0 : -errno;
+	status = r == 0 ? extres_ctl_read_meta(m->mnt, "status") : NULL;
 	extres_ctl_mount_step(m);
 	extres_ctl_mount_done(m);
 	if (r < 0) {
@@ -100,6 +122,9 @@ static int cdi_job(struct extres_ctl_mount *m, void *arg)
 			   strerror(-r));
 		return 1;
 	}
+	/* An older daemon's status says nothing of it: nothing to warn. */
+	warn_missing_bases(status);
+	free(status);
 	r = extres_cdi_files_write(o->dir, view, NULL, o->prune, stdout, &err);
 	free(view);
 	if (r < 0) {

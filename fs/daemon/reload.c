@@ -47,6 +47,7 @@ int extresd_publish(struct extresd *d)
 	size_t i;
 	int r;
 
+	extresd_cdi_bases_update(d);
 	res = calloc(d->allocs->n ? d->allocs->n : 1, sizeof(*res));
 	r = res ? extresd_meta_files(d, files, text) : -ENOMEM;
 	if (r == 0)

@@ -418,4 +418,30 @@ case_renumber() {
 	daemon_stop
 }
 
+# No spec from `nvidia-ctk cdi generate` on the node: `extresctl check`
+# and `extresctl cdi` say so and name the command that makes it; the
+# spec still gives the variables. With one (cdi.base-spec standing in for
+# /etc/cdi/nvidia.yaml), check names it.
+case_cdi_base() {
+	local f out hint='nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml'
+	for f in /etc/cdi/nvidia.yaml /etc/cdi/nvidia.json /var/run/cdi/nvidia.yaml /var/run/cdi/nvidia.json; do
+		[[ ! -e $f ]] || { echo "SKIP: $IT_CASE: this node has $f"; exit 77; }
+	done
+	nvml_setup
+	write_nvml_config 1 "$FAKE_LIB"
+	out=$("$EXTRESCTL" -c "$WORK/extres.yaml" check 2>&1) || fail "extresctl check failed: $out"
+	assert_contains "$out" "extresctl: warning: gpu: no CDI spec from its devices' vendor in /etc/cdi/nvidia.yaml, /etc/cdi/nvidia.json, /var/run/cdi/nvidia.yaml, /var/run/cdi/nvidia.json: a container given its devices gets their nodes and variables, not the driver's libraries; make one with: $hint" "extresctl check"
+	daemon_start -c "$WORK/extres.yaml" "$MNT"
+	assert_contains "$(cat "$MNT/.meta/status")" "cdi-base-missing gpu $hint" ".meta/status"
+	out=$("$EXTRESCTL" cdi --output "$WORK/cdi" "$MNT" 2>&1) || fail "extresctl cdi failed: $out"
+	assert_contains "$out" "extresctl: warning: resource 'gpu': no CDI spec from its devices' vendor on this node: a container given its devices gets their nodes and variables, not the driver's libraries; make one with: $hint, then extresctl reload" "extresctl cdi"
+	assert_contains "$(cat "$WORK/cdi/extres-gpu.json")" '"CUDA_DEVICE_ORDER=PCI_BUS_ID"' "the spec"
+	daemon_stop
+	printf 'kind: nvidia.com/gpu\ndevices: []\n' >"$WORK/nvidia.yaml"
+	echo "external-resource.gpu.cdi.base-spec: $WORK/nvidia.yaml" >>"$WORK/extres.yaml"
+	out=$("$EXTRESCTL" -c "$WORK/extres.yaml" check 2>&1) || fail "extresctl check failed: $out"
+	assert_contains "$out" "gpu: CDI spec to build on: $WORK/nvidia.yaml" "extresctl check with a spec"
+	[[ $out != *warning* ]] || fail "extresctl check warned: $out"
+}
+
 it_main "$@"
