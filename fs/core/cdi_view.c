@@ -14,8 +14,9 @@
 #include "config/cdi_name.h"
 #include "config/config.h"
 
-/* A device's own node: its `device` property. */
-#define MAX_NODES 1
+/* A device's own nodes: its `device` property and those of the driver's
+ * node_keys. */
+#define MAX_NODES 8
 
 /* The device nodes of one info: pointers into the info. */
 struct nodes {
@@ -47,22 +48,31 @@ struct node_check {
 	void *arg;
 };
 
-/*
- * The node info's device needs: its `device` property (a driver names its
- * devices' nodes there). It may come from a config (the static driver)
- * that names any path: it counts only when the host says it is a device
- * node there, so that no file, link or directory under /dev/ reaches a
- * container by way of a spec.
- */
-static void info_nodes(const struct extres_info *info, struct nodes *nodes,
-		       const struct node_check *chk)
+static void add_checked(struct nodes *nodes, const char *path,
+			const struct node_check *chk)
 {
-	const char *device = extres_info_get(info, "device");
+	if (path && nodes->n < MAX_NODES && extres_is_dev_path(path) &&
+	    chk->exists(path, chk->arg))
+		add_node(nodes, path);
+}
+
+/*
+ * The nodes info's device needs: its `device` property and those the
+ * driver names (extres_driver_ops.node_keys). A value may come from a
+ * config (the static driver) that names any path: it counts only when the
+ * host says it is a device node there, so that no file, link or directory
+ * under /dev/ reaches a container by way of a spec.
+ */
+static void info_nodes(const struct extres_info *info,
+		       const struct extres_driver_info *driver,
+		       struct nodes *nodes, const struct node_check *chk)
+{
+	char *const *k;
 
 	nodes->n = 0;
-	if (device && extres_is_dev_path(device) &&
-	    chk->exists(device, chk->arg))
-		add_node(nodes, device);
+	add_checked(nodes, extres_info_get(info, "device"), chk);
+	for (k = driver ? driver->node_keys : NULL; k && *k; k++)
+		add_checked(nodes, extres_info_get(info, *k), chk);
 }
 
 static void edits_clear(struct edits *e)
@@ -345,7 +355,7 @@ static int write_devices(struct extres_json *json,
 	    mark_shared_keys(&d) < 0)
 		goto out;
 	for (i = 0; i < v->n_infos; i++) {
-		info_nodes(&v->infos[i], &d.nodes[i], chk);
+		info_nodes(&v->infos[i], v->driver_info, &d.nodes[i], chk);
 		d.base_edits[i] = extres_cdi_base_device(
 			c->base, extres_info_uuid(&v->infos[i]));
 	}

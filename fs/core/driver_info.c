@@ -47,6 +47,7 @@ struct declared {
 	const char *const *control_nodes;
 	const char *const *cdi_base_specs;
 	const char *cdi_base_hint;
+	const char *const *node_keys;
 };
 
 static int fill(struct extres_driver_info *ret, const char *env_var,
@@ -64,6 +65,7 @@ static int fill(struct extres_driver_info *ret, const char *env_var,
 	d.control_nodes = dup_keys(x->control_nodes, &failed);
 	d.cdi_base_specs = dup_keys(x->cdi_base_specs, &failed);
 	d.cdi_base_hint = dup_opt(x->cdi_base_hint, &failed);
+	d.node_keys = dup_keys(x->node_keys, &failed);
 	d.coord_file = dup_opt(coord_file, &failed);
 	d.coord_how = dup_opt(coord_how, &failed);
 	if (failed) {
@@ -79,7 +81,7 @@ int extres_driver_info_from_ops(const struct extres_driver_ops *ops,
 {
 	const struct declared x = { ops->identity_keys, ops->env_fixed,
 				    ops->control_nodes, ops->cdi_base_specs,
-				    ops->cdi_base_hint };
+				    ops->cdi_base_hint, ops->node_keys };
 
 	return fill(ret, ops->env_var, ops->env_property, ops->env_form, &x,
 		    NULL, NULL);
@@ -94,6 +96,7 @@ int extres_driver_info_copy(const struct extres_driver_info *src,
 		(const char *const *)src->control_nodes,
 		(const char *const *)src->cdi_base_specs,
 		src->cdi_base_hint,
+		(const char *const *)src->node_keys,
 	};
 
 	return fill(ret, src->env_var, src->env_property, src->env_form, &x,
@@ -140,6 +143,9 @@ void extres_driver_info_clear(struct extres_driver_info *info)
 		free(info->cdi_base_specs[i]);
 	free(info->cdi_base_specs);
 	free(info->cdi_base_hint);
+	for (i = 0; info->node_keys && info->node_keys[i]; i++)
+		free(info->node_keys[i]);
+	free(info->node_keys);
 	free(info->coord_file);
 	free(info->coord_how);
 	memset(info, 0, sizeof(*info));

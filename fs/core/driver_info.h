@@ -32,6 +32,9 @@ struct extres_driver_info {
 	 * NULL-terminated), or NULL; the command that makes one, or NULL. */
 	char **cdi_base_specs;
 	char *cdi_base_hint;
+	/* Properties besides `device` that name nodes a device needs,
+	 * NULL-terminated, or NULL for none. */
+	char **node_keys;
 	char **identity_keys; /* NULL-terminated, or NULL for none */
 	/* The driver took its devices through this coordination file by
 	 * itself (extres_host.coordinated_by), or NULL; `coord_how` says

@@ -484,6 +484,16 @@ struct extres_driver_ops {
 	 */
 	const char *const *cdi_base_specs;
 	const char *cdi_base_hint;
+
+	/*
+	 * Appended in ABI 1, after cdi_base_hint: properties besides `device`
+	 * whose values are device nodes a device needs (absolute paths under
+	 * /dev/), NULL-terminated, or NULL for none: a CDI spec gives a
+	 * container each one the host has. nvml's are mig.gi.device and
+	 * mig.ci.device, a MIG instance's /dev/nvidia-caps/nvidia-capN nodes
+	 * of its GPU and compute instance.
+	 */
+	const char *const *node_keys;
 };
 
 /* The type of the module's one exported function. It must return the same

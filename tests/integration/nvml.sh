@@ -444,4 +444,31 @@ case_cdi_base() {
 	[[ $out != *warning* ]] || fail "extresctl check warned: $out"
 }
 
+# A MIG instance's caps nodes, from the kernel module's capability files
+# (a fake /proc, param.proc-root, standing in for the host's, as
+# nvidia-smi and the container toolkit read them): mig.gi.device and
+# mig.ci.device name /dev/nvidia-caps/nvidia-cap<DeviceFileMinor>; a full
+# GPU has neither; an instance without the files has neither.
+case_mig_caps() {
+	nvml_setup
+	export FAKE_NVML_GPUS=2 FAKE_NVML_MIG='1:1g.10gb,2g.20gb,3g.40gb'
+	local caps=$WORK/proc/driver/nvidia/capabilities/gpu1/mig gi
+	for gi in 1 2; do
+		mkdir -p "$caps/gi$gi/ci0"
+		printf 'DeviceFileMinor: %d\nDeviceFileMode: 292\nDeviceFileModify: 1\n' $((gi * 9 + 3)) >"$caps/gi$gi/access"
+		printf 'DeviceFileMinor: %d\nDeviceFileMode: 292\nDeviceFileModify: 1\n' $((gi * 9 + 4)) >"$caps/gi$gi/ci0/access"
+	done
+	write_node_config 4 "external-resource.gpu.param.proc-root: $WORK/proc"
+	daemon_start -c "$WORK/extres.yaml" "$MNT"
+	assert_file "$MNT/gpu/1/uuid" "$(mig_uuid 1 0)"$'\n'
+	assert_file "$MNT/gpu/1/mig.gi.device" $'/dev/nvidia-caps/nvidia-cap12\n'
+	assert_file "$MNT/gpu/1/mig.ci.device" $'/dev/nvidia-caps/nvidia-cap13\n'
+	assert_file "$MNT/gpu/2/mig.gi.device" $'/dev/nvidia-caps/nvidia-cap21\n'
+	assert_file "$MNT/gpu/2/mig.ci.device" $'/dev/nvidia-caps/nvidia-cap22\n'
+	assert_probe ENOENT stat "$MNT/gpu/0/mig.gi.device"
+	assert_probe ENOENT stat "$MNT/gpu/3/mig.gi.device"
+	assert_probe ENOENT stat "$MNT/gpu/3/mig.ci.device"
+	daemon_stop
+}
+
 it_main "$@"

@@ -75,7 +75,8 @@
 	X(struct extres_driver_ops, control_nodes, 80, 8)     \
 	X(struct extres_driver_ops, cdi_base_specs, 88, 8)    \
 	X(struct extres_driver_ops, cdi_base_hint, 96, 8)     \
-	S(struct extres_driver_ops, 104)
+	X(struct extres_driver_ops, node_keys, 104, 8)        \
+	S(struct extres_driver_ops, 112)
 
 #define PIN(type, member, off, size)                       \
 	static_assert(offsetof(type, member) == (off),     \
@@ -147,6 +148,7 @@ TYPE(struct extres_driver_ops, env_fixed, const char *const *);
 TYPE(struct extres_driver_ops, control_nodes, const char *const *);
 TYPE(struct extres_driver_ops, cdi_base_specs, const char *const *);
 TYPE(struct extres_driver_ops, cdi_base_hint, const char *);
+TYPE(struct extres_driver_ops, node_keys, const char *const *);
 static_assert(
 	__builtin_types_compatible_p(extres_driver_entry_fn,
 				     const struct extres_driver_ops *(*)(void)),

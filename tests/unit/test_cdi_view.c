@@ -193,6 +193,49 @@ static void test_other_drivers(void **state)
 		"}\n");
 }
 
+/* A MIG instance: its GPU's node and its caps nodes (the driver's
+ * node_keys), those the host has. */
+static void test_mig_nodes(void **state)
+{
+	static char *keys[] = { (char *)"mig.gi.device",
+				(char *)"mig.ci.device", NULL };
+	const struct extres_driver_info info = {
+		.env_var = (char *)"CUDA_VISIBLE_DEVICES",
+		.env_property = (char *)"uuid",
+		.node_keys = keys,
+	};
+	struct extres_property m0[] = {
+		P("index", "MIG-c"),
+		P("uuid", "MIG-c"),
+		P("device", "/dev/nvidia1"),
+		P("mig.gi.device", "/dev/nvidia-caps/nvidia-cap12"),
+		P("mig.ci.device", "/dev/nvidia-caps/nvidia-cap13"),
+	};
+	const struct extres_info infos[] = { INFO(m0) };
+	const struct extres_view_resource view = { "gpu",    "nvml",   NULL,
+						   1,	     { 1, 1 }, infos,
+						   N(infos), &info };
+	const struct extres_cdi_resource res[] = { { &view, NULL, NULL,
+						     NULL } };
+	static const char *const have[] = { "/dev/nvidia1",
+					    "/dev/nvidia-caps/nvidia-cap12",
+					    NULL };
+	const char *edits =
+		"{\"env\": [\"EXTRES_GPU_INDEXES=MIG-c\", \"CUDA_VISIBLE_DEVICES=MIG-c\"], \"deviceNodes\": [{\"path\": \"/dev/nvidia1\"}, {\"path\": \"/dev/nvidia-caps/nvidia-cap12\"}]}";
+	char want[2048];
+
+	snprintf(
+		want, sizeof(want),
+		"{\n"
+		"\"gpu\": {\"cdiVersion\": \"0.5.0\", \"kind\": \"extres.dev/gpu\", \"devices\": ["
+		"{\"name\": \"0\", \"containerEdits\": %s}, "
+		"{\"name\": \"MIG-c\", \"containerEdits\": %s}, "
+		"{\"name\": \"all\", \"containerEdits\": %s}]}\n"
+		"}\n",
+		edits, edits, edits);
+	expect_cdi(res, N(res), have, want);
+}
+
 /* A spec in the shape `nvidia-ctk cdi generate` writes: common edits with
  * the driver's libraries and hooks, and devices named by index and UUID. */
 static const char nvidia_spec[] =
@@ -432,6 +475,7 @@ int main(void)
 		cmocka_unit_test(test_nvidia),
 		cmocka_unit_test(test_amd),
 		cmocka_unit_test(test_other_drivers),
+		cmocka_unit_test(test_mig_nodes),
 		cmocka_unit_test(test_base_spec),
 		cmocka_unit_test(test_base_version),
 		cmocka_unit_test(test_base_bad),
