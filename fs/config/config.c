@@ -83,6 +83,12 @@ static int set_cdi_spec_dir(struct loader *l)
 	if (!text)
 		return extres_cfg_fail(l, EINVAL, e->line, e->column,
 				       "%s is empty", e->key);
+	/* Root would write specs that give containers whatever devices a
+	 * file another user wrote names. */
+	if (l->untrusted)
+		return extres_cfg_warn(
+			l, extres_cfg_value_line(e), extres_cfg_value_column(e),
+			"%s is ignored: %s", e->key, l->untrusted);
 	l->config->cdi_spec_dir = extres_cfg_resolve(l->config->dir, text);
 	return l->config->cdi_spec_dir ? 0 : extres_cfg_oom(l);
 }
