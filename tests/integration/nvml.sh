@@ -471,4 +471,39 @@ case_mig_caps() {
 	daemon_stop
 }
 
+# The same for a lease beside the daemon: its line for index 1 (GPU 1) is
+# a conflict once GPU 1 is gone, and the lease's self/ never shows the GPU
+# now at index 1, only the key its line records.
+case_renumber_lease() {
+	nvml_setup
+	: >"$WORK/gone"
+	export FAKE_NVML_GONE=$WORK/gone
+	write_nvml_config 1 "$FAKE_LIB" "$WORK/gpu.coord"
+	printf '%s\n' 'external-resource.gpu.refresh-interval: 0.1' \
+		"extres.mountpoint: $MNT" >>"$WORK/extres.yaml"
+	daemon_start -c "$WORK/extres.yaml" "$MNT"
+	local u1=GPU-5b1c3f7a-92d4-4e1b-8c6a-3f0e2d1c0001 u2=GPU-5b1c3f7a-92d4-4e1b-8c6a-3f0e2d1c0002 lease
+	mkfifo "$WORK/go"
+	# shellcheck disable=SC2016 # expanded by the lease's shell
+	"$EXTRESCTL" -c "$WORK/extres.yaml" run gpu=1 -- sh -c '
+		cat "$1/self/gpu/0/uuid" >"$2/before"
+		read -r _ <"$2/go"
+		ls "$1/self/gpu/0" >"$2/after"' sh "$MNT" "$WORK" 2>"$WORK/run.err" &
+	lease=$!
+	wait_for 10 "the lease's first look" test -s "$WORK/before"
+	assert_file "$WORK/before" "$u1"$'\n'
+	echo 1 >"$WORK/gone"
+	wait_for 10 "the renumbering seen as a conflict" \
+		grep -q "^conflict resource 'gpu': device index 1 recorded as uuid=$u1 by PID [0-9]* (.*) now names uuid=$u2 " "$MNT/.meta/status"
+	# shellcheck disable=SC2016 # expanded by the inner shell
+	timeout 10 sh -c 'echo go >"$1"' sh "$WORK/go" || fail "the lease's command is not waiting"
+	wait "$lease" || fail "the lease's command failed: $(cat "$WORK/run.err")"
+	assert_file "$WORK/after" $'index\n'
+	assert_file "$MNT/gpu/0/uuid" "GPU-5b1c3f7a-92d4-4e1b-8c6a-3f0e2d1c0000"$'\n'
+	wait_for 10 "the conflict ending with the lease" \
+		grep -q '^conflicts 0$' "$MNT/.meta/status"
+	sed -i '/conflict: resource/d' "$DAEMON_ERR"
+	daemon_stop
+}
+
 it_main "$@"
