@@ -516,10 +516,14 @@ static void amdgpu_close(void *handle)
 	amdgpu_free(handle);
 }
 
+/* ROCm opens the KFD besides a GPU's render node. */
+static const char *const kfd_nodes[] = { "/dev/kfd", NULL };
+
 EXTRES_DRIVER_REGISTER(
 		.name = "amdgpu", .open = amdgpu_open,
 		.discover = amdgpu_discover, .close = amdgpu_close,
 		/* ROCm names a GPU "GPU-<unique_id as 16 hex digits>". */
 		.env_var = "ROCR_VISIBLE_DEVICES", .env_property = "unique_id",
 		.env_form = EXTRES_ENV_FORM_ROCM_UUID,
+		.control_nodes = kfd_nodes,
 		.identity_keys = identity_keys_usual)

@@ -14,6 +14,10 @@
  *   sysfs-root  optional; where sysfs is mounted, "/sys" by default (a fake
  *             tree in tests), as for the amdgpu driver.
  *
+ *   proc-root  optional; where procfs is mounted, "/proc" by default (a
+ *             fake tree in tests): a MIG instance's caps nodes are read
+ *             from driver/nvidia/capabilities there (nvml_mig.c).
+ *
  *   mig       optional; "instances" (the default), "parents" or "both":
  *             what a GPU in MIG mode is listed as (nvml_mig.c). A GPU not
  *             in MIG mode is always listed as itself.
@@ -61,13 +65,15 @@
 #define PARAM_LIBRARY "library"
 #define DEFAULT_LIBRARY "libnvidia-ml.so.1"
 #define PARAM_MIG "mig"
+#define PARAM_PROC_ROOT "proc-root"
 #define PARAM_RECOVERY "health-recovery"
 #define DEFAULT_RECOVERY_MS 60000u
 /* A year: more is a typo, and keeps the milliseconds far from overflow. */
 #define MAX_RECOVERY_S 31536000.0
 
-static const char *const known_params[] = { PARAM_LIBRARY, SYSFS_PARAM_ROOT,
-					    PARAM_MIG, PARAM_RECOVERY, NULL };
+static const char *const known_params[] = { PARAM_LIBRARY,   SYSFS_PARAM_ROOT,
+					    PARAM_PROC_ROOT, PARAM_MIG,
+					    PARAM_RECOVERY,  NULL };
 
 static const struct nvml_symbol symbol_names[N_SYMBOLS] = {
 	[SYM_INIT] = { { "nvmlInit_v2", "nvmlInit" } },
@@ -115,6 +121,7 @@ static void nvml_free(struct nvml *n)
 		dlclose(n->dl);
 	free(n->library);
 	free(n->root);
+	free(n->proc);
 	free(n);
 }
 
@@ -467,6 +474,9 @@ static int32_t nvml_open(const struct extres_host *host,
 		r = recovery_param(host, params, &n->recovery_ms);
 	if (r == 0)
 		r = sysfs_root_param(host, params, &n->root);
+	if (r == 0)
+		r = sysfs_dir_param(host, params, PARAM_PROC_ROOT, "/proc",
+				    &n->proc);
 	if (r < 0)
 		goto fail;
 	r = library_path(host, library, &n->library);
@@ -521,9 +531,33 @@ static void nvml_close(void *handle)
 	nvml_free(handle);
 }
 
+/* CUDA's own default order is fastest first, which is not NVML's. */
+/* What every CUDA program opens besides its GPU's own node. */
+static const char *const nvidia_control[] = { "/dev/nvidiactl",
+					      "/dev/nvidia-uvm",
+					      "/dev/nvidia-uvm-tools", NULL };
+
+/* Where nvidia-ctk writes its spec, in the order the toolkit's docs
+ * name them. */
+static const char *const nvidia_cdi_specs[] = {
+	"/etc/cdi/nvidia.yaml", "/etc/cdi/nvidia.json",
+	"/var/run/cdi/nvidia.yaml", "/var/run/cdi/nvidia.json", NULL
+};
+
+/* A MIG instance's caps nodes (nvml_mig.c), for its CDI spec. */
+static const char *const mig_node_keys[] = { "mig.gi.device", "mig.ci.device",
+					     NULL };
+
+static const char *const cuda_env_fixed[] = { "CUDA_DEVICE_ORDER=PCI_BUS_ID",
+					      NULL };
+
 EXTRES_DRIVER_REGISTER(
 		.name = "nvml", .open = nvml_open, .discover = nvml_discover,
 		.close = nvml_close,
 		/* CUDA takes "GPU-..." UUIDs, which survive renumbering. */
 		.env_var = "CUDA_VISIBLE_DEVICES", .env_property = "uuid",
+		.env_fixed = cuda_env_fixed, .control_nodes = nvidia_control,
+		.cdi_base_specs = nvidia_cdi_specs, .node_keys = mig_node_keys,
+		.cdi_base_hint =
+			"nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml",
 		.identity_keys = identity_keys_usual)

@@ -71,6 +71,7 @@ struct nvml {
 	const struct extres_host *host;
 	char *library; /* as loaded, for messages */
 	char *root; /* sysfs, without a trailing '/' */
+	char *proc; /* procfs (param.proc-root), without a trailing '/' */
 	void *dl;
 	struct nvml_symbol sym[N_SYMBOLS];
 	enum nvml_mig_list mig;

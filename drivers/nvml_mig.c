@@ -13,12 +13,19 @@
  * instance's memory as a share of the GPU's rounded up to eighths, times
  * the GPU's memory in GiB rounded up, rounded to the nearest whole number
  * (so a 4864 MiB slice of an A100 40GB is "5gb"). The "+me"-style suffixes
- * of media-extension profiles are not told apart.
+ * of media-extension profiles are not told apart. mig.gi.device and
+ * mig.ci.device are the instance's /dev/nvidia-caps/nvidia-capN nodes of
+ * its GPU instance and compute instance, N read from the kernel module's
+ * capability files under param.proc-root, so that a container given the
+ * instance can open it (CDI, extres_driver_ops.node_keys).
  */
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "nvml.h"
+#include "sysfs_util.h"
 
 int nvml_mig_enabled(const struct nvml *n, nvml_device dev, unsigned int gpu)
 {
@@ -103,6 +110,71 @@ static int32_t add_id(const struct nvml *n, struct extres_sink *sink,
 	return nvml_addf(n, sink, gpu, key, "%u", id);
 }
 
+/* The id NVML gives `dev` through `sym`; 0 when it gives none. */
+static int get_uint(const struct nvml *n, nvml_device dev, int sym,
+		    unsigned int *ret)
+{
+	return n->sym[sym].addr &&
+	       ((nvml_uint_fn)n->sym[sym].addr)(dev, ret) == NVML_SUCCESS;
+}
+
+/*
+ * `key` = /dev/nvidia-caps/nvidia-cap<N>, N the "DeviceFileMinor" of the
+ * capability file `rel` under <proc-root>/driver/nvidia/capabilities, as
+ * the kernel module writes it ("DeviceFileMinor: 12") and
+ * nvidia-container-toolkit reads it. Left out when there is none (no MIG
+ * capabilities on this host, an older module): quietly, as nvidia-smi.
+ */
+static int32_t add_cap(const struct nvml *n, struct extres_sink *sink,
+		       unsigned int gpu, const char *key, const char *rel)
+{
+	struct sysfs_buf buf;
+	const char *why, *line;
+	char path[512];
+	uint64_t minor;
+	char *end;
+
+	if ((size_t)snprintf(path, sizeof(path),
+			     "%s/driver/nvidia/capabilities/%s", n->proc,
+			     rel) >= sizeof(path) ||
+	    sysfs_read(path, &buf, &why) < 0)
+		return 0;
+	line = strstr(buf.data, "DeviceFileMinor:");
+	if (!line)
+		return 0;
+	line += strlen("DeviceFileMinor:");
+	while (*line == ' ' || *line == '\t')
+		line++;
+	errno = 0;
+	minor = strtoull(line, &end, 10);
+	if (errno || end == line || (*end && *end != '\n') ||
+	    minor > (1u << 20) - 1)
+		return 0;
+	return nvml_addf(n, sink, gpu, key, "/dev/nvidia-caps/nvidia-cap%llu",
+			 (unsigned long long)minor);
+}
+
+/* mig.gi.device and mig.ci.device: what a container needs, besides the
+ * GPU's own node, to use the instance. */
+static int32_t add_caps(const struct nvml *n, struct extres_sink *sink,
+			const struct nvml_mig_parent *p, nvml_device mig)
+{
+	unsigned int minor, gi, ci;
+	char rel[96];
+	int32_t r;
+
+	if (!get_uint(n, p->g->dev, SYM_MINOR, &minor) ||
+	    !get_uint(n, mig, SYM_GI_ID, &gi) ||
+	    !get_uint(n, mig, SYM_CI_ID, &ci))
+		return 0;
+	snprintf(rel, sizeof(rel), "gpu%u/mig/gi%u/access", minor, gi);
+	r = add_cap(n, sink, p->gpu, "mig.gi.device", rel);
+	snprintf(rel, sizeof(rel), "gpu%u/mig/gi%u/ci%u/access", minor, gi, ci);
+	if (r == 0)
+		r = add_cap(n, sink, p->gpu, "mig.ci.device", rel);
+	return r;
+}
+
 static int32_t report_instance(const struct nvml *n, struct extres_sink *sink,
 			       const struct nvml_mig_parent *p, nvml_device mig,
 			       const char *uuid)
@@ -132,6 +204,8 @@ static int32_t report_instance(const struct nvml *n, struct extres_sink *sink,
 		r = add_id(n, sink, mig, gpu, "gi.id", SYM_GI_ID);
 	if (r == 0)
 		r = add_id(n, sink, mig, gpu, "ci.id", SYM_CI_ID);
+	if (r == 0)
+		r = add_caps(n, sink, p, mig);
 	if (r == 0)
 		r = nvml_add_parent_props(n, sink, p->g, gpu);
 	if (r == 0 && p->driver_version[0])

@@ -118,18 +118,26 @@ int sysfs_read_value(const char *path, struct sysfs_buf *buf,
 int32_t sysfs_root_param(const struct extres_host *host,
 			 const struct extres_param *params, char **ret_root)
 {
+	return sysfs_dir_param(host, params, SYSFS_PARAM_ROOT, "/sys",
+			       ret_root);
+}
+
+int32_t sysfs_dir_param(const struct extres_host *host,
+			const struct extres_param *params, const char *key,
+			const char *dflt, char **ret_root)
+{
 	const struct extres_param *p;
-	const char *root = "/sys", *why = NULL;
+	const char *root = dflt, *why = NULL;
 	char *s = NULL;
 	struct stat st;
 	size_t n;
 	int32_t r;
 
-	p = extres_param_get(params, SYSFS_PARAM_ROOT);
+	p = extres_param_get(params, key);
 	if (p && (p->kind != EXTRES_PARAM_SCALAR || p->value[0] == '\0')) {
 		r = extres_param_error(
-			host, p,
-			"param.sysfs-root must be a directory such as /sys");
+			host, p, "param.%s must be a directory such as %s", key,
+			dflt);
 		goto out;
 	}
 	if (p)
@@ -154,7 +162,7 @@ int32_t sysfs_root_param(const struct extres_host *host,
 	else if (p && !S_ISDIR(st.st_mode))
 		why = "not a directory";
 	if (why)
-		r = extres_param_error(host, p, "param.sysfs-root '%s': %s", s,
+		r = extres_param_error(host, p, "param.%s '%s': %s", key, s,
 				       why);
 out:
 	if (r == 0)

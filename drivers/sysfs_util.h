@@ -52,6 +52,12 @@ int sysfs_read_value(const char *path, struct sysfs_buf *buf,
 int32_t sysfs_root_param(const struct extres_host *host,
 			 const struct extres_param *params, char **ret_root);
 
+/* The same for any such directory param `key`, `dflt` by default
+ * (nvml's proc-root, "/proc"). */
+int32_t sysfs_dir_param(const struct extres_host *host,
+			const struct extres_param *params, const char *key,
+			const char *dflt, char **ret_root);
+
 /*
  * Natural order: runs of digits compare as numbers, so "mlx5_2" < "mlx5_10";
  * everything else byte by byte. A name shaped like a PCI address

@@ -280,3 +280,22 @@ const char *extres_nearest(const char *word, const char *const *cands, size_t n)
 	}
 	return best;
 }
+
+/* A value that climbs out with ".." must not make a runtime pass another
+ * file. */
+int extres_is_dev_path(const char *p)
+{
+	const char *c;
+	size_t len;
+
+	if (!extres_starts_with(p, "/dev/"))
+		return 0;
+	for (c = p + 5;; c += len + 1) {
+		len = strcspn(c, "/");
+		if (len == 0 || (len == 1 && c[0] == '.') ||
+		    (len == 2 && c[0] == '.' && c[1] == '.'))
+			return 0;
+		if (c[len] == '\0')
+			return 1;
+	}
+}

@@ -110,4 +110,8 @@ size_t extres_edit_distance(const char *a, const char *b);
 const char *extres_nearest(const char *word, const char *const *cands,
 			   size_t n);
 
+/* 1 if `p` is an absolute path under /dev/ whose every component is a name
+ * (no empty, "." or ".." component), else 0. Looks at the text only. */
+int extres_is_dev_path(const char *p);
+
 #endif

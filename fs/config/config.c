@@ -68,6 +68,31 @@ static int set_mountpoint(struct loader *l)
 	return l->config->mountpoint ? 0 : extres_cfg_oom(l);
 }
 
+/* extres.cdi-spec-dir: where extresd keeps its CDI specs itself. */
+static int set_cdi_spec_dir(struct loader *l)
+{
+	const struct extres_flat *e = l->cdi_spec_dir;
+	const char *text;
+	int r;
+
+	if (!e)
+		return 0;
+	r = extres_cfg_scalar_of(l, e, MOUNTPOINT_EXPECTED, &text);
+	if (r < 0)
+		return r;
+	if (!text)
+		return extres_cfg_fail(l, EINVAL, e->line, e->column,
+				       "%s is empty", e->key);
+	/* Root would write specs that give containers whatever devices a
+	 * file another user wrote names. */
+	if (l->untrusted)
+		return extres_cfg_warn(
+			l, extres_cfg_value_line(e), extres_cfg_value_column(e),
+			"%s is ignored: %s", e->key, l->untrusted);
+	l->config->cdi_spec_dir = extres_cfg_resolve(l->config->dir, text);
+	return l->config->cdi_spec_dir ? 0 : extres_cfg_oom(l);
+}
+
 /* extres.lock-timeout: how long any wait for a coordination file's lock
  * may last (seconds; 0 tries once). Every resource gets it. */
 static int set_lock_timeout(struct loader *l)
@@ -186,6 +211,9 @@ static int interpret(struct loader *l, yaml_node_t *root)
 	if (r < 0)
 		return r;
 	r = set_mountpoint(l);
+	if (r < 0)
+		return r;
+	r = set_cdi_spec_dir(l);
 	if (r < 0)
 		return r;
 	r = set_lock_timeout(l);
@@ -389,6 +417,7 @@ void extres_config_free(struct extres_config *config)
 		free(res->coordination_file);
 		free(res->coordination_key);
 		free(res->cdi_kind);
+		free(res->cdi_base_spec);
 		free(res->kubernetes_key);
 		free(res->yarn_key);
 		free(res->env_var);
@@ -397,6 +426,7 @@ void extres_config_free(struct extres_config *config)
 	free(config->coordination_group);
 	free(config->resources);
 	free(config->mountpoint);
+	free(config->cdi_spec_dir);
 	for (i = 0; i < config->n_warnings; i++)
 		free(config->warnings[i]);
 	free(config->warnings);

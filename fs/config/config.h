@@ -20,7 +20,11 @@
  *   external-resource.<name>.pool               (true: a node pool, below)
  *   external-resource.<name>.cdi.kind           (CDI kind of .meta/cdi.json,
  *                                                default extres.dev/<name>)
+ *   external-resource.<name>.cdi.base-spec      (a vendor's generated CDI
+ *                                                spec to build on)
  *   extres.mountpoint
+ *   extres.cdi-spec-dir        (a directory: extresd keeps a CDI spec per
+ *                               resource there, extres-<name>.json)
  *   extres.lock-timeout        (seconds, default 10: the longest wait for a
  *                               coordination file's lock)
  *   extres.coordination-group  (a group name: its members may write
@@ -112,6 +116,9 @@ struct extres_resource_config {
 	/* cdi.kind: a valid CDI kind (config/cdi_name.h), or NULL when unset
 	 * (EXTRES_CDI_VENDOR "/<name>"). */
 	char *cdi_kind;
+	/* cdi.base-spec: the vendor's generated CDI spec to build on
+	 * (absolute), or NULL for the driver's cdi_base_specs. */
+	char *cdi_base_spec;
 	uint32_t line, column; /* where the name was listed */
 };
 
@@ -126,6 +133,7 @@ struct extres_config {
 	 */
 	char *untrusted;
 	char *mountpoint; /* extres.mountpoint, or NULL */
+	char *cdi_spec_dir; /* extres.cdi-spec-dir (absolute), or NULL */
 	unsigned lock_timeout_ms; /* extres.lock-timeout */
 	/*
 	 * extres.coordination-group: the group trusted to write coordination

@@ -27,6 +27,7 @@ const char *const extres_cfg_slot_keys[N_SLOTS] = {
 	[SLOT_REFRESH] = "refresh-interval",
 	[SLOT_POOL] = "pool",
 	[SLOT_CDI_KIND] = "cdi.kind",
+	[SLOT_CDI_BASE] = "cdi.base-spec",
 };
 
 /* What each slot's value must be, for messages. The driver alone may also
@@ -46,6 +47,7 @@ const char *const extres_cfg_slot_expected[N_SLOTS] = {
 	[SLOT_REFRESH] = "a number of seconds",
 	[SLOT_POOL] = "true or false",
 	[SLOT_CDI_KIND] = "a CDI kind (vendor/class)",
+	[SLOT_CDI_BASE] = "a path",
 };
 
 /*
@@ -163,7 +165,7 @@ static const char *near_slot(const char *suffix)
 
 int extres_cfg_near_key(const struct loader *l, const char *key, char **ret)
 {
-	static const char *const extres_keys[] = { "mountpoint",
+	static const char *const extres_keys[] = { "mountpoint", "cdi-spec-dir",
 						   "lock-timeout" };
 	const char *suffix = NULL, *near = NULL;
 	int index, r = 0;
@@ -319,6 +321,9 @@ int extres_cfg_sort_keys(struct loader *l)
 			 strcmp(key, EXTRES_PREFIX "mountpoint") == 0)
 			r = extres_cfg_wrong_kind(l, e, MOUNTPOINT_EXPECTED);
 		else if (e->section &&
+			 strcmp(key, EXTRES_PREFIX "cdi-spec-dir") == 0)
+			r = extres_cfg_wrong_kind(l, e, MOUNTPOINT_EXPECTED);
+		else if (e->section &&
 			 strcmp(key, EXTRES_PREFIX "lock-timeout") == 0)
 			r = extres_cfg_wrong_kind(l, e, LOCK_TIMEOUT_EXPECTED);
 		else if (e->section && strcmp(key, COORD_GROUP_KEY) == 0)
@@ -327,6 +332,8 @@ int extres_cfg_sort_keys(struct loader *l)
 			continue;
 		else if (strcmp(key, EXTRES_PREFIX "mountpoint") == 0)
 			l->mountpoint = e;
+		else if (strcmp(key, EXTRES_PREFIX "cdi-spec-dir") == 0)
+			l->cdi_spec_dir = e;
 		else if (strcmp(key, EXTRES_PREFIX "lock-timeout") == 0)
 			l->lock_timeout = e;
 		else if (strcmp(key, COORD_GROUP_KEY) == 0)

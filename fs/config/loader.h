@@ -38,6 +38,7 @@ enum slot {
 	SLOT_REFRESH,
 	SLOT_POOL,
 	SLOT_CDI_KIND,
+	SLOT_CDI_BASE,
 	N_SLOTS,
 };
 
@@ -76,6 +77,7 @@ struct loader {
 	struct extres_flat_list flat;
 	const char *list_key; /* the key the resources were listed under */
 	const struct extres_flat *mountpoint;
+	const struct extres_flat *cdi_spec_dir;
 	const struct extres_flat *lock_timeout;
 	const struct extres_flat *coordination_group;
 	/* Why another user could modify the file (config->untrusted), or

@@ -242,6 +242,22 @@ static int set_cdi_kind(struct loader *l, struct extres_resource_config *res,
 	return extres_cfg_copy_opt(l, text, &res->cdi_kind);
 }
 
+/* cdi.base-spec: the vendor's generated spec, where it is not where the
+ * driver says to look. */
+static int set_cdi_base(struct loader *l, struct extres_resource_config *res,
+			const struct extres_flat *e)
+{
+	const char *text;
+	int r;
+
+	r = extres_cfg_scalar_of(l, e, extres_cfg_slot_expected[SLOT_CDI_BASE],
+				 &text);
+	if (r < 0 || !text)
+		return r;
+	res->cdi_base_spec = extres_cfg_resolve(l->config->dir, text);
+	return res->cdi_base_spec ? 0 : extres_cfg_oom(l);
+}
+
 /* pool: YAML's core-schema booleans only; unset or null is false. */
 static int set_pool(struct loader *l, struct extres_resource_config *res,
 		    const struct extres_flat *e)
@@ -326,6 +342,9 @@ int extres_cfg_finish_resource(struct loader *l, size_t index)
 	if (r < 0)
 		return r;
 	r = set_cdi_kind(l, res, keys->slot[SLOT_CDI_KIND]);
+	if (r < 0)
+		return r;
+	r = set_cdi_base(l, res, keys->slot[SLOT_CDI_BASE]);
 	if (r < 0)
 		return r;
 	return set_env_var(l, res, keys->slot[SLOT_ENV_VAR]);

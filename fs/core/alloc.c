@@ -363,7 +363,9 @@ static int take_from_script(const struct extres_resource_config *res,
 		}
 		if (!extres_coord_recorded_for(c, v, self, starttime) &&
 		    !extres_coord_has_key(c, v)) {
-			r = extres_coord_add(c, v, self, starttime);
+			r = extres_coord_add_tagged(
+				c, v, self, starttime, NULL,
+				extres_info_uuid(&candidates->items[i]));
 			if (r < 0) {
 				r = extres_err_set(err, -r, "out of memory");
 				goto out;
@@ -559,7 +561,10 @@ int extres_alloc_retake(const struct extres_resource_config *res,
 			if (i < n_kept && !unrecorded[i])
 				continue;
 			v = extres_info_get(&candidates->items[picked[i]], key);
-			r = extres_coord_add(c, v, owner, starttime);
+			r = extres_coord_add_tagged(
+				c, v, owner, starttime, NULL,
+				extres_info_uuid(
+					&candidates->items[picked[i]]));
 			if (r < 0) {
 				r = extres_err_set(err, -r, "out of memory");
 				goto out;

@@ -125,10 +125,16 @@ int extres_alloc_record(const struct extres_allocation *a,
  * other owner now holds is a conflict, which cannot be undone from here.
  * *ret_conflicts is NULL or one line per conflict ("resource 'R': device
  * KEY V is held by PID N (cmd) in coordination file F\n"), malloc'd;
- * *ret_restored counts the lines written back. No-op (0, NULL) without a
+ * *ret_restored counts the lines written back. A line of a live owner
+ * (ours, a lease's, anyone's) that records a uuid (coord.h) while `found`,
+ * what the driver reports now (NULL: not known), gives its key to a device
+ * with another uuid is a conflict too ("... device KEY V recorded as
+ * uuid=U by PID N (cmd) now names uuid=W in coordination file F"): its
+ * owner does not use the device now at that key. No-op (0, NULL) without a
  * coordination file. 0 or a negative errno with `err` set.
  */
-int extres_alloc_guard(struct extres_allocation *a, char **ret_conflicts,
+int extres_alloc_guard(struct extres_allocation *a,
+		       const struct extres_infos *found, char **ret_conflicts,
 		       size_t *ret_restored, struct extres_err *err);
 
 /*

@@ -12,6 +12,7 @@
 
 #include "base/text.h"
 #include "core/coord.h"
+#include "core/infos.h"
 
 /* Every candidate must carry a key that fits in one field of a line. */
 int extres_alloc_check_keys(const struct extres_resource_config *res,
@@ -162,8 +163,9 @@ int extres_alloc_record(const struct extres_allocation *a,
 			extres_info_get(&a->infos[i], a->coordination_key);
 
 		if (v && !extres_coord_has_key(c, v))
-			r = extres_coord_add(c, v, a->owner,
-					     a->owner_starttime);
+			r = extres_coord_add_tagged(
+				c, v, a->owner, a->owner_starttime, NULL,
+				extres_info_uuid(&a->infos[i]));
 	}
 	if (r == 0)
 		r = extres_coord_write(c, err);
@@ -173,11 +175,84 @@ int extres_alloc_record(const struct extres_allocation *a,
 	return r;
 }
 
-int extres_alloc_guard(struct extres_allocation *a, char **ret_conflicts,
+/* Append "msg\n" to the malloc'd *text of *len bytes. 0 or -ENOMEM. */
+static int append_line(char **text, size_t *len, const char *msg)
+{
+	size_t n = strlen(msg);
+	char *grown = realloc(*text, *len + n + 2);
+
+	if (!grown)
+		return -ENOMEM;
+	memcpy(grown + *len, msg, n);
+	grown[*len + n] = '\n';
+	grown[*len + n + 1] = '\0';
+	*text = grown;
+	*len += n + 1;
+	return 0;
+}
+
+/* The info among `found` whose `key` property is `value`, or NULL. */
+static const struct extres_info *found_info(const struct extres_infos *found,
+					    const char *key, const char *value)
+{
+	const char *v;
+	size_t i;
+
+	for (i = 0; found && i < found->n; i++) {
+		v = extres_info_get(&found->items[i], key);
+		if (v && strcmp(v, value) == 0)
+			return &found->items[i];
+	}
+	return NULL;
+}
+
+/*
+ * Lines that name their device's uuid and whose key the driver now gives
+ * to another device: the GPU that line's owner uses is not the one at that
+ * index any more (one fell off the bus, the rest renumbered). Only live
+ * owners count: a dead one's line is reclaimed by the next allocator.
+ */
+static int uuid_conflicts(const struct extres_allocation *a,
+			  const struct extres_coord *c,
+			  const struct extres_infos *found, char **text,
+			  size_t *len)
+{
+	const struct extres_info *info;
+	char who[320], *msg;
+	const char *now;
+	size_t k;
+	int r = 0;
+
+	for (k = 0; found && k < c->n && r == 0; k++) {
+		const struct extres_coord_entry *e = &c->entries[k];
+
+		if (!e->parsed || !e->uuid)
+			continue;
+		info = found_info(found, a->coordination_key, e->key);
+		now = info ? extres_info_uuid(info) : NULL;
+		if (!now || strcmp(now, e->uuid) == 0 ||
+		    extres_coord_owner_state(e) != EXTRES_OWNER_LIVE)
+			continue;
+		extres_proc_describe(e->pid, who, sizeof(who));
+		if (asprintf(
+			    &msg,
+			    "resource '%s': device %s %s recorded as %s=%s by %s now names %s=%s in coordination file %s",
+			    a->resource, a->coordination_key, e->key,
+			    EXTRES_UUID_KEY, e->uuid, who, EXTRES_UUID_KEY, now,
+			    a->coordination_file) < 0)
+			return -ENOMEM;
+		r = append_line(text, len, msg);
+		free(msg);
+	}
+	return r;
+}
+
+int extres_alloc_guard(struct extres_allocation *a,
+		       const struct extres_infos *found, char **ret_conflicts,
 		       size_t *ret_restored, struct extres_err *err)
 {
 	struct extres_coord *c = NULL;
-	char *conflicts = NULL, *grown;
+	char *conflicts = NULL;
 	size_t restored = 0, len = 0, i;
 	struct extres_err one;
 	const char *v;
@@ -203,15 +278,11 @@ int extres_alloc_guard(struct extres_allocation *a, char **ret_conflicts,
 			extres_alloc_held_error(a->resource,
 						a->coordination_key, v, holder,
 						a->coordination_file, &one);
-			grown = realloc(conflicts, len + strlen(one.msg) + 2);
-			if (!grown) {
+			if (append_line(&conflicts, &len, one.msg) < 0) {
 				r = extres_err_set(err, ENOMEM,
 						   "out of memory");
 				goto out;
 			}
-			conflicts = grown;
-			len += (size_t)sprintf(conflicts + len, "%s\n",
-					       one.msg);
 			continue;
 		}
 		if (extres_coord_recorded_for(c, v, a->owner,
@@ -219,7 +290,9 @@ int extres_alloc_guard(struct extres_allocation *a, char **ret_conflicts,
 		    (a->recorded_by_script &&
 		     extres_coord_has_line_of(c, v, a->owner)))
 			continue;
-		r = extres_coord_add(c, v, a->owner, a->owner_starttime);
+		r = extres_coord_add_tagged(c, v, a->owner, a->owner_starttime,
+					    NULL,
+					    extres_info_uuid(&a->infos[i]));
 		if (r < 0) {
 			r = extres_err_set(err, -r, "out of memory");
 			goto out;
@@ -233,6 +306,10 @@ int extres_alloc_guard(struct extres_allocation *a, char **ret_conflicts,
 					  a->resource);
 			goto out;
 		}
+	}
+	if (uuid_conflicts(a, c, found, &conflicts, &len) < 0) {
+		r = extres_err_set(err, ENOMEM, "out of memory");
+		goto out;
 	}
 	*ret_conflicts = conflicts;
 	conflicts = NULL;

@@ -10,19 +10,17 @@
 #include "base/json.h"
 #include "base/macro.h"
 #include "base/text.h"
+#include "config/cdi_base.h"
 #include "config/cdi_name.h"
 #include "config/config.h"
 
-/* The kernel's MINORBITS: a larger minor is no device number. */
-#define MINOR_MAX ((1ULL << 20) - 1)
-/* "/dev/dri/renderD" and a minor. */
-#define NODE_LEN 32
-#define MAX_NODES 3
+/* A device's own nodes: its `device` property and those of the driver's
+ * node_keys. */
+#define MAX_NODES 8
 
-/* The device nodes of one info: pointers into the info or into buf. */
+/* The device nodes of one info: pointers into the info. */
 struct nodes {
 	const char *path[MAX_NODES];
-	char buf[2][NODE_LEN];
 	size_t n;
 };
 
@@ -34,31 +32,6 @@ struct edits {
 	int has_nodes;
 };
 
-static const char *const nvidia_control[] = {
-	"/dev/nvidiactl",
-	"/dev/nvidia-uvm",
-	"/dev/nvidia-uvm-tools",
-};
-
-/* An absolute path under /dev/ whose every component is a name: a value
- * that climbs out with ".." must not make a runtime pass another file. */
-static int is_dev_path(const char *p)
-{
-	const char *c;
-	size_t len;
-
-	if (!extres_starts_with(p, "/dev/"))
-		return 0;
-	for (c = p + 5;; c += len + 1) {
-		len = strcspn(c, "/");
-		if (len == 0 || (len == 1 && c[0] == '.') ||
-		    (len == 2 && c[0] == '.' && c[1] == '.'))
-			return 0;
-		if (c[len] == '\0')
-			return 1;
-	}
-}
-
 static void add_node(struct nodes *nodes, const char *path)
 {
 	size_t i;
@@ -69,45 +42,37 @@ static void add_node(struct nodes *nodes, const char *path)
 	nodes->path[nodes->n++] = path;
 }
 
-/* A property that holds a device minor: 1 with *ret set, else 0. */
-static int minor_of(const struct extres_info *info, const char *key,
-		    uint64_t *ret)
-{
-	const char *v = extres_info_get(info, key);
-
-	return v && extres_parse_dec(v, strlen(v), MINOR_MAX, ret) == 0;
-}
-
 /* How the host says which device nodes it has. */
 struct node_check {
 	extres_cdi_exists_fn *exists;
 	void *arg;
 };
 
-/*
- * The nodes info's device needs. A `device` property may come from a config
- * (the static driver) that names any path: it counts only when the host
- * says it is a device node there, so that no file, link or directory under
- * /dev/ reaches a container by way of a spec.
- */
-static void info_nodes(const struct extres_info *info, struct nodes *nodes,
-		       const struct node_check *chk)
+static void add_checked(struct nodes *nodes, const char *path,
+			const struct node_check *chk)
 {
-	const char *device = extres_info_get(info, "device");
-	uint64_t minor;
+	if (path && nodes->n < MAX_NODES && extres_is_dev_path(path) &&
+	    chk->exists(path, chk->arg))
+		add_node(nodes, path);
+}
+
+/*
+ * The nodes info's device needs: its `device` property and those the
+ * driver names (extres_driver_ops.node_keys). A value may come from a
+ * config (the static driver) that names any path: it counts only when the
+ * host says it is a device node there, so that no file, link or directory
+ * under /dev/ reaches a container by way of a spec.
+ */
+static void info_nodes(const struct extres_info *info,
+		       const struct extres_driver_info *driver,
+		       struct nodes *nodes, const struct node_check *chk)
+{
+	char *const *k;
 
 	nodes->n = 0;
-	if (minor_of(info, "minor_number", &minor)) {
-		snprintf(nodes->buf[0], NODE_LEN, "/dev/nvidia%" PRIu64, minor);
-		add_node(nodes, nodes->buf[0]);
-	}
-	if (minor_of(info, "drm_render_minor", &minor)) {
-		snprintf(nodes->buf[1], NODE_LEN, "/dev/dri/renderD%" PRIu64,
-			 minor);
-		add_node(nodes, nodes->buf[1]);
-	}
-	if (device && is_dev_path(device) && chk->exists(device, chk->arg))
-		add_node(nodes, device);
+	add_checked(nodes, extres_info_get(info, "device"), chk);
+	for (k = driver ? driver->node_keys : NULL; k && *k; k++)
+		add_checked(nodes, extres_info_get(info, *k), chk);
 }
 
 static void edits_clear(struct edits *e)
@@ -127,7 +92,34 @@ struct devices {
 	const char *key;
 	struct nodes *nodes; /* one per info */
 	unsigned char *shared_key; /* one per info: 1 if another has it */
+	/* The vendor's spec, and each info's device in it (by uuid), or
+	 * NULL. */
+	const struct extres_cdi_base *base;
+	const struct extres_cdi_edits **base_edits; /* one per info */
 };
+
+static const char *const edit_keys[] = EXTRES_CDI_EDIT_KEYS;
+
+/* How many items infos [first, first + count) have in the vendor's spec
+ * under `key`. */
+static size_t base_count(const struct devices *d, size_t first, size_t count,
+			 const char *key)
+{
+	size_t i, n = 0;
+
+	for (i = first; d->base && i < first + count; i++)
+		n += extres_cdi_edits_count(d->base, d->base_edits[i], key);
+	return n;
+}
+
+static void base_items(struct extres_json *json, const struct devices *d,
+		       size_t first, size_t count, const char *key)
+{
+	size_t i;
+
+	for (i = first; d->base && i < first + count; i++)
+		extres_cdi_edits_write(json, d->base, d->base_edits[i], key);
+}
 
 static int edits_get(const struct devices *d, size_t first, size_t count,
 		     struct edits *e)
@@ -143,8 +135,14 @@ static int edits_get(const struct devices *d, size_t first, size_t count,
 	return r;
 }
 
-static int edits_empty(const struct edits *e)
+/* Whether info i has nothing to edit, of ours or the vendor's. */
+static int edits_empty(const struct devices *d, size_t i, const struct edits *e)
 {
+	size_t k;
+
+	for (k = 0; k < ARRAY_SIZE(edit_keys); k++)
+		if (base_count(d, i, 1, edit_keys[k]))
+			return 0;
 	return !e->has_nodes && !e->indexes[0] &&
 	       !(e->devices && e->devices[0]);
 }
@@ -182,6 +180,7 @@ static int write_device(struct extres_json *json, const struct devices *d,
 			const char *name, size_t first, size_t count,
 			const struct edits *e)
 {
+	char *const *fixed;
 	size_t i;
 	int r = 0;
 
@@ -190,20 +189,38 @@ static int write_device(struct extres_json *json, const struct devices *d,
 	extres_json_string(json, name);
 	extres_json_key(json, "containerEdits");
 	extres_json_begin_object(json);
-	if (e->indexes[0] || (e->devices && e->devices[0])) {
+	/* The vendor's edits after ours: a runtime applies them in order,
+	 * and the variables that say which device must be ours. */
+	if (e->indexes[0] || (e->devices && e->devices[0]) ||
+	    base_count(d, first, count, "env")) {
 		extres_json_key(json, "env");
 		extres_json_begin_array(json);
 		r = env_entry(json, d->indexes_var, e->indexes);
 		if (r == 0)
 			r = env_entry(json, extres_view_device_var(d->v),
 				      e->devices);
+		for (fixed = d->v->driver_info && e->devices && e->devices[0] ?
+				     d->v->driver_info->env_fixed :
+				     NULL;
+		     r == 0 && fixed && *fixed; fixed++)
+			extres_json_string(json, *fixed);
+		base_items(json, d, first, count, "env");
 		extres_json_end_array(json);
 	}
-	if (e->has_nodes) {
+	if (e->has_nodes || base_count(d, first, count, "deviceNodes")) {
 		extres_json_key(json, "deviceNodes");
 		extres_json_begin_array(json);
 		for (i = first; i < first + count; i++)
 			node_list(json, d->nodes[i].path, d->nodes[i].n);
+		base_items(json, d, first, count, "deviceNodes");
+		extres_json_end_array(json);
+	}
+	for (i = 2; i < ARRAY_SIZE(edit_keys); i++) {
+		if (!base_count(d, first, count, edit_keys[i]))
+			continue;
+		extres_json_key(json, edit_keys[i]);
+		extres_json_begin_array(json);
+		base_items(json, d, first, count, edit_keys[i]);
 		extres_json_end_array(json);
 	}
 	extres_json_end_object(json);
@@ -262,38 +279,56 @@ static int mark_shared_keys(struct devices *d)
 	return 0;
 }
 
-/* The spec's containerEdits: the control nodes present of the kinds of
- * device that v's infos are. */
-static void control_nodes(struct extres_json *json,
-			  const struct extres_view_resource *v,
-			  extres_cdi_exists_fn *exists, void *arg)
+/* The spec's containerEdits: the nodes the driver says all its devices
+ * need (extres_driver_ops.control_nodes) that the host has, when a device
+ * has a node of its own. */
+static int control_nodes(struct extres_json *json, const struct devices *d,
+			 const struct node_check *chk)
 {
-	const char *paths[ARRAY_SIZE(nvidia_control) + 1];
-	int nvidia = 0, kfd = 0;
-	size_t i, n = 0;
-	uint64_t minor;
+	const struct extres_driver_info *info = d->v->driver_info;
+	const struct extres_cdi_edits *common =
+		d->base ? extres_cdi_base_common(d->base) : NULL;
+	const char **paths;
+	size_t i, n = 0, max = 0, k, base = 0;
+	int any = 0;
 
-	for (i = 0; i < v->n_infos; i++) {
-		nvidia |= minor_of(&v->infos[i], "minor_number", &minor);
-		kfd |= minor_of(&v->infos[i], "drm_render_minor", &minor);
+	for (i = 0; i < d->v->n_infos; i++)
+		any |= d->nodes[i].n > 0;
+	while (any && info && info->control_nodes && info->control_nodes[max])
+		max++;
+	for (k = 0; k < ARRAY_SIZE(edit_keys); k++)
+		base += extres_cdi_edits_count(d->base, common, edit_keys[k]);
+	paths = calloc(max ? max : 1, sizeof(*paths));
+	if (!paths)
+		return -ENOMEM;
+	for (i = 0; i < max; i++)
+		if (extres_is_dev_path(info->control_nodes[i]) &&
+		    chk->exists(info->control_nodes[i], chk->arg))
+			paths[n++] = info->control_nodes[i];
+	if (n || base) {
+		extres_json_key(json, "containerEdits");
+		extres_json_begin_object(json);
+		for (k = 0; k < ARRAY_SIZE(edit_keys); k++) {
+			if (!extres_cdi_edits_count(d->base, common,
+						    edit_keys[k]) &&
+			    !(k == 1 && n))
+				continue;
+			extres_json_key(json, edit_keys[k]);
+			extres_json_begin_array(json);
+			if (k == 1)
+				node_list(json, paths, n);
+			extres_cdi_edits_write(json, d->base, common,
+					       edit_keys[k]);
+			extres_json_end_array(json);
+		}
+		extres_json_end_object(json);
 	}
-	for (i = 0; nvidia && i < ARRAY_SIZE(nvidia_control); i++)
-		if (exists(nvidia_control[i], arg))
-			paths[n++] = nvidia_control[i];
-	if (kfd && exists("/dev/kfd", arg))
-		paths[n++] = "/dev/kfd";
-	if (n == 0)
-		return;
-	extres_json_key(json, "containerEdits");
-	extres_json_begin_object(json);
-	extres_json_key(json, "deviceNodes");
-	extres_json_begin_array(json);
-	node_list(json, paths, n);
-	extres_json_end_array(json);
-	extres_json_end_object(json);
+	free(paths);
+	return 0;
 }
 
-/* Every device of `c`'s spec; *ret_written is how many were written. */
+/* Every device of `c`'s spec and the end of the "devices" array, then
+ * the spec's own containerEdits; *ret_written is how many were written. */
 static int write_devices(struct extres_json *json,
 			 const struct extres_cdi_resource *c,
 			 const char *indexes_var, const struct node_check *chk,
@@ -309,21 +344,27 @@ static int write_devices(struct extres_json *json,
 	char number[24];
 	struct edits e;
 	size_t i, n = v->n_infos ? v->n_infos : 1;
-	int r = -ENOMEM;
+	int r = -ENOMEM, ended = 0;
 
 	*ret_written = 0;
 	d.nodes = calloc(n, sizeof(*d.nodes));
 	d.shared_key = calloc(n, 1);
-	if (!d.nodes || !d.shared_key || mark_shared_keys(&d) < 0)
+	d.base = c->base;
+	d.base_edits = calloc(n, sizeof(*d.base_edits));
+	if (!d.nodes || !d.shared_key || !d.base_edits ||
+	    mark_shared_keys(&d) < 0)
 		goto out;
-	for (i = 0; i < v->n_infos; i++)
-		info_nodes(&v->infos[i], &d.nodes[i], chk);
+	for (i = 0; i < v->n_infos; i++) {
+		info_nodes(&v->infos[i], v->driver_info, &d.nodes[i], chk);
+		d.base_edits[i] = extres_cdi_base_device(
+			c->base, extres_info_uuid(&v->infos[i]));
+	}
 	r = 0;
 	for (i = 0; i < v->n_infos && r == 0; i++) {
 		const char *value = extres_info_get(&v->infos[i], d.key);
 
 		r = edits_get(&d, i, 1, &e);
-		if (r == 0 && !edits_empty(&e)) {
+		if (r == 0 && !edits_empty(&d, i, &e)) {
 			snprintf(number, sizeof(number), "%zu", i);
 			r = write_device(json, &d, number, i, 1, &e);
 			if (r == 0 && key_name_ok(&d, i, value))
@@ -338,10 +379,43 @@ static int write_devices(struct extres_json *json,
 	if (r == 0)
 		r = write_device(json, &d, "all", 0, v->n_infos, &e);
 	edits_clear(&e);
+	extres_json_end_array(json);
+	if (r == 0)
+		r = control_nodes(json, &d, chk);
+	ended = 1;
 out:
+	if (!ended)
+		extres_json_end_array(json);
+	free(d.base_edits);
 	free(d.nodes);
 	free(d.shared_key);
 	return r;
+}
+
+/* The least cdiVersion that c's spec needs (upstream's specs-go
+ * version.go): device names that start with a digit ("0") need 0.5.0;
+ * additionalGIDs, which only a vendor's edits bring, 0.7.0. Nothing else
+ * extres writes or carries needs more (mount types 0.4.0, device node
+ * hostPath 0.5.0; annotations and kinds with a dot in the class, 0.6.0,
+ * extres never writes). */
+static const char *spec_version(const struct extres_cdi_resource *c)
+{
+	const struct extres_cdi_base *b = c->base;
+	size_t i;
+
+	if (!b)
+		return EXTRES_CDI_VERSION;
+	if (extres_cdi_edits_count(b, extres_cdi_base_common(b),
+				   "additionalGIDs"))
+		return EXTRES_CDI_VERSION_GIDS;
+	for (i = 0; i < c->view->n_infos; i++)
+		if (extres_cdi_edits_count(
+			    b,
+			    extres_cdi_base_device(
+				    b, extres_info_uuid(&c->view->infos[i])),
+			    "additionalGIDs"))
+			return EXTRES_CDI_VERSION_GIDS;
+	return EXTRES_CDI_VERSION;
 }
 
 /* c's spec on one line (with its "\n"), or *ret_text NULL when c has no
@@ -371,14 +445,12 @@ static int spec_text(const struct extres_cdi_resource *c,
 		goto out;
 	extres_json_begin_object(json);
 	extres_json_key(json, "cdiVersion");
-	extres_json_string(json, EXTRES_CDI_VERSION);
+	extres_json_string(json, spec_version(c));
 	extres_json_key(json, "kind");
 	extres_json_string(json, kind);
 	extres_json_key(json, "devices");
 	extres_json_begin_array(json);
 	r = write_devices(json, c, indexes_var, &chk, &written);
-	extres_json_end_array(json);
-	control_nodes(json, c->view, exists, arg);
 	extres_json_end_object(json);
 	if (r == 0)
 		r = extres_json_finish(json, &text, &len);

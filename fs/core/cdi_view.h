@@ -13,9 +13,14 @@
 
 #include "core/views.h"
 
-/* The spec version written: the newest that Debian 12's podman (4.3,
- * vendoring CDI 0.5) takes; it refuses "0.6.0". */
+/* The spec version written: the least that its fields need, which is
+ * 0.5.0 (device names that start with a digit), the newest that Debian
+ * 12's podman (4.3, vendoring CDI 0.5) takes; it refuses "0.6.0". A
+ * vendor's edits with additionalGIDs need 0.7.0. */
 #define EXTRES_CDI_VERSION "0.5.0"
+#define EXTRES_CDI_VERSION_GIDS "0.7.0"
+
+struct extres_cdi_base;
 
 struct extres_cdi_resource {
 	const struct extres_view_resource *view;
@@ -25,6 +30,9 @@ struct extres_cdi_resource {
 	/* The property that names a device (the coordination key), or NULL
 	 * for "index". */
 	const char *key;
+	/* The vendor's generated spec to build on (config/cdi_base.h), or
+	 * NULL. */
+	const struct extres_cdi_base *base;
 };
 
 /* 1 if `path` is a device node on this host (a character device, not a
@@ -50,17 +58,24 @@ typedef int extres_cdi_exists_fn(const char *path, void *arg);
  *
  *   env          EXTRES_<NAME>_INDEXES and the device variable with the
  *                values .meta/env gives them for that device alone
- *                (extres_view_env_values()), when not empty
- *   deviceNodes  {"path": P} for each node the info names by a property:
- *                  minor_number       /dev/nvidia<minor>
- *                  drm_render_minor   /dev/dri/renderD<minor>
- *                  device             itself, when an absolute path under
- *                                     /dev/ with no "." or ".." in it
+ *                (extres_view_env_values()), when not empty; with the
+ *                device variable, the driver's fixed variables
+ *                (extres_driver_ops.env_fixed)
+ *   deviceNodes  {"path": P} for the info's `device` property, when an
+ *                absolute path under /dev/ with no "." or ".." in it that
+ *                `exists` says is a device node
  *
  * The spec's own containerEdits, applied with any of its devices, hold the
- * control nodes those need where `exists` says they exist: /dev/nvidiactl,
- * /dev/nvidia-uvm and /dev/nvidia-uvm-tools when an info has minor_number,
- * /dev/kfd when one has drm_render_minor.
+ * nodes its driver says every device needs (extres_driver_ops
+ * .control_nodes) where `exists` says they exist, when a device has a node
+ * of its own.
+ *
+ * With a vendor's spec (`base`), each device's edits are followed by those
+ * of the vendor's device named by the info's `uuid` (env, deviceNodes,
+ * mounts, hooks, additionalGIDs), and the spec's own containerEdits by the
+ * vendor's common ones: the libraries, binaries and hooks a program needs
+ * to use the device. cdiVersion is the least that the fields written need
+ * (EXTRES_CDI_VERSION, or EXTRES_CDI_VERSION_GIDS with additionalGIDs).
  *
  * Left out, since a runtime refuses a whole spec for them: a device with
  * nothing to edit, a resource with no device left or with no valid kind (a

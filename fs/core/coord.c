@@ -20,11 +20,25 @@ void extres_coord_entry_clear(struct extres_coord_entry *e)
 	free(e->line);
 	free(e->key);
 	free(e->lease);
+	free(e->uuid);
 	memset(e, 0, sizeof(*e));
 }
 
 #define LEASE_TAG "lease="
-#define LEASE_TAG_LEN (sizeof(LEASE_TAG) - 1)
+#define UUID_TAG "uuid="
+
+/* The value of word f (flen bytes) when it is `tag` and a non-empty value:
+ * 1 with *ret a copy (or NULL when out of memory: -1), else 0. A tag seen
+ * twice keeps its first value, as a reader that stops at the first would. */
+static int tagged(const char *f, size_t flen, const char *tag, char **ret)
+{
+	size_t tlen = strlen(tag);
+
+	if (*ret || flen <= tlen || memcmp(f, tag, tlen) != 0)
+		return 0;
+	*ret = strndup(f + tlen, flen - tlen);
+	return *ret ? 1 : -1;
+}
 
 int extres_coord_parse_line(const char *line, size_t len,
 			    struct extres_coord_entry *e)
@@ -33,6 +47,7 @@ int extres_coord_parse_line(const char *line, size_t len,
 	const char *p = line, *end = line + len, *f[3];
 	size_t flen[3];
 	uint64_t pid, starttime;
+	int r = 0;
 
 	n.line = malloc(len + 1);
 	if (!n.line)
@@ -51,22 +66,19 @@ int extres_coord_parse_line(const char *line, size_t len,
 	    extres_parse_dec(f[2], flen[2], UINT64_MAX, &starttime) == 0) {
 		n.has_starttime = 1;
 		n.starttime = starttime;
-		/* A lease's line names it: KEY PID STARTTIME lease=ID. */
-		if (extres_next_word(&p, end, &f[2], &flen[2]) &&
-		    flen[2] > LEASE_TAG_LEN &&
-		    memcmp(f[2], LEASE_TAG, LEASE_TAG_LEN) == 0) {
-			n.lease = strndup(f[2] + LEASE_TAG_LEN,
-					  flen[2] - LEASE_TAG_LEN);
-			if (!n.lease) {
-				free(n.line);
-				return -ENOMEM;
-			}
+		/* After STARTTIME, name=value words in any order; tags we
+		 * do not know belong to others (or to a newer extres). */
+		while (r >= 0 && extres_next_word(&p, end, &f[2], &flen[2])) {
+			r = tagged(f[2], flen[2], LEASE_TAG, &n.lease);
+			if (r == 0)
+				r = tagged(f[2], flen[2], UUID_TAG, &n.uuid);
 		}
 	}
-	n.key = strndup(f[0], flen[0]);
+	n.key = r < 0 ? NULL : strndup(f[0], flen[0]);
 	if (!n.key) {
 		free(n.line);
 		free(n.lease);
+		free(n.uuid);
 		return -ENOMEM;
 	}
 	n.pid = (pid_t)pid;
@@ -150,33 +162,39 @@ static int is_word(const char *s)
 int extres_coord_add(struct extres_coord *c, const char *key, pid_t pid,
 		     uint64_t starttime)
 {
-	return extres_coord_add_lease(c, key, pid, starttime, NULL);
+	return extres_coord_add_tagged(c, key, pid, starttime, NULL, NULL);
 }
 
 int extres_coord_add_lease(struct extres_coord *c, const char *key, pid_t pid,
 			   uint64_t starttime, const char *lease)
 {
+	return extres_coord_add_tagged(c, key, pid, starttime, lease, NULL);
+}
+
+int extres_coord_add_tagged(struct extres_coord *c, const char *key, pid_t pid,
+			    uint64_t starttime, const char *lease,
+			    const char *uuid)
+{
 	struct extres_coord_entry e = { 0 }, *entries;
 	int r;
 
-	if (!is_word(key) || pid <= 0 || (lease && !is_word(lease)))
+	if (!is_word(key) || pid <= 0 || (lease && !is_word(lease)) ||
+	    (uuid && !is_word(uuid)))
 		return -EINVAL;
 	/* A tab, not a space, before the start time: Flink frees an index
 	 * with `sed -i "/INDEX /d"`, which must never match inside our
 	 * line (PID 981 and index 1). Its `grep "^INDEX "` and
 	 * `awk '{print $2}'` read the line as before. */
-	if (lease)
-		r = asprintf(&e.line, "%s %d\t%" PRIu64 "\t" LEASE_TAG "%s",
-			     key, (int)pid, starttime, lease);
-	else
-		r = asprintf(&e.line, "%s %d\t%" PRIu64, key, (int)pid,
-			     starttime);
+	r = asprintf(&e.line, "%s %d\t%" PRIu64 "%s%s%s%s", key, (int)pid,
+		     starttime, lease ? "\t" LEASE_TAG : "", lease ? lease : "",
+		     uuid ? "\t" UUID_TAG : "", uuid ? uuid : "");
 	if (r < 0)
 		return -ENOMEM;
 	e.line_len = strlen(e.line);
 	e.key = strdup(key);
 	e.lease = lease ? strdup(lease) : NULL;
-	entries = e.key && (!lease || e.lease) ?
+	e.uuid = uuid ? strdup(uuid) : NULL;
+	entries = e.key && (!lease || e.lease) && (!uuid || e.uuid) ?
 			  realloc(c->entries, (c->n + 1) * sizeof(*entries)) :
 			  NULL;
 	if (!entries) {

@@ -3,13 +3,17 @@
  * The coordination file: who holds which device on this host, shared with
  * Flink's discovery scripts.
  *
- * One line per taken device: `KEY PID[\tSTARTTIME[\tlease=ID]]`. KEY is the
- * coordination key's value (a GPU index by default), PID the owner,
+ * One line per taken device: `KEY PID[\tSTARTTIME[\tNAME=VALUE...]]`. KEY is
+ * the coordination key's value (a GPU index by default), PID the owner,
  * STARTTIME field 22 of /proc/PID/stat when the owner was recorded (extres
- * writes it; Flink does not), and ID, on a lease's lines only (extresctl
- * run), the lease's id. extres writes a tab before STARTTIME and ID and
- * reads any whitespace between fields (older versions wrote a space). Lines
- * that do not parse are kept verbatim and ignored.
+ * writes it; Flink does not). After STARTTIME come `name=value` words in any
+ * order: `lease=ID` on a lease's lines (extresctl run), `uuid=UUID` on the
+ * line of a device that has a uuid property, so that a reader can tell
+ * when the key has come to name another device; words with other names are
+ * ignored (a newer extres may write more). extres writes a tab before
+ * each field after PID and reads any whitespace between fields (older
+ * versions wrote a space). Lines that do not parse are kept verbatim and
+ * ignored.
  *
  * Every read-decide-write happens under an exclusive flock() on the file
  * itself, and the file is rewritten in place (pwrite + ftruncate on the locked
@@ -55,6 +59,7 @@ struct extres_coord_entry {
 	int has_starttime;
 	uint64_t starttime;
 	char *lease; /* parsed: the lease's id, or NULL for other owners */
+	char *uuid; /* parsed: the device's uuid as recorded, or NULL */
 };
 
 struct extres_coord {
@@ -119,6 +124,12 @@ int extres_coord_add(struct extres_coord *c, const char *key, pid_t pid,
 int extres_coord_add_lease(struct extres_coord *c, const char *key, pid_t pid,
 			   uint64_t starttime, const char *lease);
 
+/* The same with the device's uuid (a non-empty word, or NULL for none),
+ * written as a `uuid=` word after the lease's. */
+int extres_coord_add_tagged(struct extres_coord *c, const char *key, pid_t pid,
+			    uint64_t starttime, const char *lease,
+			    const char *uuid);
+
 /* Remove entry i (in memory). */
 void extres_coord_remove(struct extres_coord *c, size_t i);
 
@@ -176,7 +187,9 @@ pid_t extres_coord_other_holder(const struct extres_coord *c, const char *key,
  * come back with parsed = 0: fewer than two fields, or a PID that is not a
  * decimal number in 1..INT_MAX. The third field is the start time only when
  * it is a decimal number that fits in 64 bits; otherwise it, like any field
- * after it, is ignored, as Flink reads only the first two. Free *e with
+ * after it, is ignored, as Flink reads only the first two. After a start
+ * time every word is looked at: `lease=` and `uuid=` with a value fill
+ * `lease` and `uuid` (the first of each), any other word is ignored. Free *e with
  * extres_coord_entry_clear(). */
 int extres_coord_parse_line(const char *line, size_t len,
 			    struct extres_coord_entry *e);

@@ -22,6 +22,19 @@ struct extres_driver_info {
 	char *env_var; /* the default device variable, or NULL */
 	char *env_property; /* the property that fills it, or NULL: `index` */
 	uint32_t env_form; /* EXTRES_ENV_FORM_* */
+	/* "NAME=VALUE" set beside the device variable (checked at load),
+	 * NULL-terminated, or NULL for none. */
+	char **env_fixed;
+	/* Nodes every device needs besides its own (checked at load),
+	 * NULL-terminated, or NULL for none. */
+	char **control_nodes;
+	/* Where the vendor's generated CDI spec may be (absolute paths,
+	 * NULL-terminated), or NULL; the command that makes one, or NULL. */
+	char **cdi_base_specs;
+	char *cdi_base_hint;
+	/* Properties besides `device` that name nodes a device needs,
+	 * NULL-terminated, or NULL for none. */
+	char **node_keys;
 	char **identity_keys; /* NULL-terminated, or NULL for none */
 	/* The driver took its devices through this coordination file by
 	 * itself (extres_host.coordinated_by), or NULL; `coord_how` says
@@ -45,6 +58,13 @@ int extres_driver_info_set_coordination(struct extres_driver_info *info,
 
 /* Free the strings and zero *info. Accepts an empty one. */
 void extres_driver_info_clear(struct extres_driver_info *info);
+
+/* The vendor's CDI spec a resource's spec builds on: `configured` (its
+ * cdi.base-spec) when set, else the first of info's cdi_base_specs that
+ * exists, else NULL, with *ret_missing 1 when the driver names some. */
+const char *extres_driver_info_cdi_base(const struct extres_driver_info *info,
+					const char *configured,
+					int *ret_missing);
 
 /* 1 if `fresh` may be the device `held` was: every identity property that
  * both carry agrees (`info` NULL: no identity properties). */

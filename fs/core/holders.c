@@ -45,6 +45,7 @@ static void holder_clear(struct extres_holder *x)
 	free(x->resource);
 	free(x->key);
 	free(x->lease);
+	free(x->uuid);
 	free(x->user);
 	free(x->command);
 }
@@ -142,7 +143,9 @@ int extres_holders_add_file(struct extres_holders *h, const char *resource,
 		x->resource = strdup(resource);
 		x->key = strdup(e->key);
 		x->lease = e->lease ? strdup(e->lease) : NULL;
-		r = !x->resource || !x->key || (e->lease && !x->lease) ?
+		x->uuid = e->uuid ? strdup(e->uuid) : NULL;
+		r = !x->resource || !x->key || (e->lease && !x->lease) ||
+				    (e->uuid && !x->uuid) ?
 			    -ENOMEM :
 			    describe_owner(x, e, ctx,
 					   h->n ? &h->items[h->n - 1] : NULL);

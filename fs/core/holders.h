@@ -54,6 +54,7 @@ struct extres_holder {
 	int state; /* EXTRES_OWNER_LIVE, _DEAD, _REUSED or _ZOMBIE */
 	int kind; /* EXTRES_HOLDER_* */
 	char *lease; /* the lease's id, or NULL */
+	char *uuid; /* the device's uuid as the line records it, or NULL */
 	/* Of a live owner only; unknown otherwise. */
 	int has_uid;
 	uid_t uid;

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/text.h"
+
 int extres_infos_new(struct extres_infos **ret)
 {
 	struct extres_infos *infos = calloc(1, sizeof(*infos));
@@ -214,6 +216,17 @@ int extres_info_healthy(const struct extres_info *info)
 	const char *v = extres_info_get(info, EXTRES_HEALTH_KEY);
 
 	return !v || strcmp(v, EXTRES_HEALTH_OK) == 0;
+}
+
+const char *extres_info_uuid(const struct extres_info *info)
+{
+	const char *v = extres_info_get(info, EXTRES_UUID_KEY);
+	size_t i;
+
+	for (i = 0; v && v[i]; i++)
+		if (extres_is_space(v[i]))
+			return NULL;
+	return v && v[0] ? v : NULL;
 }
 
 int extres_info_copy(const struct extres_info *src, struct extres_info *ret)

@@ -98,6 +98,15 @@ const char *extres_info_get(const struct extres_info *info, const char *key);
  * pool's listing keep one they hold). */
 int extres_info_healthy(const struct extres_info *info);
 
+/* The property that names a device for good, whatever its index (NVML's
+ * "GPU-..." and "MIG-...", a ROCm unique id): written into the device's
+ * coordination-file line, so that a reader can tell when the index has come
+ * to name another device. */
+#define EXTRES_UUID_KEY "uuid"
+
+/* info's uuid when it is a word (non-empty, no whitespace), else NULL. */
+const char *extres_info_uuid(const struct extres_info *info);
+
 /* Deep copy of one info into *ret (which the caller frees with
  * extres_info_clear()). 0 or -ENOMEM. */
 int extres_info_copy(const struct extres_info *src, struct extres_info *ret);

@@ -327,8 +327,11 @@ static int pick_step(const struct extres_lease_want *wants, size_t n,
 			    !extres_info_healthy(
 				    &wants[i].candidates->items[j]))
 				continue;
-			if (extres_coord_add_lease(c, v, owner, starttime,
-						   lease) < 0)
+			if (extres_coord_add_tagged(
+				    c, v, owner, starttime, lease,
+				    extres_info_uuid(
+					    &wants[i].candidates->items[j])) <
+			    0)
 				return -ENOMEM;
 			picked[i][got++] = j;
 		}

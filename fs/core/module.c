@@ -176,10 +176,41 @@ out:
 	return r;
 }
 
+/* An env_fixed entry that breaks <extres/driver.h>'s rules, in *ret_bad
+ * (-EINVAL), else 0. Values are written unquoted in CDI specs and between
+ * single quotes in .meta/env: only harmless bytes. */
+static int env_fixed_problem(const struct extres_driver_ops *ops,
+			     const char **ret_bad)
+{
+	const char *const *e;
+	const char *eq;
+	char name[256];
+	size_t len;
+
+	for (e = ops->env_fixed; e && *e; e++) {
+		*ret_bad = *e;
+		eq = strchr(*e, '=');
+		len = eq ? (size_t)(eq - *e) : 0;
+		if (!eq || len == 0 || len >= sizeof(name) || !eq[1] ||
+		    strlen(eq + 1) > 255 ||
+		    strspn(eq + 1, "abcdefghijklmnopqrstuvwxyz"
+				   "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+				   "0123456789_.,:+-") != strlen(eq + 1))
+			return -EINVAL;
+		memcpy(name, *e, len);
+		name[len] = '\0';
+		if (extres_check_env_var_name(name) < 0 ||
+		    (ops->env_var && strcmp(name, ops->env_var) == 0))
+			return -EINVAL;
+	}
+	return 0;
+}
+
 int extres_module_load(const char *path, struct extres_module **ret,
 		       struct extres_err *err)
 {
 	const struct extres_driver_ops *ops;
+	const char *bad = NULL, *const * node;
 	struct extres_module *m;
 	extres_driver_entry_fn entry;
 	const char *missing = NULL;
@@ -289,6 +320,29 @@ int extres_module_load(const char *path, struct extres_module **ret,
 			path, m->ops.env_var);
 		goto fail;
 	}
+	if (env_fixed_problem(&m->ops, &bad) < 0) {
+		r = extres_err_set(
+			err, ELIBBAD,
+			"%s: driver's env_fixed entry '%s' is not NAME=VALUE with a shell variable name other than env_var and a value of letters, digits and \"_.,:+-\"",
+			path, bad);
+		goto fail;
+	}
+	for (node = m->ops.control_nodes; node && *node; node++)
+		if (!extres_is_dev_path(*node)) {
+			r = extres_err_set(
+				err, ELIBBAD,
+				"%s: driver's control node '%s' is not a path under /dev/",
+				path, *node);
+			goto fail;
+		}
+	for (node = m->ops.cdi_base_specs; node && *node; node++)
+		if ((*node)[0] != '/') {
+			r = extres_err_set(
+				err, ELIBBAD,
+				"%s: driver's CDI base spec '%s' is not an absolute path",
+				path, *node);
+			goto fail;
+		}
 	if (m->ops.env_form > EXTRES_ENV_FORM_ROCM_UUID) {
 		r = extres_err_set(
 			err, ELIBBAD,

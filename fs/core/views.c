@@ -178,6 +178,44 @@ static void add_export(struct text *t, const char *var,
 	add(t, "'\n");
 }
 
+/* 1 if resource j < i already exported the fixed variable `entry`. */
+static int fixed_before(const struct extres_view_resource *res, size_t i,
+			const char *entry)
+{
+	char *const *e;
+	size_t j;
+
+	for (j = 0; j < i; j++)
+		for (e = res[j].driver_info && extres_view_device_var(&res[j]) ?
+				 res[j].driver_info->env_fixed :
+				 NULL;
+		     e && *e; e++)
+			if (strcmp(*e, entry) == 0)
+				return 1;
+	return 0;
+}
+
+/* The driver's fixed variables that go with res[i]'s device variable,
+ * each once however many resources share a driver. */
+static void add_fixed(struct text *t, const struct extres_view_resource *res,
+		      size_t i)
+{
+	char *const *e;
+	const char *eq;
+
+	for (e = res[i].driver_info ? res[i].driver_info->env_fixed : NULL;
+	     e && *e; e++) {
+		eq = strchr(*e, '=');
+		if (!eq || fixed_before(res, i, *e))
+			continue;
+		add(t, "export ");
+		add_len(t, *e, (size_t)(eq - *e));
+		add(t, "='");
+		add(t, eq + 1);
+		add(t, "'\n");
+	}
+}
+
 const char *extres_view_device_var(const struct extres_view_resource *r)
 {
 	return extres_env_var(r->driver_info ? r->driver_info->env_var : NULL,
@@ -233,9 +271,11 @@ int extres_view_env(const struct extres_view_resource *res, size_t n,
 		}
 		add_export(&t, indexes, &res[i], NULL);
 		free(indexes);
-		if (var)
+		if (var) {
 			add_export(&t, var, &res[i],
 				   extres_view_device_form(&res[i]));
+			add_fixed(&t, res, i);
+		}
 	}
 	return text_finish(&t, ret_text, ret_len);
 }

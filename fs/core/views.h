@@ -70,6 +70,10 @@ struct extres_view_resource {
  *           every info has a non-zero one
  *   others  no variable by default; a configured one holds the indexes
  *
+ * After a device variable come the driver's fixed variables
+ * (extres_driver_ops.env_fixed), each once: nvml's CUDA_DEVICE_ORDER
+ * ='PCI_BUS_ID', so that CUDA numbers GPUs as NVML does.
+ *
  * (the indexes as in EXTRES_<NAME>_INDEXES). No infos give ''.
  */
 int extres_view_env(const struct extres_view_resource *res, size_t n,

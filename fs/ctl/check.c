@@ -12,10 +12,12 @@
 
 #include "config/config.h"
 #include "ctl/ctl.h"
+#include "config/cdi_base.h"
 #include "core/module.h"
 #include "core/infos.h"
 #include "core/json_view.h"
 #include "core/lease.h"
+#include "base/text.h"
 #include "base/log.h"
 #include "core/transaction.h"
 
@@ -66,6 +68,54 @@ static void usage_discover(FILE *out)
 		"                 to stderr and nothing to stdout. Bytes that JSON text\n"
 		"                 cannot carry show as U+FFFD.\n"
 		"    -h, --help   this help\n");
+}
+
+/*
+ * The vendor's CDI spec that res's CDI spec builds on: named when found,
+ * a warning naming the command that makes it when the driver names places
+ * and none has one, and a warning with the reason when it cannot be read
+ * (extresd then serves the spec without it).
+ */
+static void check_cdi_base(const struct extres_resource_config *res,
+			   const struct extres_driver_info *info)
+{
+	struct extres_cdi_base *b = NULL;
+	struct extres_err err;
+	char *const *p, *where = NULL;
+	const char *path;
+	size_t len = 0;
+	int missing;
+	FILE *f;
+
+	path = extres_driver_info_cdi_base(info, res->cdi_base_spec, &missing);
+	if (path && extres_cdi_base_load(path, &b, &err) < 0) {
+		extres_log(
+			EXTRES_LOG_WARNING,
+			"%s: CDI spec to build on: %s; the CDI spec of %s gives its devices' nodes and variables only",
+			res->name, err.msg, res->name);
+		return;
+	}
+	if (path) {
+		printf("%s: CDI spec to build on: %s\n", res->name, path);
+		extres_cdi_base_free(b);
+		return;
+	}
+	if (!missing)
+		return;
+	f = open_memstream(&where, &len);
+	for (p = info->cdi_base_specs; f && *p; p++)
+		fprintf(f, "%s%s", p == info->cdi_base_specs ? "" : ", ", *p);
+	if (!f || extres_memstream_close(f, &where) < 0) {
+		extres_log(EXTRES_LOG_ERR, "out of memory");
+		return;
+	}
+	extres_log(
+		EXTRES_LOG_WARNING,
+		"%s: no CDI spec from its devices' vendor in %s: a container given its devices gets their nodes and variables, not the driver's libraries%s%s",
+		res->name, where,
+		info->cdi_base_hint ? "; make one with: " : "",
+		info->cdi_base_hint ? info->cdi_base_hint : "");
+	free(where);
 }
 
 /*
@@ -211,6 +261,9 @@ int extres_ctl_check(const char *config_path, int argc, char *argv[])
 			failed = 1;
 		}
 	}
+	for (i = 0; i < cfg->n_resources; i++)
+		if (infos[i] && !cfg->resources[i].pool)
+			check_cdi_base(&cfg->resources[i], infos[i]);
 	if (extres_driver_info_check_env(cfg, infos, &err) < 0) {
 		extres_log(EXTRES_LOG_ERR, "%s", err.msg);
 		failed = 1;

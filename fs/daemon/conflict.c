@@ -62,8 +62,8 @@ void extresd_check_lines(struct extresd *d)
 	int failed = 0;
 
 	for (i = 0; d->allocs && i < d->allocs->n; i++) {
-		if (extres_alloc_guard(d->allocs->items[i], &one, &restored,
-				       &err) < 0) {
+		if (extres_alloc_guard(d->allocs->items[i], d->allocs->found[i],
+				       &one, &restored, &err) < 0) {
 			/* Keep what we knew: a file we cannot read now says
 			 * nothing new about conflicts. */
 			extres_log(EXTRES_LOG_ERR, "checking our lines: %s",

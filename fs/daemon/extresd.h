@@ -24,6 +24,8 @@
 #include "core/transaction.h"
 #include "tree/snapshot.h"
 
+struct extres_cdi_base;
+
 /* Everything the daemon owns, in one place. */
 struct extresd {
 	/* Command line. */
@@ -97,6 +99,20 @@ struct extresd {
 	int dead_mount;
 	struct fuse_args mount_opts;
 	int hand_fd;
+	/* extres.cdi-spec-dir as last written to, and the .meta/cdi.json
+	 * written there (NULL: nothing written). */
+	char *cdi_dir;
+	char *cdi_written;
+	/* The vendors' CDI specs that .meta/cdi.json builds on, per
+	 * resource (NULL: none), and whether the driver names some of which
+	 * none exists; read for `generation` (daemon/cdi_bases.c). */
+	struct {
+		size_t n;
+		struct extres_cdi_base **base;
+		unsigned char *missing;
+		unsigned long generation;
+		int loaded;
+	} cdi_bases;
 };
 
 /*
@@ -104,6 +120,18 @@ struct extresd {
  * (telling the kernel what changed). 0, or a negative errno after logging.
  */
 int extresd_publish(struct extresd *d);
+
+/* Bring extres.cdi-spec-dir's files in step with `view` (.meta/cdi.json
+ * as just served), removing those of a directory the config no longer
+ * names (daemon/cdi_dir.c). Logs what fails; tried again next time. */
+void extresd_cdi_sync(struct extresd *d, const char *view);
+
+/* Read the resources' vendor CDI specs again when the config changed. */
+void extresd_cdi_bases_update(struct extresd *d);
+void extresd_cdi_bases_free(struct extresd *d);
+
+/* Remove the spec files written (at stop, before devices are released). */
+void extresd_cdi_clear(struct extresd *d);
 
 /* How many files .meta has. */
 #define EXTRESD_N_META 8

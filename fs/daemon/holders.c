@@ -271,20 +271,34 @@ static const struct extres_info *find_info(const struct extres_info *infos,
 	return NULL;
 }
 
-/* What resource k knows of device `key`: the info it serves, else the
- * one its driver last found (a lease beside a daemon with its own amount
- * holds devices the daemon discovered and did not take), or NULL. */
+/* Whether `info` may be the device a line recording `uuid` (or none)
+ * was written for. */
+static int same_uuid(const struct extres_info *info, const char *uuid)
+{
+	const char *now = info ? extres_info_uuid(info) : NULL;
+
+	return !uuid || !now || strcmp(now, uuid) == 0;
+}
+
+/* What resource k knows of device `key`, recorded as `uuid` (or none): the
+ * info it serves, else the one its driver last found (a lease beside a
+ * daemon with its own amount holds devices the daemon discovered and did
+ * not take), or NULL. Never one with another uuid: after a renumbering the
+ * key names another device, and the holder does not use that one. */
 static const struct extres_info *known_info(const struct extres_allocations *as,
-					    size_t k, const char *key)
+					    size_t k, const char *key,
+					    const char *uuid)
 {
 	const struct extres_allocation *a = as->items[k];
 	const struct extres_info *info;
 
 	info = find_info(a->infos, a->n, a->coordination_key, key);
+	if (!same_uuid(info, uuid))
+		info = NULL;
 	if (!info && as->found[k])
 		info = find_info(as->found[k]->items, as->found[k]->n,
 				 a->coordination_key, key);
-	return info;
+	return same_uuid(info, uuid) ? info : NULL;
 }
 
 int extresd_leases_build(const struct extresd *d, struct extresd_leases *l)
@@ -334,7 +348,8 @@ int extresd_leases_build(const struct extresd *d, struct extresd_leases *l)
 				    strcmp(x->resource, a->resource) != 0)
 					continue;
 				done[j] = 1;
-				info = known_info(d->allocs, k, x->key);
+				info = known_info(d->allocs, k, x->key,
+						  x->uuid);
 				if (info) {
 					*in = *info;
 				} else {

@@ -431,6 +431,9 @@ static void cleanup(struct extresd *d)
 	extres_control_close(&d->control);
 	extres_owner_close(&d->owner_watch);
 	extres_guard_close(&d->guard);
+	/* No runtime may hand out a device after we let it go. */
+	extresd_cdi_clear(d);
+	extresd_cdi_bases_free(d);
 	free(d->conflicts);
 	extresd_holders_free(d);
 	/* A stop is obeyed within a second even when another process holds

@@ -72,6 +72,15 @@ static int status_text(const struct extresd *d, size_t conflicts, char **ret,
 					extres_info_get(
 						&d->allocs->items[i]->infos[j],
 						EXTRES_HEALTH_KEY));
+	/* The command that makes the vendor's spec the CDI spec lacks. */
+	for (i = 0; i < d->cdi_bases.n && i < d->allocs->n; i++)
+		if (d->cdi_bases.missing[i])
+			fprintf(f, "cdi-base-missing %s %s\n",
+				d->allocs->items[i]->resource,
+				d->allocs->items[i]->driver.cdi_base_hint ?
+					d->allocs->items[i]
+						->driver.cdi_base_hint :
+					"-");
 	r = extres_memstream_close(f, &text);
 	if (r < 0)
 		return r;
@@ -157,6 +166,8 @@ int extresd_meta_files(const struct extresd *d,
 			.view = &own[n_own],
 			.kind = rc->cdi_kind,
 			.key = rc->coordination_key,
+			.base = i < d->cdi_bases.n ? d->cdi_bases.base[i] :
+						     NULL,
 		};
 		n_own++;
 	}

@@ -47,6 +47,7 @@ int extresd_publish(struct extresd *d)
 	size_t i;
 	int r;
 
+	extresd_cdi_bases_update(d);
 	res = calloc(d->allocs->n ? d->allocs->n : 1, sizeof(*res));
 	r = res ? extresd_meta_files(d, files, text) : -ENOMEM;
 	if (r == 0)
@@ -72,6 +73,9 @@ int extresd_publish(struct extresd *d)
 		goto out;
 	}
 	extres_fs_swap(&d->fs, d->se, tree);
+	for (i = 0; i < EXTRESD_N_META; i++)
+		if (strcmp(files[i].name, "cdi.json") == 0)
+			extresd_cdi_sync(d, files[i].data);
 out:
 	extresd_leases_free(&leases);
 	for (i = 0; i < EXTRESD_N_META; i++)
@@ -397,8 +401,12 @@ long long extresd_refresh(void *ctx)
 		if (due && (next < 0 || due - now < next))
 			next = due - now;
 	}
-	if (changed)
+	if (changed) {
+		/* A device renumbered under a held line is a conflict now,
+		 * not when the coordination file next changes. */
+		extresd_check_lines(d);
 		extresd_publish(d);
+	}
 	if (d->trim_due) {
 		now = extres_now_ms();
 		if (d->trim_due <= now) {

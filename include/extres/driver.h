@@ -441,6 +441,59 @@ struct extres_driver_ops {
 	 * EXTRES_ENV_FORM_*; 0 (AS_IS) for a module that predates it. */
 	uint32_t env_form;
 	uint32_t reserved; /* 0 */
+
+	/*
+	 * Appended in ABI 1, after reserved: variables with a fixed value
+	 * that go with the device variable wherever extres sets that
+	 * (.meta/env, a lease's environment, a CDI spec's device), as
+	 * "NAME=VALUE" strings, NULL-terminated, or NULL for none. NAME is a
+	 * shell identifier, not the device variable; VALUE is 1 to 255
+	 * letters, digits and "_.,:+-" (it is written unquoted into specs and
+	 * single-quoted into .meta/env). A module breaking these rules is
+	 * refused at load. nvml's is CUDA_DEVICE_ORDER=PCI_BUS_ID: CUDA then
+	 * numbers GPUs as nvidia-smi and NVML do, so that an index extres
+	 * shows means the same GPU inside the program. A module built before
+	 * it has a struct_size that ends at reserved: none.
+	 */
+	const char *const *env_fixed;
+
+	/*
+	 * Appended in ABI 1, after env_fixed: device nodes that every device
+	 * of this driver needs besides its own (a `device` property), as
+	 * absolute paths under /dev/, NULL-terminated, or NULL for none: a
+	 * CDI spec's common containerEdits give a container those the host
+	 * has, with any of the driver's devices. nvml's are /dev/nvidiactl,
+	 * /dev/nvidia-uvm and /dev/nvidia-uvm-tools; amdgpu's is /dev/kfd. A
+	 * path that climbs out with "." or ".." is refused at load.
+	 */
+	const char *const *control_nodes;
+
+	/*
+	 * Appended in ABI 1, after control_nodes: where the device vendor's
+	 * own tools write a CDI spec for the node's devices (absolute paths,
+	 * the first that exists is used, NULL-terminated), or NULL for none;
+	 * and the command that writes one, for messages, or NULL. extres's
+	 * spec for a resource then gives a container what the vendor's
+	 * would: its common containerEdits (libraries, binaries, hooks) and
+	 * the edits of each device named by the `uuid` property's value,
+	 * beside extres's own variables. nvml's are /etc/cdi/nvidia.yaml,
+	 * /etc/cdi/nvidia.json, /var/run/cdi/nvidia.yaml and
+	 * /var/run/cdi/nvidia.json, made by `nvidia-ctk cdi generate`, whose
+	 * devices carry the GPUs' and MIG devices' UUIDs as names. A resource's
+	 * cdi.base-spec setting takes their place.
+	 */
+	const char *const *cdi_base_specs;
+	const char *cdi_base_hint;
+
+	/*
+	 * Appended in ABI 1, after cdi_base_hint: properties besides `device`
+	 * whose values are device nodes a device needs (absolute paths under
+	 * /dev/), NULL-terminated, or NULL for none: a CDI spec gives a
+	 * container each one the host has. nvml's are mig.gi.device and
+	 * mig.ci.device, a MIG instance's /dev/nvidia-caps/nvidia-capN nodes
+	 * of its GPU and compute instance.
+	 */
+	const char *const *node_keys;
 };
 
 /* The type of the module's one exported function. It must return the same

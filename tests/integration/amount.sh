@@ -36,7 +36,7 @@ own_lines() {
 	local st i
 	st=$(proc_starttime "$DAEMON_PID")
 	for i in "$@"; do
-		printf '%s %s%s%s\n' "$i" "$DAEMON_PID" "$T" "$st"
+		printf '%s %s%s%s%suuid=GPU-%s\n' "$i" "$DAEMON_PID" "$T" "$st" "$T" "$i"
 	done
 }
 

@@ -77,6 +77,43 @@ case_reload() {
 	daemon_stop
 }
 
+# not_in_file TEXT FILE: FILE is there and does not hold TEXT.
+not_in_file() {
+	[[ -e $2 ]] && ! grep -qF -- "$1" "$2"
+}
+
+# extres.cdi-spec-dir: extresd writes extres-<resource>.json itself when it
+# has mounted, rewrites a file after a reload that drops a device (within a
+# second: the wait allows no more) and removes one whose resource went, and
+# removes its files when it stops; another file in the directory stays.
+case_spec_dir() {
+	local dir out
+	it_setup
+	dir=$WORK/cdi
+	mkdir -m 0755 "$dir"
+	echo '{}' >"$dir/other.json"
+	write_cdi_config "$WORK/extres.yaml" extres.dev/gpu
+	echo "extres.cdi-spec-dir: $dir" >>"$WORK/extres.yaml"
+	daemon_start -c "$WORK/extres.yaml" "$MNT"
+	assert_file "$dir/extres-gpu.json" "$GPU_SPEC"$'\n'
+	assert_file "$dir/extres-fpga.json" "$FPGA_SPEC"$'\n'
+	assert_eq "644 644" "$(stat -c %a "$dir/extres-gpu.json" "$dir/extres-fpga.json" | xargs)" "modes"
+
+	# gpu keeps device 4 alone, fpga goes.
+	sed -i -e 's/^external-resources: gpu;fpga$/external-resources: gpu/' \
+		-e 's/^external-resource.gpu.amount: 2$/external-resource.gpu.amount: 1/' "$WORK/extres.yaml"
+	kill -HUP "$DAEMON_PID"
+	wait_for 1 "extres-gpu.json to follow the reload" \
+		not_in_file /dev/fuse "$dir/extres-gpu.json"
+	wait_for 1 "extres-fpga.json to go" test ! -e "$dir/extres-fpga.json"
+	out=$(cat "$MNT/.meta/cdi.json")
+	assert_eq "{
+\"gpu\": $(cat "$dir/extres-gpu.json")
+}" "$out" "extres-gpu.json after the reload"
+	daemon_stop
+	assert_eq "other.json" "$(ls -A "$dir")" "files after the stop"
+}
+
 # extresctl cdi: extres-<resource>.json, 0644, each the view's spec; with
 # --prune, a resource gone after a reload takes its file with it; another
 # file in the directory stays.
@@ -214,7 +251,7 @@ pm() {
 		unshare --mount --propagation private "$BASH" -c '
 		mount -t tmpfs -o mode=0755 tmpfs /run &&
 		mkdir -m 0755 /run/cdi &&
-		cp "$1"/*.json /run/cdi/ &&
+		{ [ ! -e "$1/extres-gpu.json" ] || cp "$1"/*.json /run/cdi/; } &&
 		mount -t tmpfs -o mode=0755 tmpfs /var/lib &&
 		shift && exec "$@"' pm "$WORK/cdi" \
 		podman --root "$PODMAN_DIR/root" --runroot "$PODMAN_DIR/run" \
@@ -225,8 +262,10 @@ pm() {
 # static resource whose device is /dev/null) prints that device's variable
 # and lists the node; gpu/1 by its key (index 6) gets /dev/fuse, which no
 # container has by default, so the node check can fail.
-case_podman() {
-	local bin out t0 t1
+# podman_prepare: skip (77) where podman cannot run here; else the work
+# dir, the podman config and the image extres-it:cdi (a static busybox).
+podman_prepare() {
+	local bin
 	for bin in podman runc unshare; do
 		command -v "$bin" >/dev/null || { echo "SKIP: $IT_CASE: $bin is missing"; exit 77; }
 	done
@@ -235,25 +274,29 @@ case_podman() {
 		exit 77
 	fi
 	[[ $(id -u) == 0 ]] || { echo "SKIP: $IT_CASE: podman with runc and cgroupfs needs root here"; exit 77; }
-	t0=$(date +%s%N)
 	it_setup
 	# The namespace hides /run and /var/lib: the work dir must be elsewhere.
 	[[ $WORK != /run/* && $WORK != /var/* ]] || { echo "SKIP: $IT_CASE: work dir $WORK is under /run or /var"; exit 77; }
 	PODMAN_DIR=$WORK/podman
 	mkdir -p "$PODMAN_DIR/img/bin" "$PODMAN_DIR/tmp" "$WORK/cdi"
-	write_cdi_config "$WORK/extres.yaml" extres.dev/gpu no
-	daemon_start -c "$WORK/extres.yaml" "$MNT"
-	out=$("$EXTRESCTL" cdi --output "$WORK/cdi" "$MNT" 2>&1) || fail "extresctl cdi failed: $out"
-
 	printf '[containers]\ndefault_ulimits = []\n[engine]\nevents_logger = "none"\ntmp_dir = "%s"\n' \
 		"$PODMAN_DIR/tmp" >"$PODMAN_DIR/containers.conf"
 	cp /bin/busybox "$PODMAN_DIR/img/bin/busybox"
-	for bin in sh env ls; do
+	for bin in sh env ls cat; do
 		ln -s busybox "$PODMAN_DIR/img/bin/$bin"
 	done
 	tar -C "$PODMAN_DIR/img" -cf "$PODMAN_DIR/img.tar" .
 	pm import "$PODMAN_DIR/img.tar" extres-it:cdi >"$WORK/podman.out" 2>&1 ||
 		fail "podman import failed: $(cat "$WORK/podman.out")"
+}
+
+case_podman() {
+	local out t0 t1
+	t0=$(date +%s%N)
+	podman_prepare
+	write_cdi_config "$WORK/extres.yaml" extres.dev/gpu no
+	daemon_start -c "$WORK/extres.yaml" "$MNT"
+	out=$("$EXTRESCTL" cdi --output "$WORK/cdi" "$MNT" 2>&1) || fail "extresctl cdi failed: $out"
 	out=$(pm run --rm --network none --ulimit host --device extres.dev/gpu=0 extres-it:cdi \
 		sh -c 'env | grep -E "^(GPU_DEVICES|EXTRES_GPU_INDEXES)=" | sort; ls -l /dev/null' 2>&1) ||
 		fail "podman run --device extres.dev/gpu=0 failed: $out"
@@ -272,6 +315,109 @@ GPU_DEVICES=4" "$(grep -F "=" <<<"$out")" "the variables in the container of gpu
 	# sees what the spec did.
 	out=$(pm run --rm --network none --ulimit host extres-it:cdi ls -l /dev/fuse 2>&1) &&
 		fail "a container without the CDI device has /dev/fuse: $out"
+	daemon_stop
+	t1=$(date +%s%N)
+	it_log "took $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", (b - a) / 1e9 }') s"
+}
+
+# write_vendor_spec FILE: a spec in the shape `nvidia-ctk cdi generate`
+# writes (kind nvidia.com/gpu, devices by index and by UUID, common edits
+# with the driver's libraries and a createContainer hook), standing in for
+# a node's: a fake libcuda under $WORK/driver, $WORK/hook (which leaves
+# $WORK/hook.ran), /dev/full for GPU-aaa's node and, for MIG-bbb, a caps
+# node /dev/nvidia-caps/nvidia-cap12 made from $WORK/caps/nvidia-cap12.
+write_vendor_spec() {
+	mkdir -p "$WORK/driver" "$WORK/caps"
+	echo 'fake libcuda' >"$WORK/driver/libcuda.so.550.54.15"
+	mknod "$WORK/caps/nvidia-cap12" c 1 5
+	printf '#!/bin/sh\ncat >/dev/null\necho ran >>"%s"\n' "$WORK/hook.ran" >"$WORK/hook"
+	chmod 0755 "$WORK/hook"
+	cat >"$1" <<-EOF
+	---
+	cdiVersion: 0.5.0
+	containerEdits:
+	  env:
+	  - NVIDIA_VISIBLE_DEVICES=void
+	  hooks:
+	  - args:
+	    - nvidia-cdi-hook
+	    - create-symlinks
+	    - --link
+	    - libcuda.so.1::/usr/lib/x86_64-linux-gnu/libcuda.so
+	    hookName: createContainer
+	    path: $WORK/hook
+	  mounts:
+	  - containerPath: /usr/lib/x86_64-linux-gnu/libcuda.so.550.54.15
+	    hostPath: $WORK/driver/libcuda.so.550.54.15
+	    options:
+	    - ro
+	    - nosuid
+	    - nodev
+	    - rbind
+	    - rprivate
+	devices:
+	- containerEdits:
+	    deviceNodes:
+	    - path: /dev/full
+	  name: "0"
+	- containerEdits:
+	    deviceNodes:
+	    - path: /dev/full
+	  name: GPU-aaa
+	- containerEdits:
+	    deviceNodes:
+	    - hostPath: $WORK/caps/nvidia-cap12
+	      path: /dev/nvidia-caps/nvidia-cap12
+	  name: MIG-bbb
+	kind: nvidia.com/gpu
+	EOF
+}
+
+# The spec composed with the vendor's (cdi.base-spec; the nvml driver
+# names /etc/cdi/nvidia.yaml and the like itself), written by extresd into
+# extres.cdi-spec-dir: the container of gpu/0 (GPU-aaa) sees the library
+# at its path, its own node and the vendor's, the variables, and the hook
+# ran; the container of the MIG instance sees its caps node.
+case_podman_base() {
+	local out t0 t1
+	t0=$(date +%s%N)
+	podman_prepare
+	write_vendor_spec "$WORK/nvidia.yaml"
+	cat >"$WORK/extres.yaml" <<-EOF
+	external-resources: gpu
+	extres.cdi-spec-dir: $WORK/cdi
+	external-resource.gpu.amount: 2
+	external-resource.gpu.driver: static
+	external-resource.gpu.env-var: GPU_DEVICES
+	external-resource.gpu.cdi.base-spec: $WORK/nvidia.yaml
+	external-resource.gpu.param.devices:
+	  - index: "0"
+	    uuid: GPU-aaa
+	    device: /dev/null
+	  - index: "1"
+	    uuid: MIG-bbb
+	EOF
+	daemon_start -c "$WORK/extres.yaml" "$MNT"
+	[[ -f $WORK/cdi/extres-gpu.json ]] || fail "extresd wrote no $WORK/cdi/extres-gpu.json"
+	# shellcheck disable=SC2016 # expanded in the container
+	out=$(pm run --rm --network none --ulimit host --device extres.dev/gpu=0 extres-it:cdi \
+		sh -c 'env | grep -E "^(GPU_DEVICES|EXTRES_GPU_INDEXES|NVIDIA_VISIBLE_DEVICES)=" | sort
+			cat /usr/lib/x86_64-linux-gnu/libcuda.so.550.54.15; ls -l /dev/null /dev/full' 2>&1) ||
+		fail "podman run --device extres.dev/gpu=0 failed: $out"
+	assert_eq "EXTRES_GPU_INDEXES=0
+GPU_DEVICES=0
+NVIDIA_VISIBLE_DEVICES=void" "$(grep -F "=" <<<"$out")" "the variables in the container of gpu/0"
+	assert_contains "$out" "fake libcuda" "the vendor's library in the container"
+	[[ $(grep /dev/full <<<"$out") =~ ^crw.*\ 1,\ +7\ .*/dev/full$ ]] ||
+		fail "no char device 1,7 at /dev/full (the vendor's node of GPU-aaa) in the container: $out"
+	[[ $(grep /dev/null <<<"$out") =~ ^crw.*\ 1,\ +3\ .*/dev/null$ ]] ||
+		fail "no char device 1,3 at /dev/null in the container: $out"
+	assert_eq ran "$(cat "$WORK/hook.ran" 2>/dev/null)" "the vendor's hook's marker"
+	out=$(pm run --rm --network none --ulimit host --device extres.dev/gpu=1 extres-it:cdi \
+		ls -l /dev/nvidia-caps/nvidia-cap12 2>&1) ||
+		fail "podman run --device extres.dev/gpu=1 failed: $out"
+	[[ $out =~ ^crw.*\ 1,\ +5\ .*/dev/nvidia-caps/nvidia-cap12$ ]] ||
+		fail "no caps node 1,5 at /dev/nvidia-caps/nvidia-cap12 in the container of the MIG instance: $out"
 	daemon_stop
 	t1=$(date +%s%N)
 	it_log "took $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", (b - a) / 1e9 }') s"

@@ -17,8 +17,8 @@ case_coord_lines() {
 	daemon_start -c "$WORK/extres.yaml" "$MNT"
 	local st
 	st=$(proc_starttime "$DAEMON_PID")
-	assert_eq "0 $DAEMON_PID$T$st
-1 $DAEMON_PID$T$st" "$(sort "$WORK/gpu.coord")" "coordination file while running"
+	assert_eq "0 $DAEMON_PID$T$st$(std_uuid 0)
+1 $DAEMON_PID$T$st$(std_uuid 1)" "$(sort "$WORK/gpu.coord")" "coordination file while running"
 	assert_eq "-rw-rw----" "$(stat -c %A "$WORK/gpu.coord")" "mode of the new coordination file"
 	daemon_stop
 	assert_eq "" "$(coord_lines "$WORK/gpu.coord")" "coordination file after a clean exit"
@@ -43,8 +43,8 @@ case_coord_skip_taken() {
 	assert_file "$MNT/gpu/1/memory.total" $'8192 MiB\n'
 	dst=$(proc_starttime "$DAEMON_PID")
 	assert_eq "$(sort <<<"$foreign
-1 $DAEMON_PID$T$dst
-2 $DAEMON_PID$T$dst")" "$(sort "$WORK/gpu.coord")" "coordination file while running"
+1 $DAEMON_PID$T$dst$(std_uuid 1)
+2 $DAEMON_PID$T$dst$(std_uuid 2)")" "$(sort "$WORK/gpu.coord")" "coordination file while running"
 	daemon_stop
 	assert_eq "$foreign" "$(coord_lines "$WORK/gpu.coord")" "coordination file after a clean exit"
 }
@@ -110,9 +110,9 @@ case_coord_two_daemons() {
 	assert_file "$MNT/gpu/1/index" $'1\n'
 	st_a=$(proc_starttime "$a")
 	st_b=$(proc_starttime "$DAEMON_PID")
-	assert_eq "$(sort <<<"0 $a$T$st_a
-1 $a$T$st_a
-2 $DAEMON_PID$T$st_b")" "$(sort "$WORK/gpu.coord")" "coordination file with two daemons"
+	assert_eq "$(sort <<<"0 $a$T$st_a$(std_uuid 0)
+1 $a$T$st_a$(std_uuid 1)
+2 $DAEMON_PID$T$st_b$(std_uuid 2)")" "$(sort "$WORK/gpu.coord")" "coordination file with two daemons"
 
 	MNT=$mnt2
 	daemon_stop
@@ -120,8 +120,8 @@ case_coord_two_daemons() {
 	DAEMON_PID=$a
 	DAEMON_ERR=$WORK/daemon.err
 	st_a=$(proc_starttime "$a")
-	assert_eq "0 $a$T$st_a
-1 $a$T$st_a" "$(sort "$WORK/gpu.coord")" "coordination file after the second daemon left"
+	assert_eq "0 $a$T$st_a$(std_uuid 0)
+1 $a$T$st_a$(std_uuid 1)" "$(sort "$WORK/gpu.coord")" "coordination file after the second daemon left"
 	daemon_stop
 	assert_eq "" "$(coord_lines "$WORK/gpu.coord")" "coordination file after both left"
 }

@@ -362,8 +362,8 @@ case_coord_daemon() {
 $f: removed 1 entry, kept 3
 " "" coord gc "$f"
 	assert_file "$f" "$garbage
-0 $DAEMON_PID$T$dst
-1 $DAEMON_PID$T$dst
+0 $DAEMON_PID$T$dst$(std_uuid 0)
+1 $DAEMON_PID$T$dst$(std_uuid 1)
 "
 	assert_file "$MNT/gpu/1/index" $'1\n'
 	daemon_stop

@@ -33,8 +33,8 @@ case_demo() {
 	assert_eq index "$(ls -1 "$MNT/fpga/0")" "ls fpga/0"
 	assert_file "$MNT/fpga/0/index" $'0\n'
 	st=$(proc_starttime "$DAEMON_PID")
-	assert_eq "0 $DAEMON_PID$T$st
-1 $DAEMON_PID$T$st" "$(awk -v p="$DAEMON_PID" '$2 == p' "$DEMO_COORD" | sort)" "$DEMO_COORD while running"
+	assert_eq "0 $DAEMON_PID$T$st${T}uuid=GPU-00000000-0000-4000-8000-000000000000
+1 $DAEMON_PID$T$st${T}uuid=GPU-00000000-0000-4000-8000-000000000001" "$(awk -v p="$DAEMON_PID" '$2 == p' "$DEMO_COORD" | sort)" "$DEMO_COORD while running"
 	daemon_stop
 	assert_eq "" "$(awk -v p="$DAEMON_PID" '$2 == p' "$DEMO_COORD")" "$DEMO_COORD after a clean exit"
 	# Leave /tmp as it was when the file is ours and now empty.

@@ -61,8 +61,8 @@ check_mount() {
 	done
 	pid=$(daemon_of_work "$mp")
 	start=$(proc_starttime "$pid")
-	assert_eq "0 $pid$T$start
-1 $pid$T$start" "$(coord_lines "$WORK/gpu.coord")" "coordination file while mounted"
+	assert_eq "0 $pid$T$start$(std_uuid 0)
+1 $pid$T$start$(std_uuid 1)" "$(coord_lines "$WORK/gpu.coord")" "coordination file while mounted"
 
 	umount "$mp" || fail "umount $mp failed"
 	for _ in $(seq 200); do

@@ -383,10 +383,11 @@ case_env() {
 		"external-resource.gpu.coordination-file: $WORK/gpu.coord" >"$WORK/extres.yaml"
 	COORD=$WORK/gpu.coord
 	local got pid st u=GPU-5b1c3f7a-92d4-4e1b-8c6a-3f0e2d1c
-	got=$(run gpu=2 -- sh -c 'echo "pid=$$"; env | grep -E "^(CUDA_VISIBLE_DEVICES|EXTRES_GPU_INDEXES|EXTRES_LEASE)=" | sort')
+	got=$(run gpu=2 -- sh -c 'echo "pid=$$"; env | grep -E "^(CUDA_DEVICE_ORDER|CUDA_VISIBLE_DEVICES|EXTRES_GPU_INDEXES|EXTRES_LEASE)=" | sort')
 	pid=$(sed -n 's/^pid=//p' <<<"$got")
 	st=$(awk -v p="$pid" '$0 ~ "EXTRES_LEASE=" { split($0, a, "="); split(a[2], b, "-"); print b[2] }' <<<"$got")
 	assert_eq "pid=$pid
+CUDA_DEVICE_ORDER=PCI_BUS_ID
 CUDA_VISIBLE_DEVICES=${u}0000,${u}0001
 EXTRES_GPU_INDEXES=0,1
 EXTRES_LEASE=$pid-$st" "$got" "the command's environment"

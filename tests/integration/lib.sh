@@ -348,6 +348,9 @@ assert_probe() {
 # extres records `KEY PID<tab>STARTTIME`: a tab, so that Flink's
 # `sed -i "/INDEX /d"` can never match after the key.
 T=$'\t'
+# std_uuid N: the uuid word a coordination-file line of write_std_config's
+# device N carries.
+std_uuid() { printf '\tuuid=GPU-0f4c6d3e-1a2b-4c5d-8e9f-%012d' "$1"; }
 
 # Field 22 (start time) of /proc/PID/stat, as extres records it.
 proc_starttime() {

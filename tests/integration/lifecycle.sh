@@ -48,8 +48,8 @@ case_fusermount() {
 held_then_stop() {
 	local st
 	st=$(proc_starttime "$DAEMON_PID")
-	assert_eq "0 $DAEMON_PID$T$st
-1 $DAEMON_PID$T$st" "$(sort "$WORK/gpu.coord")" "coordination file $1"
+	assert_eq "0 $DAEMON_PID$T$st$(std_uuid 0)
+1 $DAEMON_PID$T$st$(std_uuid 1)" "$(sort "$WORK/gpu.coord")" "coordination file $1"
 	daemon_stop
 	assert_eq "" "$(coord_lines "$WORK/gpu.coord")" "coordination file after a clean exit"
 }
@@ -181,8 +181,8 @@ case_background() {
 	[[ $(tr '\0' ' ' <"/proc/$pid/cmdline") == *"$WORK/extres.yaml"* ]] ||
 		fail "pid $pid is not our extresd: $(tr '\0' ' ' <"/proc/$pid/cmdline")"
 	starttime=$(proc_starttime "$pid")
-	assert_eq "0 $pid$T$starttime
-1 $pid$T$starttime" "$(sort "$WORK/gpu.coord")" "coordination file"
+	assert_eq "0 $pid$T$starttime$(std_uuid 0)
+1 $pid$T$starttime$(std_uuid 1)" "$(sort "$WORK/gpu.coord")" "coordination file"
 	# Its log goes to syslog where one listens; else it keeps the
 	# caller's stderr (a file here), so that nothing is lost. A pipe it
 	# lets go in any case: `$(extresd ...)` would hang (cli.sh).

@@ -132,8 +132,8 @@ case_coord() {
 	daemon_start -c "$WORK/extres.yaml" "$MNT"
 	local st
 	st=$(proc_starttime "$DAEMON_PID")
-	assert_eq "0 $DAEMON_PID$T$st
-1 $DAEMON_PID$T$st" "$(sort "$WORK/gpu.coord")" "coordination file while running"
+	assert_eq "0 $DAEMON_PID$T$st${T}uuid=GPU-5b1c3f7a-92d4-4e1b-8c6a-3f0e2d1c0000
+1 $DAEMON_PID$T$st${T}uuid=GPU-5b1c3f7a-92d4-4e1b-8c6a-3f0e2d1c0001" "$(sort "$WORK/gpu.coord")" "coordination file while running"
 	daemon_stop
 	assert_eq "" "$(coord_lines "$WORK/gpu.coord")" "coordination file after a clean exit"
 }
@@ -375,6 +375,135 @@ case_health_state() {
 	write_node_config 2
 	daemon_run_fail -f -c "$WORK/extres.yaml" "$MNT"
 	assert_startup_error "resource 'gpu': wanted 2, found 1; 2 not healthy (health)"
+}
+
+# GPU 1 falls off the bus between two discoveries and GPU 2 answers at
+# index 1. The daemon's line for index 1 records GPU 1's uuid: it is a
+# conflict in .meta/status, `extresctl status` and the metrics, and gpu/1
+# still shows GPU 1, never the GPU now at that index.
+case_renumber() {
+	nvml_setup
+	: >"$WORK/gone"
+	export FAKE_NVML_GONE=$WORK/gone
+	write_nvml_config 2 "$FAKE_LIB" "$WORK/gpu.coord"
+	echo 'external-resource.gpu.refresh-interval: 0.1' >>"$WORK/extres.yaml"
+	daemon_start -c "$WORK/extres.yaml" "$MNT"
+	local st u1=GPU-5b1c3f7a-92d4-4e1b-8c6a-3f0e2d1c0001 out status=0
+	local u2=GPU-5b1c3f7a-92d4-4e1b-8c6a-3f0e2d1c0002
+	st=$(proc_starttime "$DAEMON_PID")
+	assert_eq "0 $DAEMON_PID$T$st${T}uuid=GPU-5b1c3f7a-92d4-4e1b-8c6a-3f0e2d1c0000
+1 $DAEMON_PID$T$st${T}uuid=$u1" "$(sort "$WORK/gpu.coord")" "coordination file"
+	assert_contains "$(cat "$MNT/.meta/status")" "conflicts 0" ".meta/status before"
+	echo 1 >"$WORK/gone"
+	wait_for 10 "the renumbering seen as a conflict" \
+		grep -q '^conflicts 1$' "$MNT/.meta/status"
+	out=$(cat "$MNT/.meta/status")
+	assert_contains "$out" "conflict resource 'gpu': device index 1 recorded as uuid=$u1 by PID $DAEMON_PID (" ".meta/status"
+	assert_contains "$out" ") now names uuid=$u2 in coordination file $WORK/gpu.coord" ".meta/status"
+	assert_file "$MNT/gpu/1/uuid" "$u1"$'\n'
+	assert_file "$MNT/gpu/1/index" $'1\n'
+	assert_contains "$(cat "$MNT/.meta/metrics.prom")" "extres_coordination_conflicts 1" "metrics"
+	out=$("$EXTRESCTL" status "$MNT" 2>&1) || status=$?
+	assert_eq 1 "$status" "exit status of extresctl status"
+	assert_contains "$out" "conflict: resource 'gpu': device index 1 recorded as uuid=$u1" "extresctl status"
+	# The line keeps naming the GPU that was taken.
+	assert_contains "$(cat "$WORK/gpu.coord")" "1 $DAEMON_PID$T$st${T}uuid=$u1" "coordination file after"
+	# GPU 1 back: the conflict ends.
+	: >"$WORK/gone"
+	wait_for 10 "the conflict ending" \
+		grep -q '^conflicts 0$' "$MNT/.meta/status"
+	grep -q "conflict: resource 'gpu': device index 1" "$DAEMON_ERR" ||
+		fail "the conflict was not logged"
+	sed -i '/conflict: resource/d' "$DAEMON_ERR"
+	daemon_stop
+}
+
+# No spec from `nvidia-ctk cdi generate` on the node: `extresctl check`
+# and `extresctl cdi` say so and name the command that makes it; the
+# spec still gives the variables. With one (cdi.base-spec standing in for
+# /etc/cdi/nvidia.yaml), check names it.
+case_cdi_base() {
+	local f out hint='nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml'
+	for f in /etc/cdi/nvidia.yaml /etc/cdi/nvidia.json /var/run/cdi/nvidia.yaml /var/run/cdi/nvidia.json; do
+		[[ ! -e $f ]] || { echo "SKIP: $IT_CASE: this node has $f"; exit 77; }
+	done
+	nvml_setup
+	write_nvml_config 1 "$FAKE_LIB"
+	out=$("$EXTRESCTL" -c "$WORK/extres.yaml" check 2>&1) || fail "extresctl check failed: $out"
+	assert_contains "$out" "extresctl: warning: gpu: no CDI spec from its devices' vendor in /etc/cdi/nvidia.yaml, /etc/cdi/nvidia.json, /var/run/cdi/nvidia.yaml, /var/run/cdi/nvidia.json: a container given its devices gets their nodes and variables, not the driver's libraries; make one with: $hint" "extresctl check"
+	daemon_start -c "$WORK/extres.yaml" "$MNT"
+	assert_contains "$(cat "$MNT/.meta/status")" "cdi-base-missing gpu $hint" ".meta/status"
+	out=$("$EXTRESCTL" cdi --output "$WORK/cdi" "$MNT" 2>&1) || fail "extresctl cdi failed: $out"
+	assert_contains "$out" "extresctl: warning: resource 'gpu': no CDI spec from its devices' vendor on this node: a container given its devices gets their nodes and variables, not the driver's libraries; make one with: $hint, then extresctl reload" "extresctl cdi"
+	assert_contains "$(cat "$WORK/cdi/extres-gpu.json")" '"CUDA_DEVICE_ORDER=PCI_BUS_ID"' "the spec"
+	daemon_stop
+	printf 'kind: nvidia.com/gpu\ndevices: []\n' >"$WORK/nvidia.yaml"
+	echo "external-resource.gpu.cdi.base-spec: $WORK/nvidia.yaml" >>"$WORK/extres.yaml"
+	out=$("$EXTRESCTL" -c "$WORK/extres.yaml" check 2>&1) || fail "extresctl check failed: $out"
+	assert_contains "$out" "gpu: CDI spec to build on: $WORK/nvidia.yaml" "extresctl check with a spec"
+	[[ $out != *warning* ]] || fail "extresctl check warned: $out"
+}
+
+# A MIG instance's caps nodes, from the kernel module's capability files
+# (a fake /proc, param.proc-root, standing in for the host's, as
+# nvidia-smi and the container toolkit read them): mig.gi.device and
+# mig.ci.device name /dev/nvidia-caps/nvidia-cap<DeviceFileMinor>; a full
+# GPU has neither; an instance without the files has neither.
+case_mig_caps() {
+	nvml_setup
+	export FAKE_NVML_GPUS=2 FAKE_NVML_MIG='1:1g.10gb,2g.20gb,3g.40gb'
+	local caps=$WORK/proc/driver/nvidia/capabilities/gpu1/mig gi
+	for gi in 1 2; do
+		mkdir -p "$caps/gi$gi/ci0"
+		printf 'DeviceFileMinor: %d\nDeviceFileMode: 292\nDeviceFileModify: 1\n' $((gi * 9 + 3)) >"$caps/gi$gi/access"
+		printf 'DeviceFileMinor: %d\nDeviceFileMode: 292\nDeviceFileModify: 1\n' $((gi * 9 + 4)) >"$caps/gi$gi/ci0/access"
+	done
+	write_node_config 4 "external-resource.gpu.param.proc-root: $WORK/proc"
+	daemon_start -c "$WORK/extres.yaml" "$MNT"
+	assert_file "$MNT/gpu/1/uuid" "$(mig_uuid 1 0)"$'\n'
+	assert_file "$MNT/gpu/1/mig.gi.device" $'/dev/nvidia-caps/nvidia-cap12\n'
+	assert_file "$MNT/gpu/1/mig.ci.device" $'/dev/nvidia-caps/nvidia-cap13\n'
+	assert_file "$MNT/gpu/2/mig.gi.device" $'/dev/nvidia-caps/nvidia-cap21\n'
+	assert_file "$MNT/gpu/2/mig.ci.device" $'/dev/nvidia-caps/nvidia-cap22\n'
+	assert_probe ENOENT stat "$MNT/gpu/0/mig.gi.device"
+	assert_probe ENOENT stat "$MNT/gpu/3/mig.gi.device"
+	assert_probe ENOENT stat "$MNT/gpu/3/mig.ci.device"
+	daemon_stop
+}
+
+# The same for a lease beside the daemon: its line for index 1 (GPU 1) is
+# a conflict once GPU 1 is gone, and the lease's self/ never shows the GPU
+# now at index 1, only the key its line records.
+case_renumber_lease() {
+	nvml_setup
+	: >"$WORK/gone"
+	export FAKE_NVML_GONE=$WORK/gone
+	write_nvml_config 1 "$FAKE_LIB" "$WORK/gpu.coord"
+	printf '%s\n' 'external-resource.gpu.refresh-interval: 0.1' \
+		"extres.mountpoint: $MNT" >>"$WORK/extres.yaml"
+	daemon_start -c "$WORK/extres.yaml" "$MNT"
+	local u1=GPU-5b1c3f7a-92d4-4e1b-8c6a-3f0e2d1c0001 u2=GPU-5b1c3f7a-92d4-4e1b-8c6a-3f0e2d1c0002 lease
+	mkfifo "$WORK/go"
+	# shellcheck disable=SC2016 # expanded by the lease's shell
+	"$EXTRESCTL" -c "$WORK/extres.yaml" run gpu=1 -- sh -c '
+		cat "$1/self/gpu/0/uuid" >"$2/before"
+		read -r _ <"$2/go"
+		ls "$1/self/gpu/0" >"$2/after"' sh "$MNT" "$WORK" 2>"$WORK/run.err" &
+	lease=$!
+	wait_for 10 "the lease's first look" test -s "$WORK/before"
+	assert_file "$WORK/before" "$u1"$'\n'
+	echo 1 >"$WORK/gone"
+	wait_for 10 "the renumbering seen as a conflict" \
+		grep -q "^conflict resource 'gpu': device index 1 recorded as uuid=$u1 by PID [0-9]* (.*) now names uuid=$u2 " "$MNT/.meta/status"
+	# shellcheck disable=SC2016 # expanded by the inner shell
+	timeout 10 sh -c 'echo go >"$1"' sh "$WORK/go" || fail "the lease's command is not waiting"
+	wait "$lease" || fail "the lease's command failed: $(cat "$WORK/run.err")"
+	assert_file "$WORK/after" $'index\n'
+	assert_file "$MNT/gpu/0/uuid" "GPU-5b1c3f7a-92d4-4e1b-8c6a-3f0e2d1c0000"$'\n'
+	wait_for 10 "the conflict ending with the lease" \
+		grep -q '^conflicts 0$' "$MNT/.meta/status"
+	sed -i '/conflict: resource/d' "$DAEMON_ERR"
+	daemon_stop
 }
 
 it_main "$@"

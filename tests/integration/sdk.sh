@@ -273,7 +273,10 @@ case_default_config() {
 gpu: amount 1, driver nvml, coordination-file /var/tmp/flink-gpu-coordination, kubernetes nvidia.com/gpu, yarn yarn.io/gpu
 gpu: coordination: extresd records its devices in /var/tmp/flink-gpu-coordination" \
 		"$out" "extresctl check on conf/extres.yaml"
-	assert_eq "" "$(cat "$RUN_ERR")" "stderr of extresctl check on conf/extres.yaml"
+	# The nvml driver's CDI spec to build on is the node's: where
+	# nvidia-ctk made none, check says so (cdi-base in nvml.sh).
+	assert_eq "" "$(grep -v "^extresctl: warning: gpu: no CDI spec from its devices' vendor in " "$RUN_ERR")" \
+		"stderr of extresctl check on conf/extres.yaml"
 	grep -qx 'extres.mountpoint: /run/extres' "$cfg" || fail "$cfg does not mount at /run/extres"
 
 	# The examples are "#external-resource..." lines; the list of them all
@@ -301,7 +304,8 @@ fpga: coordination: none: no coordination-file, so other processes on this host 
 rdma: coordination: extresd records its devices in /var/tmp/extres-rdma-coordination
 amdgpu: coordination: extresd records its devices in /var/tmp/extres-amdgpu-coordination" \
 		"$out" "extresctl check with the examples enabled"
-	assert_eq "" "$(cat "$RUN_ERR")" "stderr of extresctl check with the examples enabled (a driver warns about a param it does not know)"
+	assert_eq "" "$(grep -v "^extresctl: warning: gpu: no CDI spec from its devices' vendor in " "$RUN_ERR")" \
+		"stderr of extresctl check with the examples enabled (a driver warns about a param it does not know)"
 }
 
 it_main "$@"

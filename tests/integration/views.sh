@@ -90,6 +90,7 @@ expected_env() {
 		"export EXTRES_FPGA_INDEXES='0,3'" \
 		"export EXTRES_GPU_INDEXES='0,1'" \
 		"export CUDA_VISIBLE_DEVICES='$UUID0,$UUID1'" \
+		"export CUDA_DEVICE_ORDER='PCI_BUS_ID'" \
 		"export EXTRES_NIC_INDEXES=$(sq "mlx5_0,$NASTY")" \
 		"export NIC_DEVICES=$(sq "mlx5_0,$NASTY")"
 }
@@ -134,6 +135,7 @@ case_source() {
 	want="EXTRES_FPGA_INDEXES=0,3
 EXTRES_GPU_INDEXES=0,1
 CUDA_VISIBLE_DEVICES=$UUID0,$UUID1
+CUDA_DEVICE_ORDER=PCI_BUS_ID
 EXTRES_NIC_INDEXES=mlx5_0,$NASTY
 NIC_DEVICES=mlx5_0,$NASTY"
 	for sh in sh bash; do
@@ -141,7 +143,8 @@ NIC_DEVICES=mlx5_0,$NASTY"
 		got=$(cd "$WORK" && env -i PATH="$PATH" "$sh" -c '
 			. "$1" || exit 1
 			for v in EXTRES_FPGA_INDEXES EXTRES_GPU_INDEXES \
-				CUDA_VISIBLE_DEVICES EXTRES_NIC_INDEXES NIC_DEVICES; do
+				CUDA_VISIBLE_DEVICES CUDA_DEVICE_ORDER \
+				EXTRES_NIC_INDEXES NIC_DEVICES; do
 				printf "%s=%s\n" "$v" "$(printenv "$v")"
 			done' "$sh" "$MNT/.meta/env" 2>&1) ||
 			fail "$sh could not source $MNT/.meta/env: $got"
@@ -234,6 +237,7 @@ case_reload() {
 	want="export EXTRES_FPGA_INDEXES='0'
 export EXTRES_GPU_INDEXES='0,1,2'
 export CUDA_VISIBLE_DEVICES='$UUID0,$UUID1,$UUID2'
+export CUDA_DEVICE_ORDER='PCI_BUS_ID'
 "
 	assert_file "$MNT/.meta/env" "$want"
 	assert_eq "${#want}" "$(stat -c %s "$MNT/.meta/env")" "st_size of .meta/env after the reload"

@@ -47,6 +47,12 @@
  *   FAKE_NVML_RETIRED=GPU,...       retired pages pending
  *   FAKE_NVML_REMAP=GPU:pending,GPU:failed,...
  *                                   row remapping pending or failed
+ *   FAKE_NVML_GONE=PATH             a file of GPU numbers, one per line,
+ *                                   that have fallen off the bus: NVML
+ *                                   counts and numbers only the others,
+ *                                   so the GPUs after one renumber (GPU 2
+ *                                   answers at index 1, with its own uuid,
+ *                                   serial and PCI address)
  *
  * FIELD of FAKE_NVML_UNSUPPORTED may also be mig, nvlink, ecc, retired,
  * remap, events (nvmlDeviceRegisterEvents) or attributes.
@@ -509,6 +515,37 @@ nvmlReturn_t nvmlShutdown(void)
 	return NVML_SUCCESS;
 }
 
+/* The GPUs that FAKE_NVML_GONE's file names, as a bit mask. */
+static unsigned long gone_mask(void)
+{
+	const char *path = getenv("FAKE_NVML_GONE");
+	unsigned long mask = 0, n;
+	char line[32], *end;
+	FILE *f;
+
+	f = path ? fopen(path, "re") : NULL;
+	while (f && fgets(line, sizeof(line), f)) {
+		n = strtoul(line, &end, 10);
+		if (end != line && n < MAX_GPUS)
+			mask |= 1ul << n;
+	}
+	if (f)
+		fclose(f);
+	return mask;
+}
+
+/* The GPU NVML numbers `index` now, or MAX_GPUS when there is none. */
+static unsigned int slot_at(unsigned int index)
+{
+	unsigned long gone = gone_mask();
+	unsigned int i;
+
+	for (i = 0; i < fake.n_gpus; i++)
+		if (!(gone & (1ul << i)) && index-- == 0)
+			return i;
+	return MAX_GPUS;
+}
+
 EXPORT nvmlReturn_t V2(nvmlDeviceGetCount)(unsigned int *count);
 nvmlReturn_t V2(nvmlDeviceGetCount)(unsigned int *count)
 {
@@ -518,7 +555,9 @@ nvmlReturn_t V2(nvmlDeviceGetCount)(unsigned int *count)
 		return NVML_ERROR_INVALID_ARGUMENT;
 	if (fake.fail_count)
 		return fake.fail_count;
-	*count = fake.n_gpus;
+	*count = fake.n_gpus -
+		 (unsigned int)__builtin_popcountl(gone_mask() &
+						   ((1ul << fake.n_gpus) - 1));
 	return NVML_SUCCESS;
 }
 
@@ -527,16 +566,17 @@ EXPORT nvmlReturn_t V2(nvmlDeviceGetHandleByIndex)(unsigned int index,
 nvmlReturn_t V2(nvmlDeviceGetHandleByIndex)(unsigned int index,
 					    nvmlDevice_t *device)
 {
+	unsigned int slot = slot_at(index);
 	nvmlReturn_t rc;
 
 	if (refs() == 0)
 		return NVML_ERROR_UNINITIALIZED;
-	if (!device || index >= fake.n_gpus)
+	if (!device || slot >= fake.n_gpus)
 		return NVML_ERROR_INVALID_ARGUMENT;
 	rc = failure_for("handle", index);
 	if (rc)
 		return rc;
-	*device = &fake.gpus[index];
+	*device = &fake.gpus[slot];
 	return NVML_SUCCESS;
 }
 
@@ -545,14 +585,17 @@ EXPORT nvmlReturn_t nvmlDeviceGetIndex(nvmlDevice_t device,
 				       unsigned int *index);
 nvmlReturn_t nvmlDeviceGetIndex(nvmlDevice_t device, unsigned int *index)
 {
-	unsigned int i;
-	nvmlReturn_t rc = gpu_of(device, "index", &i);
+	unsigned long gone = gone_mask();
+	unsigned int i, slot, n = 0;
+	nvmlReturn_t rc = gpu_of(device, "index", &slot);
 
 	if (rc)
 		return rc;
 	if (!index)
 		return NVML_ERROR_INVALID_ARGUMENT;
-	*index = i;
+	for (i = 0; i < slot; i++)
+		n += !(gone & (1ul << i));
+	*index = n;
 	return NVML_SUCCESS;
 }
 

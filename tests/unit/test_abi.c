@@ -71,7 +71,12 @@
 	X(struct extres_driver_ops, identity_keys, 56, 8)     \
 	X(struct extres_driver_ops, env_form, 64, 4)          \
 	X(struct extres_driver_ops, reserved, 68, 4)          \
-	S(struct extres_driver_ops, 72)
+	X(struct extres_driver_ops, env_fixed, 72, 8)         \
+	X(struct extres_driver_ops, control_nodes, 80, 8)     \
+	X(struct extres_driver_ops, cdi_base_specs, 88, 8)    \
+	X(struct extres_driver_ops, cdi_base_hint, 96, 8)     \
+	X(struct extres_driver_ops, node_keys, 104, 8)        \
+	S(struct extres_driver_ops, 112)
 
 #define PIN(type, member, off, size)                       \
 	static_assert(offsetof(type, member) == (off),     \
@@ -139,6 +144,11 @@ TYPE(struct extres_driver_ops, env_property, const char *);
 TYPE(struct extres_driver_ops, identity_keys, const char *const *);
 TYPE(struct extres_driver_ops, env_form, uint32_t);
 TYPE(struct extres_driver_ops, reserved, uint32_t);
+TYPE(struct extres_driver_ops, env_fixed, const char *const *);
+TYPE(struct extres_driver_ops, control_nodes, const char *const *);
+TYPE(struct extres_driver_ops, cdi_base_specs, const char *const *);
+TYPE(struct extres_driver_ops, cdi_base_hint, const char *);
+TYPE(struct extres_driver_ops, node_keys, const char *const *);
 static_assert(
 	__builtin_types_compatible_p(extres_driver_entry_fn,
 				     const struct extres_driver_ops *(*)(void)),

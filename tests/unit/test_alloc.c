@@ -212,7 +212,8 @@ static void test_coordination_take(void **state)
 	assert_true(a->owner_starttime == mst);
 	assert_string_equal(tf_read_file(f->path),
 			    fmt("0 %d %" PRIu64 "\nnot a line\n2 %d\n"
-				"1 %d\t%" PRIu64 "\n3 %d\t%" PRIu64 "\n",
+				"1 %d\t%" PRIu64 "\tuuid=GPU-1\n"
+				"3 %d\t%" PRIu64 "\tuuid=GPU-3\n",
 				(int)holder, hst, (int)holder, (int)me, mst,
 				(int)me, mst));
 	assert_int_equal(stat(f->path, &after), 0);
@@ -244,8 +245,9 @@ static void test_coordination_take(void **state)
 	assert_index(a, 1, "1");
 	assert_index(a, 2, "2");
 	assert_string_equal(tf_read_file(f->path),
-			    fmt("not a line\n0 %d\t%" PRIu64 "\n1 %d\t%" PRIu64
-				"\n2 %d\t%" PRIu64 "\n",
+			    fmt("not a line\n0 %d\t%" PRIu64
+				"\tuuid=GPU-0\n1 %d\t%" PRIu64
+				"\tuuid=GPU-1\n2 %d\t%" PRIu64 "\tuuid=GPU-2\n",
 				(int)me, mst, (int)me, mst, (int)me, mst));
 	assert_int_equal(extres_alloc_release(a, &err), 0);
 	extres_allocation_free(a);
@@ -305,7 +307,8 @@ static void test_release_exact(void **state)
 	f->res.coordination_file = f->path;
 	assert_int_equal(extres_alloc_take(&f->res, f->cands, me, &a, &err), 0);
 	assert_string_equal(tf_read_file(f->path),
-			    fmt("0 %d\t%" PRIu64 "\n1 %d\t%" PRIu64 "\n",
+			    fmt("0 %d\t%" PRIu64 "\tuuid=GPU-0\n1 %d\t%" PRIu64
+				"\tuuid=GPU-1\n",
 				(int)me, mst, (int)me, mst));
 
 	/* A Flink line and another extres line of a live process; our PID
@@ -352,7 +355,7 @@ static void test_coordination_key_uuid(void **state)
 	assert_string_equal(a->coordination_key, "uuid");
 	assert_string_equal(tf_read_file(f->path),
 			    fmt("GPU-0 %d %" PRIu64 "\n0 %d\nGPU-1 %d\t%" PRIu64
-				"\n",
+				"\tuuid=GPU-1\n",
 				(int)holder, hst, (int)holder, (int)me, mst));
 	assert_int_equal(extres_alloc_release(a, &err), 0);
 	assert_string_equal(tf_read_file(f->path),
@@ -504,7 +507,8 @@ static void test_script_coordinated_take(void **state)
 	assert_index(a, 0, "0");
 	assert_index(a, 1, "1");
 	assert_string_equal(tf_read_file(f->path),
-			    fmt("0 %d\t%" PRIu64 "\n1 %d\t%" PRIu64 "\n",
+			    fmt("0 %d\t%" PRIu64 "\tuuid=GPU-0\n1 %d\t%" PRIu64
+				"\tuuid=GPU-1\n",
 				(int)me, mst, (int)me, mst));
 	assert_int_equal(extres_alloc_release(a, &err), 0);
 	assert_string_equal(tf_read_file(f->path), "");
@@ -652,8 +656,8 @@ static void race_round(struct fixture *f)
 			assert_int_equal(held[k], 0);
 			held[k] = 1;
 			snprintf(expect[k], sizeof(expect[k]),
-				 "%s %d\t%" PRIu64, res[i].key, (int)res[i].pid,
-				 tf_starttime(res[i].pid));
+				 "%s %d\t%" PRIu64 "\tuuid=GPU-%d", res[i].key,
+				 (int)res[i].pid, tf_starttime(res[i].pid), k);
 			winners++;
 		} else {
 			assert_int_equal(res[i].rc, -ENOSPC);
@@ -704,8 +708,9 @@ static void test_race(void **state)
 	f->res.amount = (struct extres_amount){ DEVICES, DEVICES };
 	assert_int_equal(extres_alloc_take(&f->res, f->cands, me, &a, &err), 0);
 	assert_string_equal(tf_read_file(f->path),
-			    fmt("0 %d\t%" PRIu64 "\n1 %d\t%" PRIu64
-				"\n2 %d\t%" PRIu64 "\n3 %d\t%" PRIu64 "\n",
+			    fmt("0 %d\t%" PRIu64 "\tuuid=GPU-0\n1 %d\t%" PRIu64
+				"\tuuid=GPU-1\n2 %d\t%" PRIu64
+				"\tuuid=GPU-2\n3 %d\t%" PRIu64 "\tuuid=GPU-3\n",
 				(int)me, mst, (int)me, mst, (int)me, mst,
 				(int)me, mst));
 	assert_int_equal(extres_alloc_release(a, &err), 0);

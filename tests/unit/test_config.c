@@ -1779,7 +1779,7 @@ static void test_files(void **state)
 	const char *dir = *state;
 	char file[PATH_MAX], link[PATH_MAX], sub[PATH_MAX], missing[PATH_MAX];
 	char big[PATH_MAX], fifo[PATH_MAX];
-	char msg[PATH_MAX + 64], *real_dir;
+	char msg[PATH_MAX + 64], msg2[PATH_MAX + 64], *real_dir;
 	struct extres_config *c;
 	FILE *f;
 
@@ -1869,6 +1869,27 @@ static void test_files(void **state)
 	c = load_file_ok(file);
 	assert_null(c->untrusted);
 	assert_int_equal(c->coordination_gid, 0);
+	extres_config_free(c);
+
+	/* Nor make root write CDI specs from what it names. */
+	assert_int_equal(chmod(file, 0664), 0);
+	f = fopen(file, "ae");
+	assert_non_null(f);
+	fprintf(f, "extres.cdi-spec-dir: /var/run/cdi\n");
+	assert_int_equal(fclose(f), 0);
+	c = load_file_ok(file);
+	assert_null(c->cdi_spec_dir);
+	snprintf(msg, sizeof(msg),
+		 "%s:5:28: extres.coordination-group is ignored: %s", file,
+		 c->untrusted);
+	snprintf(msg2, sizeof(msg2),
+		 "%s:6:22: extres.cdi-spec-dir is ignored: %s", file,
+		 c->untrusted);
+	expect_warnings(c, msg, msg2, NULL);
+	extres_config_free(c);
+	assert_int_equal(chmod(file, 0644), 0);
+	c = load_file_ok(file);
+	assert_string_equal(c->cdi_spec_dir, "/var/run/cdi");
 	extres_config_free(c);
 
 	/* Root's file, reached through a symlink in a directory anyone may

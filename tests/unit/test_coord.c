@@ -170,6 +170,54 @@ static void test_lease_line(void **state)
 	free(c.entries);
 }
 
+/* Fields after STARTTIME are name=value words in any order (issue 25
+ * adds share=I/N): every word is scanned, unknown ones are skipped. */
+static void test_tagged_words(void **state)
+{
+	struct extres_coord c = { .fd = -1 };
+	struct extres_coord_entry e;
+
+	(void)state;
+	parse("1 77\t900\tshare=1/2\tuuid=GPU-b\tlease=77-900", &e);
+	assert_true(e.parsed);
+	assert_string_equal(e.key, "1");
+	assert_string_equal(e.lease, "77-900");
+	assert_string_equal(e.uuid, "GPU-b");
+	extres_coord_entry_clear(&e);
+	parse("1 77 900 uuid=GPU-b", &e);
+	assert_null(e.lease);
+	assert_string_equal(e.uuid, "GPU-b");
+	extres_coord_entry_clear(&e);
+	/* Without a start time, no tags: Flink's lines are KEY PID. */
+	parse("1 77 uuid=GPU-b", &e);
+	assert_null(e.uuid);
+	extres_coord_entry_clear(&e);
+	parse("1 77 900 uuid= x=y", &e);
+	assert_null(e.uuid);
+	extres_coord_entry_clear(&e);
+
+	assert_int_equal(
+		extres_coord_add_tagged(&c, "0", 77, 900, "77-900", "GPU-a"),
+		0);
+	assert_string_equal(c.entries[0].line,
+			    "0 77\t900\tlease=77-900\tuuid=GPU-a");
+	assert_string_equal(c.entries[0].uuid, "GPU-a");
+	assert_int_equal(
+		extres_coord_add_tagged(&c, "1", 77, 900, NULL, "MIG-c"), 0);
+	assert_string_equal(c.entries[1].line, "1 77\t900\tuuid=MIG-c");
+	assert_int_equal(
+		extres_coord_add_tagged(&c, "2", 77, 900, NULL, "GPU a"),
+		-EINVAL);
+	/* What was written reads back the same. */
+	parse(c.entries[1].line, &e);
+	assert_string_equal(e.uuid, "MIG-c");
+	assert_null(e.lease);
+	extres_coord_entry_clear(&e);
+	extres_coord_remove(&c, 1);
+	extres_coord_remove(&c, 0);
+	free(c.entries);
+}
+
 static void test_parse_bad_pid(void **state)
 {
 	assert_unparsable("garbage");
@@ -944,6 +992,7 @@ int main(void)
 		cmocka_unit_test(test_parse_three_fields),
 		cmocka_unit_test(test_parse_extra_fields),
 		cmocka_unit_test(test_lease_line),
+		cmocka_unit_test(test_tagged_words),
 		cmocka_unit_test(test_parse_bad_pid),
 		cmocka_unit_test(test_parse_huge_numbers),
 		cmocka_unit_test(test_parse_zero_padded),
