@@ -31,7 +31,10 @@
  * One info per GPU, in NVML index order. Properties are named as
  * `nvidia-smi --query-gpu` names them, with the values that
  * `--format=csv,noheader,nounits` prints: index, uuid, name, serial,
- * pci.bus_id, memory.total (MiB), driver_version, compute_cap; plus
+ * pci.bus_id, memory.total (MiB), driver_version, compute_cap,
+ * vbios_version; brand and architecture as `nvidia-smi -q` prints them
+ * ("Product Brand", "Product Architecture"), and cuda_version as its banner
+ * does ("12.4"), which --query-gpu cannot ask for; plus
  * minor_number and device (/dev/nvidia<minor>), which nvidia-smi cannot
  * query; and numa_node and local_cpulist, the kernel's files of those names
  * in the GPU's PCI function directory, <sysfs-root>/bus/pci/devices/<bus id
@@ -104,6 +107,13 @@ static const struct nvml_symbol symbol_names[N_SYMBOLS] = {
 	[SYM_EVENT_SET_FREE] = { { "nvmlEventSetFree" } },
 	[SYM_REGISTER_EVENTS] = { { "nvmlDeviceRegisterEvents" } },
 	[SYM_EVENT_WAIT] = { { "nvmlEventSetWait_v2", "nvmlEventSetWait" } },
+	[SYM_ARCHITECTURE] = { { "nvmlDeviceGetArchitecture" } },
+	[SYM_BRAND] = { { "nvmlDeviceGetBrand" } },
+	[SYM_VBIOS] = { { "nvmlDeviceGetVbiosVersion" } },
+	[SYM_CUDA_VERSION] = { { "nvmlSystemGetCudaDriverVersion_v2",
+				 "nvmlSystemGetCudaDriverVersion" } },
+	[SYM_GI_BY_ID] = { { "nvmlDeviceGetGpuInstanceById" } },
+	[SYM_GI_INFO] = { { "nvmlGpuInstanceGetInfo" } },
 };
 
 static void nvml_free(struct nvml *n)
@@ -234,6 +244,31 @@ static void get_driver_version(const struct nvml *n, char *buf, size_t size)
 	}
 }
 
+/* The CUDA version the driver supports, as nvidia-smi's banner prints it
+ * ("12.4" for 12040); "" when NVML cannot say. */
+static void get_cuda_version(const struct nvml *n, char *buf, size_t size)
+{
+	nvml_return rc;
+	int v = 0;
+
+	buf[0] = '\0';
+	if (!n->sym[SYM_CUDA_VERSION].addr)
+		return;
+	rc = ((nvml_int_fn)n->sym[SYM_CUDA_VERSION].addr)(&v);
+	if (rc != NVML_SUCCESS) {
+		nvml_log_rc(n, SYM_CUDA_VERSION, rc,
+			    "no cuda_version on any GPU");
+		return;
+	}
+	if (v <= 0) {
+		n->host->log(n->host, EXTRES_LOG_INFO,
+			     "no cuda_version on any GPU: %s answered %d",
+			     n->sym[SYM_CUDA_VERSION].name, v);
+		return;
+	}
+	snprintf(buf, size, "%d.%d", v / 1000, v % 1000 / 10);
+}
+
 /* Each GPU's handle, NVML index and PCI address, asked once: for its
  * properties, and for what relates GPUs to each other (NVLink). Failures
  * are reported where each property is; a call the library lacks is
@@ -269,7 +304,8 @@ static void enumerate(const struct nvml *n, struct nvml_gpu *gpus,
 static int32_t nvml_discover(void *handle, struct extres_sink *sink)
 {
 	struct nvml *n = handle;
-	char driver_version[NVML_STRING_MAX], buf[32];
+	struct nvml_system sys;
+	char buf[32];
 	unsigned int count = 0, gpu;
 	struct nvml_gpu *gpus = NULL;
 	nvml_return rc;
@@ -299,9 +335,10 @@ static int32_t nvml_discover(void *handle, struct extres_sink *sink)
 		n->host->error(n->host, "out of memory");
 		goto out;
 	}
-	get_driver_version(n, driver_version, sizeof(driver_version));
+	get_driver_version(n, sys.driver_version, sizeof(sys.driver_version));
+	get_cuda_version(n, sys.cuda_version, sizeof(sys.cuda_version));
 	for (gpu = 0; gpu < count && r == 0; gpu++)
-		r = nvml_report_gpu(n, sink, &gpus[gpu], gpu, driver_version);
+		r = nvml_report_gpu(n, sink, &gpus[gpu], gpu, &sys);
 out:
 	if (gpus)
 		for (gpu = 0; gpu < count; gpu++)

@@ -16,7 +16,10 @@ FAKE_DIR=$BUILDDIR/tests/mock
 FAKE_LIB=$FAKE_DIR/libnvidia-ml.so.1
 
 # The keys of one GPU as `ls` shows them.
-NVML_KEYS='compute_cap
+NVML_KEYS='architecture
+brand
+compute_cap
+cuda_version
 device
 driver_version
 health
@@ -27,10 +30,14 @@ minor_number
 name
 pci.bus_id
 serial
-uuid'
+uuid
+vbios_version'
 
 # Every property of the first two stand-in GPUs, as tree_contents prints them.
-NVML_CONTENTS='./gpu/0/compute_cap=9.0
+NVML_CONTENTS='./gpu/0/architecture=Hopper
+./gpu/0/brand=NVIDIA
+./gpu/0/compute_cap=9.0
+./gpu/0/cuda_version=12.4
 ./gpu/0/device=/dev/nvidia0
 ./gpu/0/driver_version=550.54.15
 ./gpu/0/health=ok
@@ -42,7 +49,11 @@ NVML_CONTENTS='./gpu/0/compute_cap=9.0
 ./gpu/0/pci.bus_id=00000000:3B:00.0
 ./gpu/0/serial=1654922001000
 ./gpu/0/uuid=GPU-5b1c3f7a-92d4-4e1b-8c6a-3f0e2d1c0000
+./gpu/0/vbios_version=96.00.74.00.01
+./gpu/1/architecture=Hopper
+./gpu/1/brand=NVIDIA
 ./gpu/1/compute_cap=9.0
+./gpu/1/cuda_version=12.4
 ./gpu/1/device=/dev/nvidia1
 ./gpu/1/driver_version=550.54.15
 ./gpu/1/health=ok
@@ -53,7 +64,8 @@ NVML_CONTENTS='./gpu/0/compute_cap=9.0
 ./gpu/1/name=NVIDIA H100 80GB HBM3
 ./gpu/1/pci.bus_id=00000000:3C:00.0
 ./gpu/1/serial=1654922001001
-./gpu/1/uuid=GPU-5b1c3f7a-92d4-4e1b-8c6a-3f0e2d1c0001'
+./gpu/1/uuid=GPU-5b1c3f7a-92d4-4e1b-8c6a-3f0e2d1c0001
+./gpu/1/vbios_version=96.00.74.00.01'
 
 # The work dir, the stand-in's defaults (3 GPUs) and its init/shutdown log
 # in $WORK/nvml.log.
@@ -114,12 +126,15 @@ case_mount() {
 # A field the board does not support is no file at all on that GPU.
 case_unsupported() {
 	nvml_setup
-	export FAKE_NVML_UNSUPPORTED=serial:1
+	export FAKE_NVML_UNSUPPORTED=serial:1,arch:2,brand:2,vbios:2,cudaver:0
 	write_nvml_config 3 "$FAKE_LIB"
 	daemon_start -c "$WORK/extres.yaml" "$MNT"
-	assert_eq "$NVML_KEYS" "$(ls -1 "$MNT/gpu/0")" "ls gpu/0"
-	assert_eq "$(grep -vx serial <<<"$NVML_KEYS")" "$(ls -1 "$MNT/gpu/1")" "ls gpu/1"
-	assert_eq "$NVML_KEYS" "$(ls -1 "$MNT/gpu/2")" "ls gpu/2"
+	local keys
+	keys=$(grep -vx cuda_version <<<"$NVML_KEYS")
+	assert_eq "$keys" "$(ls -1 "$MNT/gpu/0")" "ls gpu/0"
+	assert_eq "$(grep -vx serial <<<"$keys")" "$(ls -1 "$MNT/gpu/1")" "ls gpu/1"
+	assert_eq "$(grep -vxE 'architecture|brand|vbios_version' <<<"$keys")" \
+		"$(ls -1 "$MNT/gpu/2")" "ls gpu/2"
 	assert_probe "ENOENT" stat "$MNT/gpu/1/serial"
 	assert_file "$MNT/gpu/2/serial" $'1654922001002\n'
 	daemon_stop
@@ -274,6 +289,27 @@ case_mig_nvlink() {
 	assert_file "$MNT/gpu/2/profile" $'2g.20gb\n'
 	assert_file "$MNT/gpu/3/profile" $'3g.40gb\n'
 	assert_file "$MNT/gpu/3/memory.total" $'40000\n'
+	# Slices, engines and placement: instance k of G slices starts after
+	# the earlier ones' (the stand-in packs them).
+	local g start=0
+	for i in 1 2 3; do
+		g=$i
+		assert_file "$MNT/gpu/$i/gi.slices" "$g"$'\n'
+		assert_file "$MNT/gpu/$i/ci.slices" "$g"$'\n'
+		assert_file "$MNT/gpu/$i/multiprocessors" "$((16 * g))"$'\n'
+		assert_file "$MNT/gpu/$i/engines.copy" "$g"$'\n'
+		assert_file "$MNT/gpu/$i/engines.decoder" "$g"$'\n'
+		assert_file "$MNT/gpu/$i/engines.encoder" $'0\n'
+		assert_file "$MNT/gpu/$i/engines.jpeg" "$g"$'\n'
+		assert_file "$MNT/gpu/$i/engines.ofa" $'0\n'
+		assert_file "$MNT/gpu/$i/gi.placement.start" "$start"$'\n'
+		assert_file "$MNT/gpu/$i/gi.placement.size" "$g"$'\n'
+		assert_file "$MNT/gpu/$i/architecture" $'Hopper\n'
+		assert_file "$MNT/gpu/$i/brand" $'NVIDIA\n'
+		assert_file "$MNT/gpu/$i/cuda_version" $'12.4\n'
+		assert_file "$MNT/gpu/$i/vbios_version" $'96.00.74.00.01\n'
+		start=$((start + g))
+	done
 	local want
 	want="CUDA_VISIBLE_DEVICES='$(gpu_uuid 0),$(mig_uuid 1 0),$(mig_uuid 1 1),$(mig_uuid 1 2),$(gpu_uuid 2),$(gpu_uuid 3)'"
 	grep -qxF "export $want" "$MNT/.meta/env" ||
