@@ -558,9 +558,28 @@ static void nvml_close(void *handle)
 	nvml_free(handle);
 }
 
+/* DCGM-exporter's labels, with its values: a MIG instance's metrics carry
+ * its GPU's number (DCGM's GPU id, NVML's index), UUID and "nvidia<gpu>"
+ * (of the number, not the minor), plus the instance's profile name and
+ * GPU instance id. pci_bus_id is extres_device_info's own already. */
+static const struct extres_metric_label dcgm_labels[] = {
+	{ .label = "gpu", .property = "parent.index" },
+	{ .label = "gpu", .property = "index" },
+	{ .label = "UUID", .property = "parent.uuid" },
+	{ .label = "UUID", .property = "uuid" },
+	{ .label = "device", .property = "parent.index", .prefix = "nvidia" },
+	{ .label = "device", .property = "index", .prefix = "nvidia" },
+	{ .label = "modelName", .property = "name" },
+	{ .label = "Hostname", .property = NULL },
+	{ .label = "GPU_I_PROFILE", .property = "profile" },
+	{ .label = "GPU_I_ID", .property = "gi.id" },
+	{ .label = NULL },
+};
+
 EXTRES_DRIVER_REGISTER(
 		.name = "nvml", .open = nvml_open, .discover = nvml_discover,
 		.close = nvml_close,
 		/* CUDA takes "GPU-..." UUIDs, which survive renumbering. */
 		.env_var = "CUDA_VISIBLE_DEVICES", .env_property = "uuid",
-		.identity_keys = identity_keys_usual)
+		.identity_keys = identity_keys_usual,
+		.metric_labels = dcgm_labels)

@@ -317,6 +317,32 @@ case_mig_nvlink() {
 	daemon_stop
 }
 
+# extres_device_info carries DCGM-exporter's labels with its values: a
+# whole GPU's own, a MIG instance's its GPU's plus GPU_I_PROFILE and
+# GPU_I_ID; Hostname from NODE_NAME. promtool, where installed, checks the
+# text.
+case_dcgm_labels() {
+	nvml_setup
+	export FAKE_NVML_GPUS=2 FAKE_NVML_MIG='1:1g.10gb,2g.20gb'
+	export NODE_NAME=node-a
+	write_node_config 3
+	daemon_start -c "$WORK/extres.yaml" "$MNT"
+	local name='NVIDIA H100 80GB HBM3' want got
+	want="extres_device_info{resource=\"gpu\",info=\"0\",index=\"0\",uuid=\"$(gpu_uuid 0)\",pci_bus_id=\"00000000:3B:00.0\",name=\"$name\",gpu=\"0\",UUID=\"$(gpu_uuid 0)\",device=\"nvidia0\",modelName=\"$name\",Hostname=\"node-a\"} 1
+extres_device_info{resource=\"gpu\",info=\"1\",index=\"$(mig_uuid 1 0)\",uuid=\"$(mig_uuid 1 0)\",pci_bus_id=\"00000000:3C:00.0\",name=\"$name\",gpu=\"1\",UUID=\"$(gpu_uuid 1)\",device=\"nvidia1\",modelName=\"$name\",Hostname=\"node-a\",GPU_I_PROFILE=\"1g.10gb\",GPU_I_ID=\"1\"} 1
+extres_device_info{resource=\"gpu\",info=\"2\",index=\"$(mig_uuid 1 1)\",uuid=\"$(mig_uuid 1 1)\",pci_bus_id=\"00000000:3C:00.0\",name=\"$name\",gpu=\"1\",UUID=\"$(gpu_uuid 1)\",device=\"nvidia1\",modelName=\"$name\",Hostname=\"node-a\",GPU_I_PROFILE=\"2g.20gb\",GPU_I_ID=\"2\"} 1"
+	got=$(grep '^extres_device_info{' "$MNT/.meta/metrics.prom")
+	assert_eq "$want" "$got" "extres_device_info"
+	if command -v promtool >/dev/null; then
+		local out
+		out=$(promtool check metrics <"$MNT/.meta/metrics.prom" 2>&1) ||
+			fail "promtool check metrics: $out"
+	else
+		it_log "promtool is not installed (Debian: apt-get install prometheus): not checked with it"
+	fi
+	daemon_stop
+}
+
 # param.mig: both lists GPU 1 itself, marked, before its instances.
 case_mig_both() {
 	nvml_setup

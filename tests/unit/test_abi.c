@@ -71,7 +71,14 @@
 	X(struct extres_driver_ops, identity_keys, 56, 8)     \
 	X(struct extres_driver_ops, env_form, 64, 4)          \
 	X(struct extres_driver_ops, reserved, 68, 4)          \
-	S(struct extres_driver_ops, 72)
+	X(struct extres_driver_ops, metric_labels, 72, 8)     \
+	S(struct extres_driver_ops, 80)                       \
+                                                              \
+	X(struct extres_metric_label, label, 0, 8)            \
+	X(struct extres_metric_label, property, 8, 8)         \
+	X(struct extres_metric_label, prefix, 16, 8)          \
+	X(struct extres_metric_label, reserved, 24, 8)        \
+	S(struct extres_metric_label, 32)
 
 #define PIN(type, member, off, size)                       \
 	static_assert(offsetof(type, member) == (off),     \
@@ -139,6 +146,12 @@ TYPE(struct extres_driver_ops, env_property, const char *);
 TYPE(struct extres_driver_ops, identity_keys, const char *const *);
 TYPE(struct extres_driver_ops, env_form, uint32_t);
 TYPE(struct extres_driver_ops, reserved, uint32_t);
+TYPE(struct extres_driver_ops, metric_labels,
+     const struct extres_metric_label *);
+TYPE(struct extres_metric_label, label, const char *);
+TYPE(struct extres_metric_label, property, const char *);
+TYPE(struct extres_metric_label, prefix, const char *);
+TYPE(struct extres_metric_label, reserved, uint32_t[2]);
 static_assert(
 	__builtin_types_compatible_p(extres_driver_entry_fn,
 				     const struct extres_driver_ops *(*)(void)),
