@@ -35,7 +35,10 @@
  * One info per GPU, in NVML index order. Properties are named as
  * `nvidia-smi --query-gpu` names them, with the values that
  * `--format=csv,noheader,nounits` prints: index, uuid, name, serial,
- * pci.bus_id, memory.total (MiB), driver_version, compute_cap; plus
+ * pci.bus_id, memory.total (MiB), driver_version, compute_cap,
+ * vbios_version; brand and architecture as `nvidia-smi -q` prints them
+ * ("Product Brand", "Product Architecture"), and cuda_version as its banner
+ * does ("12.4"), which --query-gpu cannot ask for; plus
  * minor_number and device (/dev/nvidia<minor>), which nvidia-smi cannot
  * query; and numa_node and local_cpulist, the kernel's files of those names
  * in the GPU's PCI function directory, <sysfs-root>/bus/pci/devices/<bus id
@@ -110,6 +113,13 @@ static const struct nvml_symbol symbol_names[N_SYMBOLS] = {
 	[SYM_EVENT_SET_FREE] = { { "nvmlEventSetFree" } },
 	[SYM_REGISTER_EVENTS] = { { "nvmlDeviceRegisterEvents" } },
 	[SYM_EVENT_WAIT] = { { "nvmlEventSetWait_v2", "nvmlEventSetWait" } },
+	[SYM_ARCHITECTURE] = { { "nvmlDeviceGetArchitecture" } },
+	[SYM_BRAND] = { { "nvmlDeviceGetBrand" } },
+	[SYM_VBIOS] = { { "nvmlDeviceGetVbiosVersion" } },
+	[SYM_CUDA_VERSION] = { { "nvmlSystemGetCudaDriverVersion_v2",
+				 "nvmlSystemGetCudaDriverVersion" } },
+	[SYM_GI_BY_ID] = { { "nvmlDeviceGetGpuInstanceById" } },
+	[SYM_GI_INFO] = { { "nvmlGpuInstanceGetInfo" } },
 };
 
 static void nvml_free(struct nvml *n)
@@ -241,6 +251,31 @@ static void get_driver_version(const struct nvml *n, char *buf, size_t size)
 	}
 }
 
+/* The CUDA version the driver supports, as nvidia-smi's banner prints it
+ * ("12.4" for 12040); "" when NVML cannot say. */
+static void get_cuda_version(const struct nvml *n, char *buf, size_t size)
+{
+	nvml_return rc;
+	int v = 0;
+
+	buf[0] = '\0';
+	if (!n->sym[SYM_CUDA_VERSION].addr)
+		return;
+	rc = ((nvml_int_fn)n->sym[SYM_CUDA_VERSION].addr)(&v);
+	if (rc != NVML_SUCCESS) {
+		nvml_log_rc(n, SYM_CUDA_VERSION, rc,
+			    "no cuda_version on any GPU");
+		return;
+	}
+	if (v <= 0) {
+		n->host->log(n->host, EXTRES_LOG_INFO,
+			     "no cuda_version on any GPU: %s answered %d",
+			     n->sym[SYM_CUDA_VERSION].name, v);
+		return;
+	}
+	snprintf(buf, size, "%d.%d", v / 1000, v % 1000 / 10);
+}
+
 /* Each GPU's handle, NVML index and PCI address, asked once: for its
  * properties, and for what relates GPUs to each other (NVLink). Failures
  * are reported where each property is; a call the library lacks is
@@ -276,7 +311,8 @@ static void enumerate(const struct nvml *n, struct nvml_gpu *gpus,
 static int32_t nvml_discover(void *handle, struct extres_sink *sink)
 {
 	struct nvml *n = handle;
-	char driver_version[NVML_STRING_MAX], buf[32];
+	struct nvml_system sys;
+	char buf[32];
 	unsigned int count = 0, gpu;
 	struct nvml_gpu *gpus = NULL;
 	nvml_return rc;
@@ -306,9 +342,10 @@ static int32_t nvml_discover(void *handle, struct extres_sink *sink)
 		n->host->error(n->host, "out of memory");
 		goto out;
 	}
-	get_driver_version(n, driver_version, sizeof(driver_version));
+	get_driver_version(n, sys.driver_version, sizeof(sys.driver_version));
+	get_cuda_version(n, sys.cuda_version, sizeof(sys.cuda_version));
 	for (gpu = 0; gpu < count && r == 0; gpu++)
-		r = nvml_report_gpu(n, sink, &gpus[gpu], gpu, driver_version);
+		r = nvml_report_gpu(n, sink, &gpus[gpu], gpu, &sys);
 out:
 	if (gpus)
 		for (gpu = 0; gpu < count; gpu++)
@@ -531,7 +568,6 @@ static void nvml_close(void *handle)
 	nvml_free(handle);
 }
 
-/* CUDA's own default order is fastest first, which is not NVML's. */
 /* What every CUDA program opens besides its GPU's own node. */
 static const char *const nvidia_control[] = { "/dev/nvidiactl",
 					      "/dev/nvidia-uvm",
@@ -548,8 +584,27 @@ static const char *const nvidia_cdi_specs[] = {
 static const char *const mig_node_keys[] = { "mig.gi.device", "mig.ci.device",
 					     NULL };
 
+/* CUDA's own default order is fastest first, which is not NVML's. */
 static const char *const cuda_env_fixed[] = { "CUDA_DEVICE_ORDER=PCI_BUS_ID",
 					      NULL };
+
+/* DCGM-exporter's labels, with its values: a MIG instance's metrics carry
+ * its GPU's number (DCGM's GPU id, NVML's index), UUID and "nvidia<gpu>"
+ * (of the number, not the minor), plus the instance's profile name and
+ * GPU instance id. pci_bus_id is extres_device_info's own already. */
+static const struct extres_metric_label dcgm_labels[] = {
+	{ .label = "gpu", .property = "parent.index" },
+	{ .label = "gpu", .property = "index" },
+	{ .label = "UUID", .property = "parent.uuid" },
+	{ .label = "UUID", .property = "uuid" },
+	{ .label = "device", .property = "parent.index", .prefix = "nvidia" },
+	{ .label = "device", .property = "index", .prefix = "nvidia" },
+	{ .label = "modelName", .property = "name" },
+	{ .label = "Hostname", .property = NULL },
+	{ .label = "GPU_I_PROFILE", .property = "profile" },
+	{ .label = "GPU_I_ID", .property = "gi.id" },
+	{ .label = NULL },
+};
 
 EXTRES_DRIVER_REGISTER(
 		.name = "nvml", .open = nvml_open, .discover = nvml_discover,
@@ -560,4 +615,5 @@ EXTRES_DRIVER_REGISTER(
 		.cdi_base_specs = nvidia_cdi_specs, .node_keys = mig_node_keys,
 		.cdi_base_hint =
 			"nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml",
-		.identity_keys = identity_keys_usual)
+		.identity_keys = identity_keys_usual,
+		.metric_labels = dcgm_labels)

@@ -54,6 +54,12 @@ enum {
 	SYM_EVENT_SET_FREE,
 	SYM_REGISTER_EVENTS,
 	SYM_EVENT_WAIT,
+	SYM_ARCHITECTURE,
+	SYM_BRAND,
+	SYM_VBIOS,
+	SYM_CUDA_VERSION,
+	SYM_GI_BY_ID,
+	SYM_GI_INFO,
 	N_SYMBOLS,
 	N_REQUIRED = SYM_ERROR_STRING,
 };
@@ -163,17 +169,31 @@ void nvml_health_get(const struct nvml *n, nvml_device dev, unsigned int gpu,
 int32_t nvml_nvlink_peers(const struct nvml *n, struct nvml_gpu *gpus,
 			  unsigned int count);
 
+/* What NVML says of the node rather than of one GPU: "" when it gave
+ * nothing. */
+struct nvml_system {
+	char driver_version[NVML_STRING_MAX];
+	char cuda_version[32]; /* "12.4", from nvmlSystemGetCudaDriverVersion */
+};
+
 /* GPU `gpu` of a discovery as param.mig wants it (nvml_gpu.c); one whose
  * handle NVML refused is skipped with a warning. */
 int32_t nvml_report_gpu(const struct nvml *n, struct extres_sink *sink,
 			const struct nvml_gpu *g, unsigned int gpu,
-			const char *driver_version);
+			const struct nvml_system *sys);
 
 /* What a GPU listed as itself and its MIG instances share, the parent's
  * (nvml_gpu.c): name, pci.bus_id, numa_node, local_cpulist, compute_cap,
  * minor_number and device, added to the current info. */
 int32_t nvml_add_parent_props(const struct nvml *n, struct extres_sink *sink,
 			      const struct nvml_gpu *g, unsigned int gpu);
+
+/* The board's brand, architecture and vbios_version (of `dev`, the GPU
+ * itself for a MIG instance), and the node's cuda_version, added to the
+ * current info; each absent where NVML cannot say. */
+int32_t nvml_add_board_props(const struct nvml *n, struct extres_sink *sink,
+			     nvml_device dev, unsigned int gpu,
+			     const struct nvml_system *sys);
 
 /* `health` and `health.reset-required`, added to the current info. */
 int32_t nvml_add_health(const struct nvml *n, struct extres_sink *sink,
@@ -187,7 +207,7 @@ struct nvml_mig_parent {
 	const struct nvml_gpu *g;
 	unsigned int gpu; /* enumeration position, for messages */
 	const char *uuid; /* "" when NVML gave none */
-	const char *driver_version; /* "" when NVML gave none */
+	const struct nvml_system *sys;
 	const struct nvml_health *health;
 };
 

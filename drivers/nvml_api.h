@@ -108,6 +108,28 @@ _Static_assert(offsetof(struct nvml_device_attributes, memory_size_mb) == 32,
 _Static_assert(sizeof(struct nvml_device_attributes) == 40,
 	       "sizeof(nvmlDeviceAttributes_t)");
 
+/* nvmlDeviceArchitecture_t */
+#define NVML_DEVICE_ARCH_KEPLER 2
+#define NVML_DEVICE_ARCH_BLACKWELL 10
+
+/* nvmlBrandType_t runs from NVML_BRAND_UNKNOWN (0) to this. */
+#define NVML_BRAND_TITAN_RTX 16
+
+typedef struct nvml_gpu_instance *nvml_gpu_instance; /* opaque */
+
+/* nvmlGpuInstanceInfo_t: where a GPU instance sits, in memory slices. */
+struct nvml_gpu_instance_info {
+	nvml_device device;
+	unsigned int id;
+	unsigned int profile_id;
+	unsigned int placement_start;
+	unsigned int placement_size;
+};
+_Static_assert(offsetof(struct nvml_gpu_instance_info, placement_start) == 16,
+	       "nvmlGpuInstanceInfo_t.placement");
+_Static_assert(sizeof(struct nvml_gpu_instance_info) == 24,
+	       "sizeof(nvmlGpuInstanceInfo_t)");
+
 typedef nvml_return (*nvml_void_fn)(void);
 typedef const char *(*nvml_error_string_fn)(nvml_return);
 typedef nvml_return (*nvml_count_fn)(unsigned int *);
@@ -132,6 +154,11 @@ typedef nvml_return (*nvml_ecc_fn)(nvml_device, int, int, unsigned long long *);
 typedef nvml_return (*nvml_remap_fn)(nvml_device, unsigned int *,
 				     unsigned int *, unsigned int *,
 				     unsigned int *);
+typedef nvml_return (*nvml_int_fn)(int *);
+typedef nvml_return (*nvml_gi_by_id_fn)(nvml_device, unsigned int,
+					nvml_gpu_instance *);
+typedef nvml_return (*nvml_gi_info_fn)(nvml_gpu_instance,
+				       struct nvml_gpu_instance_info *);
 typedef nvml_return (*nvml_event_set_create_fn)(nvml_event_set *);
 typedef nvml_return (*nvml_event_set_free_fn)(nvml_event_set);
 typedef nvml_return (*nvml_register_events_fn)(nvml_device, unsigned long long,

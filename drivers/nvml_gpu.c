@@ -30,6 +30,62 @@ static int32_t add_string(const struct nvml *n, struct extres_sink *sink,
 	return nvml_add(n, sink, gpu, key, buf);
 }
 
+/* nvidia-smi's words for nvmlBrandType_t, by value. */
+static const char *const brands[NVML_BRAND_TITAN_RTX + 1] = {
+	"Unknown",
+	"Quadro",
+	"Tesla",
+	"NVS",
+	"Grid",
+	"GeForce",
+	"Titan",
+	"NVIDIA Virtual Applications",
+	"NVIDIA Virtual PC",
+	"NVIDIA Virtual Compute Server",
+	"NVIDIA RTX Virtual Workstation",
+	"NVIDIA Cloud Gaming",
+	"Quadro RTX",
+	"NVIDIA RTX",
+	"NVIDIA",
+	"GeForce RTX",
+	"Titan RTX",
+};
+
+/* nvmlDeviceArchitecture_t from Kepler (2) on. */
+static const char *const archs[] = {
+	"Kepler", "Maxwell", "Pascal", "Volta",	    "Turing",
+	"Ampere", "Ada",     "Hopper", "Blackwell",
+};
+_Static_assert(sizeof(archs) / sizeof(archs[0]) ==
+		       NVML_DEVICE_ARCH_BLACKWELL - NVML_DEVICE_ARCH_KEPLER + 1,
+	       "one name per architecture");
+
+/* `key` from an NVML enum through `names`: a value the table does not
+ * know (a newer driver's) is left out, not guessed. */
+static int32_t add_enum(const struct nvml *n, struct extres_sink *sink,
+			nvml_device dev, unsigned int gpu, const char *key,
+			int sym, unsigned int first, const char *const *names,
+			unsigned int n_names)
+{
+	unsigned int v = 0;
+	nvml_return rc;
+
+	if (!n->sym[sym].addr)
+		return 0;
+	rc = ((nvml_uint_fn)n->sym[sym].addr)(dev, &v);
+	if (rc != NVML_SUCCESS) {
+		nvml_absent(n, gpu, key, sym, rc);
+		return 0;
+	}
+	if (v < first || v - first >= n_names) {
+		n->host->log(n->host, EXTRES_LOG_INFO,
+			     "GPU %u: no %s: %s answered %u, unknown here", gpu,
+			     key, n->sym[sym].name, v);
+		return 0;
+	}
+	return nvml_add(n, sink, gpu, key, names[v - first]);
+}
+
 static int32_t add_index(const struct nvml *n, struct extres_sink *sink,
 			 const struct nvml_gpu *g, unsigned int gpu)
 {
@@ -177,6 +233,24 @@ int32_t nvml_add_parent_props(const struct nvml *n, struct extres_sink *sink,
 	return r;
 }
 
+int32_t nvml_add_board_props(const struct nvml *n, struct extres_sink *sink,
+			     nvml_device dev, unsigned int gpu,
+			     const struct nvml_system *sys)
+{
+	int32_t r = add_enum(n, sink, dev, gpu, "brand", SYM_BRAND, 0, brands,
+			     sizeof(brands) / sizeof(brands[0]));
+
+	if (r == 0)
+		r = add_enum(n, sink, dev, gpu, "architecture",
+			     SYM_ARCHITECTURE, NVML_DEVICE_ARCH_KEPLER, archs,
+			     sizeof(archs) / sizeof(archs[0]));
+	if (r == 0)
+		r = add_string(n, sink, dev, gpu, "vbios_version", SYM_VBIOS);
+	if (r == 0 && sys->cuda_version[0])
+		r = nvml_add(n, sink, gpu, "cuda_version", sys->cuda_version);
+	return r;
+}
+
 int32_t nvml_add_health(const struct nvml *n, struct extres_sink *sink,
 			unsigned int gpu, const struct nvml_health *h)
 {
@@ -190,7 +264,7 @@ int32_t nvml_add_health(const struct nvml *n, struct extres_sink *sink,
 /* The GPU itself, as one info. */
 static int32_t report_parent(const struct nvml *n, struct extres_sink *sink,
 			     const struct nvml_gpu *g, unsigned int gpu,
-			     const char *driver_version,
+			     const struct nvml_system *sys,
 			     const struct nvml_health *health, int mig)
 {
 	nvml_device dev = g->dev;
@@ -209,8 +283,9 @@ static int32_t report_parent(const struct nvml *n, struct extres_sink *sink,
 		r = add_pci(n, sink, g, gpu);
 	if (r == 0)
 		r = add_memory(n, sink, dev, gpu);
-	if (r == 0 && driver_version[0])
-		r = nvml_add(n, sink, gpu, "driver_version", driver_version);
+	if (r == 0 && sys->driver_version[0])
+		r = nvml_add(n, sink, gpu, "driver_version",
+			     sys->driver_version);
 	if (r == 0)
 		r = add_compute_cap(n, sink, dev, gpu);
 	if (r == 0)
@@ -221,6 +296,8 @@ static int32_t report_parent(const struct nvml *n, struct extres_sink *sink,
 		r = nvml_add_health(n, sink, gpu, health);
 	if (r == 0 && mig)
 		r = nvml_add(n, sink, gpu, "mig.mode", "enabled");
+	if (r == 0)
+		r = nvml_add_board_props(n, sink, dev, gpu, sys);
 	return r;
 }
 
@@ -229,7 +306,7 @@ static int32_t report_parent(const struct nvml *n, struct extres_sink *sink,
  * skipped with a warning, so the others stay usable. */
 int32_t nvml_report_gpu(const struct nvml *n, struct extres_sink *sink,
 			const struct nvml_gpu *g, unsigned int gpu,
-			const char *driver_version)
+			const struct nvml_system *sys)
 {
 	char uuid[NVML_STRING_MAX] = "", buf[32];
 	struct nvml_mig_parent parent;
@@ -247,8 +324,7 @@ int32_t nvml_report_gpu(const struct nvml *n, struct extres_sink *sink,
 	nvml_health_get(n, g->dev, gpu, &health);
 	mig = nvml_mig_enabled(n, g->dev, gpu);
 	if (!mig || n->mig != MIG_INSTANCES)
-		r = report_parent(n, sink, g, gpu, driver_version, &health,
-				  mig);
+		r = report_parent(n, sink, g, gpu, sys, &health, mig);
 	if (r < 0 || !mig || n->mig == MIG_PARENTS)
 		return r;
 
@@ -261,7 +337,7 @@ int32_t nvml_report_gpu(const struct nvml *n, struct extres_sink *sink,
 		.g = g,
 		.gpu = gpu,
 		.uuid = uuid,
-		.driver_version = driver_version,
+		.sys = sys,
 		.health = &health,
 	};
 	return nvml_mig_report(n, sink, &parent);

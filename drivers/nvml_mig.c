@@ -58,6 +58,79 @@ static unsigned long long profile_gb(unsigned long long mig_mib,
 	return (eighths * total_gb + 4) / 8;
 }
 
+/* What the instance is made of, as nvmlDeviceGetAttributes counts it
+ * (nvidia-smi mig -lgip's columns; the DRA driver's capacities). */
+static int32_t add_counts(const struct nvml *n, struct extres_sink *sink,
+			  nvml_device mig, unsigned int gpu)
+{
+	struct nvml_device_attributes a;
+	const struct {
+		const char *key;
+		const unsigned int *value;
+	} counts[] = {
+		{ "gi.slices", &a.gpu_instance_slice_count },
+		{ "ci.slices", &a.compute_instance_slice_count },
+		{ "multiprocessors", &a.multiprocessor_count },
+		{ "engines.copy", &a.shared_copy_engine_count },
+		{ "engines.decoder", &a.shared_decoder_count },
+		{ "engines.encoder", &a.shared_encoder_count },
+		{ "engines.jpeg", &a.shared_jpeg_count },
+		{ "engines.ofa", &a.shared_ofa_count },
+	};
+	size_t i;
+	int32_t r = 0;
+
+	if (!n->sym[SYM_ATTRIBUTES].addr)
+		return 0;
+	memset(&a, 0, sizeof(a));
+	/* add_profile() said why when this fails. */
+	if (((nvml_attributes_fn)n->sym[SYM_ATTRIBUTES].addr)(mig, &a) !=
+	    NVML_SUCCESS)
+		return 0;
+
+	for (i = 0; i < sizeof(counts) / sizeof(counts[0]) && r == 0; i++)
+		r = nvml_addf(n, sink, gpu, counts[i].key, "%u",
+			      *counts[i].value);
+	return r;
+}
+
+/* Where the GPU instance sits among the GPU's memory slices (nvidia-smi
+ * mig -lgi's "Placement Start:Size"); NVML may want privileges for it. */
+static int32_t add_placement(const struct nvml *n, struct extres_sink *sink,
+			     nvml_device parent, nvml_device mig,
+			     unsigned int gpu)
+{
+	struct nvml_gpu_instance_info info;
+	nvml_gpu_instance gi = NULL;
+	unsigned int id = 0;
+	nvml_return rc;
+	int32_t r;
+
+	if (!n->sym[SYM_GI_ID].addr || !n->sym[SYM_GI_BY_ID].addr ||
+	    !n->sym[SYM_GI_INFO].addr)
+		return 0;
+	rc = ((nvml_uint_fn)n->sym[SYM_GI_ID].addr)(mig, &id);
+	if (rc != NVML_SUCCESS)
+		return 0; /* gi.id says why */
+	rc = ((nvml_gi_by_id_fn)n->sym[SYM_GI_BY_ID].addr)(parent, id, &gi);
+	if (rc != NVML_SUCCESS) {
+		nvml_absent(n, gpu, "gi.placement", SYM_GI_BY_ID, rc);
+		return 0;
+	}
+	memset(&info, 0, sizeof(info));
+	rc = ((nvml_gi_info_fn)n->sym[SYM_GI_INFO].addr)(gi, &info);
+	if (rc != NVML_SUCCESS) {
+		nvml_absent(n, gpu, "gi.placement", SYM_GI_INFO, rc);
+		return 0;
+	}
+	r = nvml_addf(n, sink, gpu, "gi.placement.start", "%u",
+		      info.placement_start);
+	if (r == 0)
+		r = nvml_addf(n, sink, gpu, "gi.placement.size", "%u",
+			      info.placement_size);
+	return r;
+}
+
 static int32_t add_profile(const struct nvml *n, struct extres_sink *sink,
 			   nvml_device parent, nvml_device mig,
 			   unsigned int gpu)
@@ -208,10 +281,17 @@ static int32_t report_instance(const struct nvml *n, struct extres_sink *sink,
 		r = add_caps(n, sink, p, mig);
 	if (r == 0)
 		r = nvml_add_parent_props(n, sink, p->g, gpu);
-	if (r == 0 && p->driver_version[0])
-		r = nvml_add(n, sink, gpu, "driver_version", p->driver_version);
+	if (r == 0 && p->sys->driver_version[0])
+		r = nvml_add(n, sink, gpu, "driver_version",
+			     p->sys->driver_version);
 	if (r == 0)
 		r = nvml_add_health(n, sink, gpu, p->health);
+	if (r == 0)
+		r = nvml_add_board_props(n, sink, p->g->dev, gpu, p->sys);
+	if (r == 0)
+		r = add_counts(n, sink, mig, gpu);
+	if (r == 0)
+		r = add_placement(n, sink, p->g->dev, mig, gpu);
 	return r;
 }
 

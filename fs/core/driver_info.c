@@ -50,6 +50,90 @@ struct declared {
 	const char *const *node_keys;
 };
 
+/* The labels extres_device_info has of itself (core/metrics_view.h). */
+static const char *const own_labels[] = {
+	"resource", "info", "index", "uuid", "pci_bus_id", "name",
+};
+
+static int label_name_ok(const char *s)
+{
+	size_t i;
+
+	if (!s[0] || (s[0] == '_' && s[1] == '_'))
+		return 0;
+	for (i = 0; s[i]; i++)
+		if (!(s[i] == '_' || (s[i] >= 'a' && s[i] <= 'z') ||
+		      (s[i] >= 'A' && s[i] <= 'Z') ||
+		      (i > 0 && s[i] >= '0' && s[i] <= '9')))
+			return 0;
+	for (i = 0; i < sizeof(own_labels) / sizeof(own_labels[0]); i++)
+		if (strcmp(s, own_labels[i]) == 0)
+			return 0;
+	return 1;
+}
+
+int extres_driver_info_check_labels(const struct extres_metric_label *labels,
+				    const char *path, struct extres_err *err)
+{
+	size_t i;
+
+	for (i = 0; labels && labels[i].label; i++) {
+		if (!label_name_ok(labels[i].label))
+			return extres_err_set(
+				err, ELIBBAD,
+				"%s: driver's metric label %zu '%s' is not a Prometheus label name of its own (or is one extres_device_info has already)",
+				path, i, labels[i].label);
+		if (labels[i].property && !labels[i].property[0])
+			return extres_err_set(
+				err, ELIBBAD,
+				"%s: driver's metric label %zu '%s' names an empty property",
+				path, i, labels[i].label);
+	}
+	return 0;
+}
+
+/* Deep copy of `n` labels into d->labels; sets *failed when out of
+ * memory. `from` is either form: the fields are read as const char *. */
+static void dup_labels(struct extres_driver_info *d, size_t n,
+		       const char *(*field)(const void *, size_t, int),
+		       const void *from, int *failed)
+{
+	size_t i;
+
+	if (n == 0)
+		return;
+	d->labels = calloc(n, sizeof(*d->labels));
+	if (!d->labels) {
+		*failed = 1;
+		return;
+	}
+	d->n_labels = n;
+	for (i = 0; i < n; i++) {
+		d->labels[i].label = dup_opt(field(from, i, 0), failed);
+		d->labels[i].property = dup_opt(field(from, i, 1), failed);
+		d->labels[i].prefix = dup_opt(
+			field(from, i, 2) ? field(from, i, 2) : "", failed);
+	}
+}
+
+static const char *ops_label(const void *from, size_t i, int which)
+{
+	const struct extres_metric_label *l = from;
+
+	return which == 0 ? l[i].label :
+	       which == 1 ? l[i].property :
+			    l[i].prefix;
+}
+
+static const char *info_label(const void *from, size_t i, int which)
+{
+	const struct extres_driver_label *l = from;
+
+	return which == 0 ? l[i].label :
+	       which == 1 ? l[i].property :
+			    l[i].prefix;
+}
+
 static int fill(struct extres_driver_info *ret, const char *env_var,
 		const char *env_property, uint32_t env_form,
 		const struct declared *x, const char *coord_file,
@@ -76,15 +160,40 @@ static int fill(struct extres_driver_info *ret, const char *env_var,
 	return 0;
 }
 
+/* fill() and then the labels; 0 or -ENOMEM with *ret untouched. */
+static int fill_labels(struct extres_driver_info *ret, size_t n,
+		       const char *(*field)(const void *, size_t, int),
+		       const void *from)
+{
+	int failed = 0;
+
+	dup_labels(ret, n, field, from, &failed);
+	if (failed) {
+		extres_driver_info_clear(ret);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
 int extres_driver_info_from_ops(const struct extres_driver_ops *ops,
 				struct extres_driver_info *ret)
 {
 	const struct declared x = { ops->identity_keys, ops->env_fixed,
 				    ops->control_nodes, ops->cdi_base_specs,
 				    ops->cdi_base_hint, ops->node_keys };
+	struct extres_driver_info d;
+	size_t n = 0;
+	int r;
 
-	return fill(ret, ops->env_var, ops->env_property, ops->env_form, &x,
-		    NULL, NULL);
+	r = fill(&d, ops->env_var, ops->env_property, ops->env_form, &x, NULL,
+		 NULL);
+	while (r == 0 && ops->metric_labels && ops->metric_labels[n].label)
+		n++;
+	if (r == 0)
+		r = fill_labels(&d, n, ops_label, ops->metric_labels);
+	if (r == 0)
+		*ret = d;
+	return r;
 }
 
 int extres_driver_info_copy(const struct extres_driver_info *src,
@@ -98,9 +207,16 @@ int extres_driver_info_copy(const struct extres_driver_info *src,
 		src->cdi_base_hint,
 		(const char *const *)src->node_keys,
 	};
+	struct extres_driver_info d;
+	int r;
 
-	return fill(ret, src->env_var, src->env_property, src->env_form, &x,
-		    src->coord_file, src->coord_how);
+	r = fill(&d, src->env_var, src->env_property, src->env_form, &x,
+		 src->coord_file, src->coord_how);
+	if (r == 0)
+		r = fill_labels(&d, src->n_labels, info_label, src->labels);
+	if (r == 0)
+		*ret = d;
+	return r;
 }
 
 int extres_driver_info_set_coordination(struct extres_driver_info *info,
@@ -148,6 +264,12 @@ void extres_driver_info_clear(struct extres_driver_info *info)
 	free(info->node_keys);
 	free(info->coord_file);
 	free(info->coord_how);
+	for (i = 0; i < info->n_labels; i++) {
+		free(info->labels[i].label);
+		free(info->labels[i].property);
+		free(info->labels[i].prefix);
+	}
+	free(info->labels);
 	memset(info, 0, sizeof(*info));
 }
 

@@ -18,6 +18,14 @@
 
 struct extres_info;
 
+/* A copied struct extres_metric_label: property NULL for the node's name,
+ * prefix never NULL ("" for none). */
+struct extres_driver_label {
+	char *label;
+	char *property;
+	char *prefix;
+};
+
 struct extres_driver_info {
 	char *env_var; /* the default device variable, or NULL */
 	char *env_property; /* the property that fills it, or NULL: `index` */
@@ -41,7 +49,16 @@ struct extres_driver_info {
 	 * what made it, for messages. */
 	char *coord_file;
 	char *coord_how;
+	/* extres_driver_ops.metric_labels, checked; n_labels 0: none. */
+	struct extres_driver_label *labels;
+	size_t n_labels;
 };
+
+/* 0 if `labels` (a module's metric_labels, NULL: none) keeps the rules of
+ * struct extres_metric_label; else -ELIBBAD with `err` naming the module
+ * at `path` and the entry. */
+int extres_driver_info_check_labels(const struct extres_metric_label *labels,
+				    const char *path, struct extres_err *err);
 
 /* Copy the static facts of a checked, size-normalised ops table. 0 or
  * -ENOMEM, with *ret left empty on failure. */

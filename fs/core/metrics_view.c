@@ -82,8 +82,46 @@ static void device_labels(FILE *f, const struct extres_view_resource *r,
 	}
 }
 
+/* The value driver label `l` gives info `j` of `r` (its prefix apart),
+ * or NULL when it does not apply. */
+static const char *driver_label_value(const struct extres_view_resource *r,
+				      size_t j,
+				      const struct extres_driver_label *l,
+				      const char *node)
+{
+	if (!l->property)
+		return node && node[0] ? node : NULL;
+	return extres_info_get(&r->infos[j], l->property);
+}
+
+/* The driver's own labels for info `j`: per label name, the first entry
+ * that applies. */
+static void driver_labels(FILE *f, const struct extres_view_resource *r,
+			  size_t j, const char *node)
+{
+	const struct extres_driver_info *d = r->driver_info;
+	const char *v;
+	size_t k, e;
+	int done;
+
+	for (k = 0; d && k < d->n_labels; k++) {
+		done = 0;
+		for (e = 0; e < k && !done; e++)
+			done = strcmp(d->labels[e].label, d->labels[k].label) ==
+				       0 &&
+			       driver_label_value(r, j, &d->labels[e], node);
+		v = driver_label_value(r, j, &d->labels[k], node);
+		if (done || !v)
+			continue;
+		fprintf(f, ",%s=\"", d->labels[k].label);
+		put_value(f, d->labels[k].prefix, strlen(d->labels[k].prefix));
+		put_value(f, v, strlen(v));
+		fputc('"', f);
+	}
+}
+
 static void device_info(FILE *f, const struct extres_view_resource *res,
-			size_t n)
+			size_t n, const char *node)
 {
 	size_t i, j;
 
@@ -93,6 +131,7 @@ static void device_info(FILE *f, const struct extres_view_resource *res,
 		for (j = 0; j < res[i].n_infos; j++) {
 			fputs("extres_device_info{", f);
 			device_labels(f, &res[i], j, ARRAY_SIZE(info_labels));
+			driver_labels(f, &res[i], j, node);
 			fputs("} 1\n", f);
 		}
 }
@@ -232,7 +271,7 @@ int extres_view_metrics(const struct extres_view_resource *res, size_t n,
 	f = open_memstream(&text, &len);
 	if (!f)
 		return -ENOMEM;
-	device_info(f, res, n);
+	device_info(f, res, n, c->node_name);
 	device_health(f, res, n);
 	devices(f, res, n, pools);
 	holders(f, res, n, h);

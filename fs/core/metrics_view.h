@@ -16,7 +16,10 @@
  *       gauge, one per device served: `info` is its directory number in
  *       the mount; index, uuid, pci_bus_id (the property pci.bus_id) and
  *       name are the device's properties of those names, each label only
- *       when the device has the property
+ *       when the device has the property; then the labels its driver
+ *       declares (extres_driver_ops.metric_labels: a vendor exporter's
+ *       label names, e.g. DCGM-exporter's gpu, UUID, modelName), each
+ *       from the first of its entries that applies to the device
  *   extres_device_healthy{resource,info,index,reason} 1 or 0
  *       gauge, one per device with a `health` property: 1 when it is
  *       "ok" (and no reason), else 0 with the property as `reason`;
@@ -62,6 +65,9 @@ struct extres_metrics_counters {
 	uint64_t reload_failures;
 	int64_t last_reload_success; /* seconds since the epoch */
 	uint64_t conflicts;
+	/* The node's name for driver labels that ask for it (NODE_NAME, else
+	 * the host name); NULL or "": such labels are left out. */
+	const char *node_name;
 };
 
 /*

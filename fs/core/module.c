@@ -15,6 +15,7 @@
 #include "base/fileio.h"
 #include "base/macro.h"
 #include "base/text.h"
+#include "core/driver_info.h"
 #include "os/trust.h"
 
 /* The smallest ops table a version-1 module can have: everything up to and
@@ -350,6 +351,9 @@ int extres_module_load(const char *path, struct extres_module **ret,
 			path, m->ops.env_form);
 		goto fail;
 	}
+	r = extres_driver_info_check_labels(m->ops.metric_labels, path, err);
+	if (r < 0)
+		goto fail;
 
 	*ret = m;
 	return 0;

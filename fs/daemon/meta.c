@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "daemon/extresd.h"
@@ -116,6 +117,17 @@ static int node_exists(const char *path, void *arg)
 	return lstat(path, &st) == 0 && S_ISCHR(st.st_mode);
 }
 
+/* The node's name as DCGM-exporter and Kubernetes tools give it: the
+ * NODE_NAME a DaemonSet sets from spec.nodeName, else the host name. */
+static const char *node_name(struct utsname *u)
+{
+	const char *env = getenv("NODE_NAME");
+
+	if (env && env[0])
+		return env;
+	return uname(u) == 0 ? u->nodename : NULL;
+}
+
 int extresd_meta_files(const struct extresd *d,
 		       struct extres_snapshot_file files[EXTRESD_N_META],
 		       char *text[EXTRESD_N_META])
@@ -125,7 +137,9 @@ int extresd_meta_files(const struct extresd *d,
 		"holders", "metrics.prom",   "error",	    "status",
 	};
 	static const mode_t perms[N_META] = { [META_ERROR] = 0400 };
+	struct utsname uts;
 	const struct extres_metrics_counters counters = {
+		.node_name = node_name(&uts),
 		.reloads = d->reloads,
 		.reload_failures = d->reload_failures,
 		.last_reload_success = d->loaded_at,

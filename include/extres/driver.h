@@ -124,6 +124,28 @@ extern "C" {
  * counts as missing. */
 #define EXTRES_ENV_FORM_ROCM_UUID 1u
 
+/*
+ * A label of the metric extres_device_info taken from a property, so that
+ * the series joins a vendor exporter's series on that exporter's own label
+ * names (extres_driver_ops.metric_labels).
+ */
+struct extres_metric_label {
+	/* The label's name: [A-Za-z_][A-Za-z0-9_]*, not starting with "__",
+	 * and none of the labels extres_device_info has of itself (resource,
+	 * info, index, uuid, pci_bus_id, name). NULL ends the list. */
+	const char *label;
+	/* The property whose value the label takes; a device without it has
+	 * no such label, unless a later entry for the same label applies:
+	 * the first entry for a label whose property the device has wins.
+	 * NULL: the node's name instead (the daemon's NODE_NAME, as
+	 * Kubernetes sets it, else the host name). */
+	const char *property;
+	/* Put before the value ("nvidia" makes "nvidia0" of "0"); NULL for
+	 * none. */
+	const char *prefix;
+	uint32_t reserved[2]; /* 0 */
+};
+
 /* Kinds of configuration value (extres_param.kind). */
 #define EXTRES_PARAM_SCALAR 1u
 #define EXTRES_PARAM_SEQUENCE 2u
@@ -494,6 +516,15 @@ struct extres_driver_ops {
 	 * of its GPU and compute instance.
 	 */
 	const char *const *node_keys;
+
+	/*
+	 * Appended in ABI 1, after node_keys: labels extres_device_info carries for
+	 * this driver's devices besides its own, ended by an entry whose
+	 * label is NULL; NULL for none. A list that breaks the rules of
+	 * struct extres_metric_label refuses the module, naming the entry.
+	 * Static data, never freed.
+	 */
+	const struct extres_metric_label *metric_labels;
 };
 
 /* The type of the module's one exported function. It must return the same

@@ -103,9 +103,9 @@ case_spec_dir() {
 	sed -i -e 's/^external-resources: gpu;fpga$/external-resources: gpu/' \
 		-e 's/^external-resource.gpu.amount: 2$/external-resource.gpu.amount: 1/' "$WORK/extres.yaml"
 	kill -HUP "$DAEMON_PID"
-	wait_for 1 "extres-gpu.json to follow the reload" \
+	wait_until 1 "extres-gpu.json to follow the reload" \
 		not_in_file /dev/fuse "$dir/extres-gpu.json"
-	wait_for 1 "extres-fpga.json to go" test ! -e "$dir/extres-fpga.json"
+	wait_until 1 "extres-fpga.json to go" test ! -e "$dir/extres-fpga.json"
 	out=$(cat "$MNT/.meta/cdi.json")
 	assert_eq "{
 \"gpu\": $(cat "$dir/extres-gpu.json")

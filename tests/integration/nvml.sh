@@ -16,7 +16,10 @@ FAKE_DIR=$BUILDDIR/tests/mock
 FAKE_LIB=$FAKE_DIR/libnvidia-ml.so.1
 
 # The keys of one GPU as `ls` shows them.
-NVML_KEYS='compute_cap
+NVML_KEYS='architecture
+brand
+compute_cap
+cuda_version
 device
 driver_version
 health
@@ -27,10 +30,14 @@ minor_number
 name
 pci.bus_id
 serial
-uuid'
+uuid
+vbios_version'
 
 # Every property of the first two stand-in GPUs, as tree_contents prints them.
-NVML_CONTENTS='./gpu/0/compute_cap=9.0
+NVML_CONTENTS='./gpu/0/architecture=Hopper
+./gpu/0/brand=NVIDIA
+./gpu/0/compute_cap=9.0
+./gpu/0/cuda_version=12.4
 ./gpu/0/device=/dev/nvidia0
 ./gpu/0/driver_version=550.54.15
 ./gpu/0/health=ok
@@ -42,7 +49,11 @@ NVML_CONTENTS='./gpu/0/compute_cap=9.0
 ./gpu/0/pci.bus_id=00000000:3B:00.0
 ./gpu/0/serial=1654922001000
 ./gpu/0/uuid=GPU-5b1c3f7a-92d4-4e1b-8c6a-3f0e2d1c0000
+./gpu/0/vbios_version=96.00.74.00.01
+./gpu/1/architecture=Hopper
+./gpu/1/brand=NVIDIA
 ./gpu/1/compute_cap=9.0
+./gpu/1/cuda_version=12.4
 ./gpu/1/device=/dev/nvidia1
 ./gpu/1/driver_version=550.54.15
 ./gpu/1/health=ok
@@ -53,7 +64,8 @@ NVML_CONTENTS='./gpu/0/compute_cap=9.0
 ./gpu/1/name=NVIDIA H100 80GB HBM3
 ./gpu/1/pci.bus_id=00000000:3C:00.0
 ./gpu/1/serial=1654922001001
-./gpu/1/uuid=GPU-5b1c3f7a-92d4-4e1b-8c6a-3f0e2d1c0001'
+./gpu/1/uuid=GPU-5b1c3f7a-92d4-4e1b-8c6a-3f0e2d1c0001
+./gpu/1/vbios_version=96.00.74.00.01'
 
 # The work dir, the stand-in's defaults (3 GPUs) and its init/shutdown log
 # in $WORK/nvml.log.
@@ -114,12 +126,15 @@ case_mount() {
 # A field the board does not support is no file at all on that GPU.
 case_unsupported() {
 	nvml_setup
-	export FAKE_NVML_UNSUPPORTED=serial:1
+	export FAKE_NVML_UNSUPPORTED=serial:1,arch:2,brand:2,vbios:2,cudaver:0
 	write_nvml_config 3 "$FAKE_LIB"
 	daemon_start -c "$WORK/extres.yaml" "$MNT"
-	assert_eq "$NVML_KEYS" "$(ls -1 "$MNT/gpu/0")" "ls gpu/0"
-	assert_eq "$(grep -vx serial <<<"$NVML_KEYS")" "$(ls -1 "$MNT/gpu/1")" "ls gpu/1"
-	assert_eq "$NVML_KEYS" "$(ls -1 "$MNT/gpu/2")" "ls gpu/2"
+	local keys
+	keys=$(grep -vx cuda_version <<<"$NVML_KEYS")
+	assert_eq "$keys" "$(ls -1 "$MNT/gpu/0")" "ls gpu/0"
+	assert_eq "$(grep -vx serial <<<"$keys")" "$(ls -1 "$MNT/gpu/1")" "ls gpu/1"
+	assert_eq "$(grep -vxE 'architecture|brand|vbios_version' <<<"$keys")" \
+		"$(ls -1 "$MNT/gpu/2")" "ls gpu/2"
 	assert_probe "ENOENT" stat "$MNT/gpu/1/serial"
 	assert_file "$MNT/gpu/2/serial" $'1654922001002\n'
 	daemon_stop
@@ -274,10 +289,57 @@ case_mig_nvlink() {
 	assert_file "$MNT/gpu/2/profile" $'2g.20gb\n'
 	assert_file "$MNT/gpu/3/profile" $'3g.40gb\n'
 	assert_file "$MNT/gpu/3/memory.total" $'40000\n'
+	# Slices, engines and placement: instance k of G slices starts after
+	# the earlier ones' (the stand-in packs them).
+	local g start=0
+	for i in 1 2 3; do
+		g=$i
+		assert_file "$MNT/gpu/$i/gi.slices" "$g"$'\n'
+		assert_file "$MNT/gpu/$i/ci.slices" "$g"$'\n'
+		assert_file "$MNT/gpu/$i/multiprocessors" "$((16 * g))"$'\n'
+		assert_file "$MNT/gpu/$i/engines.copy" "$g"$'\n'
+		assert_file "$MNT/gpu/$i/engines.decoder" "$g"$'\n'
+		assert_file "$MNT/gpu/$i/engines.encoder" $'0\n'
+		assert_file "$MNT/gpu/$i/engines.jpeg" "$g"$'\n'
+		assert_file "$MNT/gpu/$i/engines.ofa" $'0\n'
+		assert_file "$MNT/gpu/$i/gi.placement.start" "$start"$'\n'
+		assert_file "$MNT/gpu/$i/gi.placement.size" "$g"$'\n'
+		assert_file "$MNT/gpu/$i/architecture" $'Hopper\n'
+		assert_file "$MNT/gpu/$i/brand" $'NVIDIA\n'
+		assert_file "$MNT/gpu/$i/cuda_version" $'12.4\n'
+		assert_file "$MNT/gpu/$i/vbios_version" $'96.00.74.00.01\n'
+		start=$((start + g))
+	done
 	local want
 	want="CUDA_VISIBLE_DEVICES='$(gpu_uuid 0),$(mig_uuid 1 0),$(mig_uuid 1 1),$(mig_uuid 1 2),$(gpu_uuid 2),$(gpu_uuid 3)'"
 	grep -qxF "export $want" "$MNT/.meta/env" ||
 		fail ".meta/env has no line 'export $want': $(cat "$MNT/.meta/env")"
+	daemon_stop
+}
+
+# extres_device_info carries DCGM-exporter's labels with its values: a
+# whole GPU's own, a MIG instance's its GPU's plus GPU_I_PROFILE and
+# GPU_I_ID; Hostname from NODE_NAME. promtool, where installed, checks the
+# text.
+case_dcgm_labels() {
+	nvml_setup
+	export FAKE_NVML_GPUS=2 FAKE_NVML_MIG='1:1g.10gb,2g.20gb'
+	export NODE_NAME=node-a
+	write_node_config 3
+	daemon_start -c "$WORK/extres.yaml" "$MNT"
+	local name='NVIDIA H100 80GB HBM3' want got
+	want="extres_device_info{resource=\"gpu\",info=\"0\",index=\"0\",uuid=\"$(gpu_uuid 0)\",pci_bus_id=\"00000000:3B:00.0\",name=\"$name\",gpu=\"0\",UUID=\"$(gpu_uuid 0)\",device=\"nvidia0\",modelName=\"$name\",Hostname=\"node-a\"} 1
+extres_device_info{resource=\"gpu\",info=\"1\",index=\"$(mig_uuid 1 0)\",uuid=\"$(mig_uuid 1 0)\",pci_bus_id=\"00000000:3C:00.0\",name=\"$name\",gpu=\"1\",UUID=\"$(gpu_uuid 1)\",device=\"nvidia1\",modelName=\"$name\",Hostname=\"node-a\",GPU_I_PROFILE=\"1g.10gb\",GPU_I_ID=\"1\"} 1
+extres_device_info{resource=\"gpu\",info=\"2\",index=\"$(mig_uuid 1 1)\",uuid=\"$(mig_uuid 1 1)\",pci_bus_id=\"00000000:3C:00.0\",name=\"$name\",gpu=\"1\",UUID=\"$(gpu_uuid 1)\",device=\"nvidia1\",modelName=\"$name\",Hostname=\"node-a\",GPU_I_PROFILE=\"2g.20gb\",GPU_I_ID=\"2\"} 1"
+	got=$(grep '^extres_device_info{' "$MNT/.meta/metrics.prom")
+	assert_eq "$want" "$got" "extres_device_info"
+	if command -v promtool >/dev/null; then
+		local out
+		out=$(promtool check metrics <"$MNT/.meta/metrics.prom" 2>&1) ||
+			fail "promtool check metrics: $out"
+	else
+		it_log "promtool is not installed (Debian: apt-get install prometheus): not checked with it"
+	fi
 	daemon_stop
 }
 
@@ -395,7 +457,7 @@ case_renumber() {
 1 $DAEMON_PID$T$st${T}uuid=$u1" "$(sort "$WORK/gpu.coord")" "coordination file"
 	assert_contains "$(cat "$MNT/.meta/status")" "conflicts 0" ".meta/status before"
 	echo 1 >"$WORK/gone"
-	wait_for 10 "the renumbering seen as a conflict" \
+	wait_until 10 "the renumbering seen as a conflict" \
 		grep -q '^conflicts 1$' "$MNT/.meta/status"
 	out=$(cat "$MNT/.meta/status")
 	assert_contains "$out" "conflict resource 'gpu': device index 1 recorded as uuid=$u1 by PID $DAEMON_PID (" ".meta/status"
@@ -410,7 +472,7 @@ case_renumber() {
 	assert_contains "$(cat "$WORK/gpu.coord")" "1 $DAEMON_PID$T$st${T}uuid=$u1" "coordination file after"
 	# GPU 1 back: the conflict ends.
 	: >"$WORK/gone"
-	wait_for 10 "the conflict ending" \
+	wait_until 10 "the conflict ending" \
 		grep -q '^conflicts 0$' "$MNT/.meta/status"
 	grep -q "conflict: resource 'gpu': device index 1" "$DAEMON_ERR" ||
 		fail "the conflict was not logged"
@@ -490,17 +552,17 @@ case_renumber_lease() {
 		read -r _ <"$2/go"
 		ls "$1/self/gpu/0" >"$2/after"' sh "$MNT" "$WORK" 2>"$WORK/run.err" &
 	lease=$!
-	wait_for 10 "the lease's first look" test -s "$WORK/before"
+	wait_until 10 "the lease's first look" test -s "$WORK/before"
 	assert_file "$WORK/before" "$u1"$'\n'
 	echo 1 >"$WORK/gone"
-	wait_for 10 "the renumbering seen as a conflict" \
+	wait_until 10 "the renumbering seen as a conflict" \
 		grep -q "^conflict resource 'gpu': device index 1 recorded as uuid=$u1 by PID [0-9]* (.*) now names uuid=$u2 " "$MNT/.meta/status"
 	# shellcheck disable=SC2016 # expanded by the inner shell
 	timeout 10 sh -c 'echo go >"$1"' sh "$WORK/go" || fail "the lease's command is not waiting"
 	wait "$lease" || fail "the lease's command failed: $(cat "$WORK/run.err")"
 	assert_file "$WORK/after" $'index\n'
 	assert_file "$MNT/gpu/0/uuid" "GPU-5b1c3f7a-92d4-4e1b-8c6a-3f0e2d1c0000"$'\n'
-	wait_for 10 "the conflict ending with the lease" \
+	wait_until 10 "the conflict ending with the lease" \
 		grep -q '^conflicts 0$' "$MNT/.meta/status"
 	sed -i '/conflict: resource/d' "$DAEMON_ERR"
 	daemon_stop

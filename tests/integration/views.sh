@@ -97,7 +97,7 @@ expected_env() {
 
 # One NVML GPU of the stand-in, as extres.json writes it.
 gpu_json() {
-	printf '{"index": "%s", "uuid": "%s", "name": "NVIDIA H100 80GB HBM3", "serial": "165492200100%s", "pci.bus_id": "%s", "memory.total": "81559", "driver_version": "550.54.15", "compute_cap": "9.0", "minor_number": "%s", "device": "/dev/nvidia%s", "health": "ok", "health.reset-required": "no"}' \
+	printf '{"index": "%s", "uuid": "%s", "name": "NVIDIA H100 80GB HBM3", "serial": "165492200100%s", "pci.bus_id": "%s", "memory.total": "81559", "driver_version": "550.54.15", "compute_cap": "9.0", "minor_number": "%s", "device": "/dev/nvidia%s", "health": "ok", "health.reset-required": "no", "brand": "NVIDIA", "architecture": "Hopper", "vbios_version": "96.00.74.00.01", "cuda_version": "12.4"}' \
 		"$1" "$2" "$1" "$3" "$1" "$1"
 }
 

@@ -55,7 +55,15 @@
  *                                   serial and PCI address)
  *
  * FIELD of FAKE_NVML_UNSUPPORTED may also be mig, nvlink, ecc, retired,
- * remap, events (nvmlDeviceRegisterEvents) or attributes.
+ * remap, events (nvmlDeviceRegisterEvents), attributes, arch, brand,
+ * vbios, placement (nvmlDeviceGetGpuInstanceById) or cudaver (the CUDA
+ * driver version, any GPU).
+ *
+ * Every GPU is a Hopper of brand NVIDIA with VBIOS 96.00.74.00.01, on a
+ * driver for CUDA 12.4 (12040). A MIG device of G GPU slices has G copy
+ * engines, decoders and JPEG engines, no encoder or OFA, and its GPU
+ * instance is placed right after the previous one's (start = the sum of
+ * the earlier instances' G, size G).
  *
  * Like NVML, init and shutdown are counted: the library is ready from the
  * first successful init until the matching shutdown, and every device call
@@ -862,9 +870,119 @@ nvmlReturn_t nvmlDeviceGetAttributes_v2(nvmlDevice_t device,
 		return NVML_ERROR_INVALID_ARGUMENT;
 	memset(a, 0, sizeof(*a));
 	a->multiprocessorCount = 16 * m->c;
+	a->sharedCopyEngineCount = m->g;
+	a->sharedDecoderCount = m->g;
+	a->sharedJpegCount = m->g;
 	a->gpuInstanceSliceCount = m->g;
 	a->computeInstanceSliceCount = m->c;
 	a->memorySizeMB = m->gb * 1000ull;
+	return NVML_SUCCESS;
+}
+
+typedef struct {
+	nvmlDevice_t device;
+	unsigned int id, profileId, start, size;
+} nvmlGpuInstanceInfo_t;
+typedef struct fake_gpu *nvmlGpuInstance_t;
+
+EXPORT nvmlReturn_t nvmlDeviceGetGpuInstanceById(nvmlDevice_t device,
+						 unsigned int id,
+						 nvmlGpuInstance_t *gi);
+nvmlReturn_t nvmlDeviceGetGpuInstanceById(nvmlDevice_t device, unsigned int id,
+					  nvmlGpuInstance_t *gi)
+{
+	unsigned int i;
+	nvmlReturn_t rc = gpu_of(device, "placement", &i);
+
+	if (rc)
+		return rc;
+	if (!gi || id == 0)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	if (id > fake.n_migs[i])
+		return NVML_ERROR_NOT_FOUND;
+	*gi = &fake.migs[i][id - 1];
+	return NVML_SUCCESS;
+}
+
+EXPORT nvmlReturn_t nvmlGpuInstanceGetInfo(nvmlGpuInstance_t gi,
+					   nvmlGpuInstanceInfo_t *info);
+nvmlReturn_t nvmlGpuInstanceGetInfo(nvmlGpuInstance_t gi,
+				    nvmlGpuInstanceInfo_t *info)
+{
+	struct fake_gpu *m;
+	unsigned int k;
+	nvmlReturn_t rc = mig_of(gi, "placement", &m);
+
+	if (rc)
+		return rc;
+	if (!info)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	memset(info, 0, sizeof(*info));
+	info->device = &fake.gpus[m->index];
+	info->id = m->slot + 1;
+	for (k = 0; k < m->slot; k++)
+		info->start += fake.migs[m->index][k].g;
+	info->size = m->g;
+	return NVML_SUCCESS;
+}
+
+EXPORT nvmlReturn_t nvmlDeviceGetArchitecture(nvmlDevice_t device,
+					      unsigned int *arch);
+nvmlReturn_t nvmlDeviceGetArchitecture(nvmlDevice_t device, unsigned int *arch)
+{
+	unsigned int i;
+	nvmlReturn_t rc = gpu_of(device, "arch", &i);
+
+	if (rc)
+		return rc;
+	if (!arch)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	*arch = 9; /* NVML_DEVICE_ARCH_HOPPER */
+	return NVML_SUCCESS;
+}
+
+EXPORT nvmlReturn_t nvmlDeviceGetBrand(nvmlDevice_t device,
+				       unsigned int *brand);
+nvmlReturn_t nvmlDeviceGetBrand(nvmlDevice_t device, unsigned int *brand)
+{
+	unsigned int i;
+	nvmlReturn_t rc = gpu_of(device, "brand", &i);
+
+	if (rc)
+		return rc;
+	if (!brand)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	*brand = 14; /* NVML_BRAND_NVIDIA */
+	return NVML_SUCCESS;
+}
+
+EXPORT nvmlReturn_t nvmlDeviceGetVbiosVersion(nvmlDevice_t device,
+					      char *version,
+					      unsigned int length);
+nvmlReturn_t nvmlDeviceGetVbiosVersion(nvmlDevice_t device, char *version,
+				       unsigned int length)
+{
+	unsigned int i;
+	nvmlReturn_t rc = gpu_of(device, "vbios", &i);
+
+	if (rc)
+		return rc;
+	return copy_string(version, length, "96.00.74.00.01");
+}
+
+EXPORT nvmlReturn_t nvmlSystemGetCudaDriverVersion_v2(int *version);
+nvmlReturn_t nvmlSystemGetCudaDriverVersion_v2(int *version)
+{
+	nvmlReturn_t rc;
+
+	if (refs() == 0)
+		return NVML_ERROR_UNINITIALIZED;
+	rc = failure_for("cudaver", 0);
+	if (rc)
+		return rc;
+	if (!version)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	*version = 12040;
 	return NVML_SUCCESS;
 }
 

@@ -76,7 +76,14 @@
 	X(struct extres_driver_ops, cdi_base_specs, 88, 8)    \
 	X(struct extres_driver_ops, cdi_base_hint, 96, 8)     \
 	X(struct extres_driver_ops, node_keys, 104, 8)        \
-	S(struct extres_driver_ops, 112)
+	X(struct extres_driver_ops, metric_labels, 112, 8)    \
+	S(struct extres_driver_ops, 120)                      \
+                                                              \
+	X(struct extres_metric_label, label, 0, 8)            \
+	X(struct extres_metric_label, property, 8, 8)         \
+	X(struct extres_metric_label, prefix, 16, 8)          \
+	X(struct extres_metric_label, reserved, 24, 8)        \
+	S(struct extres_metric_label, 32)
 
 #define PIN(type, member, off, size)                       \
 	static_assert(offsetof(type, member) == (off),     \
@@ -149,6 +156,12 @@ TYPE(struct extres_driver_ops, control_nodes, const char *const *);
 TYPE(struct extres_driver_ops, cdi_base_specs, const char *const *);
 TYPE(struct extres_driver_ops, cdi_base_hint, const char *);
 TYPE(struct extres_driver_ops, node_keys, const char *const *);
+TYPE(struct extres_driver_ops, metric_labels,
+     const struct extres_metric_label *);
+TYPE(struct extres_metric_label, label, const char *);
+TYPE(struct extres_metric_label, property, const char *);
+TYPE(struct extres_metric_label, prefix, const char *);
+TYPE(struct extres_metric_label, reserved, uint32_t[2]);
 static_assert(
 	__builtin_types_compatible_p(extres_driver_entry_fn,
 				     const struct extres_driver_ops *(*)(void)),

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 #include <setjmp.h>
+#include <errno.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -166,11 +168,75 @@ static void test_metrics_empty(void **state)
 		"extres_coordination_conflicts 0\n");
 }
 
+/* A driver's labels: per label the first entry whose property the device
+ * has, a prefix, the node's name (left out when there is none), escapes;
+ * and a module whose list breaks the rules is refused. */
+static void test_driver_labels(void **state)
+{
+	struct extres_property mig[] = {
+		P("index", "MIG-1"),
+		P("parent.index", "1"),
+		P("gi.id", "2"),
+	};
+	struct extres_property gpu[] = { P("index", "0") };
+	struct extres_driver_label labels[] = {
+		{ (char *)"gpu", (char *)"parent.index", (char *)"" },
+		{ (char *)"gpu", (char *)"index", (char *)"" },
+		{ (char *)"device", (char *)"index", (char *)"nv\"" },
+		{ (char *)"Hostname", NULL, (char *)"" },
+		{ (char *)"GPU_I_ID", (char *)"gi.id", (char *)"" },
+	};
+	const struct extres_driver_info info = { .labels = labels,
+						 .n_labels = N(labels) };
+	const struct extres_info infos[] = { INFO(mig), INFO(gpu) };
+	const struct extres_view_resource res[] = {
+		{ "gpu", "nvml", NULL, 2, { 2, 2 }, infos, N(infos), &info },
+	};
+	struct extres_metrics_counters c = counters;
+	const char *want_head =
+		"# HELP extres_device_info A device the mount serves, with its identifying properties.\n"
+		"# TYPE extres_device_info gauge\n";
+	const struct extres_metric_label bad[] = {
+		{ .label = "ok", .property = "x" },
+		{ .label = "uuid", .property = "x" },
+		{ .label = NULL },
+	};
+	struct extres_err err = { 0 };
+	char *text = NULL, want[1024];
+	size_t len = 0;
+
+	c.node_name = "node-a";
+	assert_int_equal(
+		extres_view_metrics(res, 1, NULL, NULL, &c, &text, &len), 0);
+	snprintf(
+		want, sizeof(want),
+		"%sextres_device_info{resource=\"gpu\",info=\"0\",index=\"MIG-1\",gpu=\"1\",device=\"nv\\\"MIG-1\",Hostname=\"node-a\",GPU_I_ID=\"2\"} 1\n"
+		"extres_device_info{resource=\"gpu\",info=\"1\",index=\"0\",gpu=\"0\",device=\"nv\\\"0\",Hostname=\"node-a\"} 1\n",
+		want_head);
+	assert_memory_equal(text, want, strlen(want));
+	free(text);
+
+	c.node_name = NULL;
+	assert_int_equal(
+		extres_view_metrics(res, 1, NULL, NULL, &c, &text, &len), 0);
+	assert_null(strstr(text, "Hostname"));
+	free(text);
+
+	assert_int_equal(extres_driver_info_check_labels(bad, "/x.so", &err),
+			 -ELIBBAD);
+	assert_string_equal(
+		err.msg,
+		"/x.so: driver's metric label 1 'uuid' is not a Prometheus label name of its own (or is one extres_device_info has already)");
+	assert_int_equal(
+		extres_driver_info_check_labels(bad + 2, "/x.so", &err), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_metrics),
 		cmocka_unit_test(test_metrics_empty),
+		cmocka_unit_test(test_driver_labels),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

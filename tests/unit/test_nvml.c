@@ -209,6 +209,10 @@ static int skipped(const char *skip, const char *key)
 	return 0;
 }
 
+/* What the legacy stand-in lacks. */
+#define LEGACY_MISSING \
+	"compute_cap brand architecture vbios_version cuda_version"
+
 /* Every property of stand-in GPU `gpu` (0..9), in the driver's order,
  * leaving out those in `skip` (NULL: none). Returns the next position. */
 static size_t expect_gpu(const struct extres_info *info, unsigned int gpu,
@@ -221,14 +225,27 @@ static size_t expect_gpu(const struct extres_info *info, unsigned int gpu,
 			       "local_cpulist",	 "memory.total",
 			       "driver_version", "compute_cap",
 			       "minor_number",	 "device",
-			       "health",	 "health.reset-required" };
-	const char *values[] = {
-		index,	       uuid,	"NVIDIA H100 80GB HBM3",
-		serial,	       bus,	GPU_NUMA(gpu),
-		GPU_CPUS(gpu), "81559", "550.54.15",
-		"9.0",	       minor,	dev,
-		"ok",	       "no"
-	};
+			       "health",	 "health.reset-required",
+			       "brand",		 "architecture",
+			       "vbios_version",	 "cuda_version" };
+	const char *values[] = { index,
+				 uuid,
+				 "NVIDIA H100 80GB HBM3",
+				 serial,
+				 bus,
+				 GPU_NUMA(gpu),
+				 GPU_CPUS(gpu),
+				 "81559",
+				 "550.54.15",
+				 "9.0",
+				 minor,
+				 dev,
+				 "ok",
+				 "no",
+				 "NVIDIA",
+				 "Hopper",
+				 "96.00.74.00.01",
+				 "12.4" };
 	size_t i, at = 0;
 
 	snprintf(index, sizeof(index), "%u", gpu);
@@ -313,7 +330,7 @@ static void test_field_errors(void **state)
 		"extres: resource 'gpu': driver 'nvml': GPU 3: no minor_number and device: nvmlDeviceGetMinorNumber: GPU is lost\n");
 	assert_int_equal(infos->n, 3);
 
-	assert_int_equal(infos->items[0].n_props, 10);
+	assert_int_equal(infos->items[0].n_props, 14);
 	expect_prop(&infos->items[0], 3, "serial", "1654922001000");
 	expect_prop(&infos->items[0], 4, "driver_version", "550.54.15");
 	expect_prop(&infos->items[0], 5, "compute_cap", "9.0");
@@ -325,7 +342,7 @@ static void test_field_errors(void **state)
 	expect_gpu(&infos->items[1], 1, NULL);
 
 	/* GPU 3 keeps its own index after the skipped one. */
-	assert_int_equal(infos->items[2].n_props, 11);
+	assert_int_equal(infos->items[2].n_props, 15);
 	expect_prop(&infos->items[2], 0, "index", "3");
 	expect_prop(&infos->items[2], 4, "pci.bus_id", "00000000:3E:00.0");
 	expect_prop(&infos->items[2], 5, "numa_node", "1");
@@ -367,7 +384,7 @@ static void test_topology(void **state)
 	expect_prop(&infos->items[0], 4, "pci.bus_id", "00000000:3B:00.0");
 	expect_prop(&infos->items[0], 5, "numa_node", "-1");
 	expect_prop(&infos->items[0], 6, "local_cpulist", "0-3,8-11");
-	assert_int_equal(infos->items[0].n_props, 14);
+	assert_int_equal(infos->items[0].n_props, 18);
 	expect_gpu(&infos->items[1], 1, "local_cpulist");
 	expect_gpu(&infos->items[2], 2, "numa_node local_cpulist");
 	extres_infos_free(infos);
@@ -589,7 +606,7 @@ static void test_legacy_library(void **state)
 	infos = discover_lib(FAKE_LEGACY);
 	assert_int_equal(infos->n, 2);
 	for (i = 0; i < 2; i++)
-		expect_gpu(&infos->items[i], i, "compute_cap");
+		expect_gpu(&infos->items[i], i, LEGACY_MISSING);
 	extres_infos_free(infos);
 	assert_int_equal(s->legacy.inits(), inits + 1);
 
@@ -758,11 +775,19 @@ static void test_nvlink_none(void **state)
 /* The stand-in's uuid of MIG device SLOT of GPU GPU, "GPU SLOT" in hex */
 #define MIG_UUID(gpu_slot) "MIG-5b1c3f7a-92d4-4e1b-8c6a-3f0e2d1c00" gpu_slot
 
-/* Instance `slot` of GPU 1 of the stand-in, every property in order. */
+/* Instance `slot` of GPU 1 of the stand-in, every property in order: `g`
+ * GPU and `c` compute slices, placed at `start`. */
 static void expect_instance(const struct extres_info *info, const char *uuid,
 			    const char *profile, const char *memory,
-			    const char *gi)
+			    const char *gi, unsigned int g, unsigned int c,
+			    unsigned int start)
 {
+	char gs[4], cs[4], sms[8], st[4];
+
+	snprintf(gs, sizeof(gs), "%u", g);
+	snprintf(cs, sizeof(cs), "%u", c);
+	snprintf(sms, sizeof(sms), "%u", 16 * c);
+	snprintf(st, sizeof(st), "%u", start);
 	EXPECT_PROPS(info, "index", uuid, "uuid", uuid, "parent.index", "1",
 		     "parent.uuid", "GPU-5b1c3f7a-92d4-4e1b-8c6a-3f0e2d1c0001",
 		     "profile", profile, "memory.total", memory, "gi.id", gi,
@@ -771,7 +796,13 @@ static void expect_instance(const struct extres_info *info, const char *uuid,
 		     "local_cpulist", "4-7,12-15", "compute_cap", "9.0",
 		     "minor_number", "1", "device", "/dev/nvidia1",
 		     "driver_version", "550.54.15", "health", "ok",
-		     "health.reset-required", "no");
+		     "health.reset-required", "no", "brand", "NVIDIA",
+		     "architecture", "Hopper", "vbios_version",
+		     "96.00.74.00.01", "cuda_version", "12.4", "gi.slices", gs,
+		     "ci.slices", cs, "multiprocessors", sms, "engines.copy",
+		     gs, "engines.decoder", gs, "engines.encoder", "0",
+		     "engines.jpeg", gs, "engines.ofa", "0",
+		     "gi.placement.start", st, "gi.placement.size", gs);
 }
 
 static struct extres_infos *discover_mig(const char *mode)
@@ -797,11 +828,11 @@ static void test_mig_instances(void **state)
 	assert_int_equal(infos->n, 6);
 	expect_gpu(&infos->items[0], 0, NULL);
 	expect_instance(&infos->items[1], MIG_UUID("10"), "1g.10gb", "10000",
-			"1");
+			"1", 1, 1, 0);
 	expect_instance(&infos->items[2], MIG_UUID("11"), "2g.20gb", "20000",
-			"2");
+			"2", 2, 2, 1);
 	expect_instance(&infos->items[3], MIG_UUID("12"), "1c.3g.40gb", "40000",
-			"3");
+			"3", 3, 1, 3);
 	expect_gpu(&infos->items[4], 2, NULL);
 	expect_gpu(&infos->items[5], 3, NULL);
 	extres_infos_free(infos);
@@ -818,7 +849,7 @@ static void test_mig_parents_both(void **state)
 	assert_int_equal(infos->n, 4);
 	expect_key(infos, 1, "index", "1");
 	expect_key(infos, 1, "mig.mode", "enabled");
-	assert_int_equal(infos->items[1].n_props, 15);
+	assert_int_equal(infos->items[1].n_props, 19);
 	assert_null(prop(infos, 0, "mig.mode"));
 	extres_infos_free(infos);
 
@@ -827,9 +858,9 @@ static void test_mig_parents_both(void **state)
 	expect_key(infos, 1, "index", "1");
 	expect_key(infos, 1, "mig.mode", "enabled");
 	expect_instance(&infos->items[2], MIG_UUID("10"), "1g.10gb", "10000",
-			"1");
+			"1", 1, 1, 0);
 	expect_instance(&infos->items[4], MIG_UUID("12"), "1c.3g.40gb", "40000",
-			"3");
+			"3", 3, 1, 3);
 	expect_key(infos, 5, "index", "2");
 	extres_infos_free(infos);
 }
