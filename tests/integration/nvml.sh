@@ -335,8 +335,11 @@ extres_device_info{resource=\"gpu\",info=\"2\",index=\"$(mig_uuid 1 1)\",uuid=\"
 	assert_eq "$want" "$got" "extres_device_info"
 	if command -v promtool >/dev/null; then
 		local out
+		# DCGM-exporter's own names are camelCase (modelName), which
+		# promtool's lint flags: that and nothing else is expected.
 		out=$(promtool check metrics <"$MNT/.meta/metrics.prom" 2>&1) ||
-			fail "promtool check metrics: $out"
+			out=$(grep -vx "extres_device_info label names should be written in 'snake_case' not 'camelCase'" <<<"$out" || true)
+		[[ -z $out ]] || fail "promtool check metrics: $out"
 	else
 		it_log "promtool is not installed (Debian: apt-get install prometheus): not checked with it"
 	fi
