@@ -51,17 +51,19 @@ int extres_coord_parse_line(const char *line, size_t len,
 	    extres_parse_dec(f[2], flen[2], UINT64_MAX, &starttime) == 0) {
 		n.has_starttime = 1;
 		n.starttime = starttime;
-		/* A lease's line names it: KEY PID STARTTIME lease=ID. */
-		if (extres_next_word(&p, end, &f[2], &flen[2]) &&
-		    flen[2] > LEASE_TAG_LEN &&
-		    memcmp(f[2], LEASE_TAG, LEASE_TAG_LEN) == 0) {
-			n.lease = strndup(f[2] + LEASE_TAG_LEN,
-					  flen[2] - LEASE_TAG_LEN);
-			if (!n.lease) {
-				free(n.line);
-				return -ENOMEM;
+		/* Tagged fields follow the start time in any order, so
+		 * that fields other versions add coexist: those we know
+		 * are read, the rest ignored (the first of a tag counts). */
+		while (extres_next_word(&p, end, &f[2], &flen[2]))
+			if (!n.lease && flen[2] > LEASE_TAG_LEN &&
+			    memcmp(f[2], LEASE_TAG, LEASE_TAG_LEN) == 0) {
+				n.lease = strndup(f[2] + LEASE_TAG_LEN,
+						  flen[2] - LEASE_TAG_LEN);
+				if (!n.lease) {
+					free(n.line);
+					return -ENOMEM;
+				}
 			}
-		}
 	}
 	n.key = strndup(f[0], flen[0]);
 	if (!n.key) {

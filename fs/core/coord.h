@@ -3,11 +3,13 @@
  * The coordination file: who holds which device on this host, shared with
  * Flink's discovery scripts.
  *
- * One line per taken device: `KEY PID[\tSTARTTIME[\tlease=ID]]`. KEY is the
- * coordination key's value (a GPU index by default), PID the owner,
+ * One line per taken device: `KEY PID[\tSTARTTIME[\tTAG=VALUE...]]`. KEY is
+ * the coordination key's value (a GPU index by default), PID the owner,
  * STARTTIME field 22 of /proc/PID/stat when the owner was recorded (extres
- * writes it; Flink does not), and ID, on a lease's lines only (extresctl
- * run), the lease's id. extres writes a tab before STARTTIME and ID and
+ * writes it; Flink does not). Tagged fields follow in any order; a reader
+ * takes those it knows and skips the rest, so fields added by other
+ * versions coexist: `lease=ID`, on a lease's lines only (extresctl run),
+ * the lease's id. extres writes a tab before STARTTIME and each tag and
  * reads any whitespace between fields (older versions wrote a space). Lines
  * that do not parse are kept verbatim and ignored.
  *
@@ -156,7 +158,9 @@ pid_t extres_coord_other_holder(const struct extres_coord *c, const char *key,
  * come back with parsed = 0: fewer than two fields, or a PID that is not a
  * decimal number in 1..INT_MAX. The third field is the start time only when
  * it is a decimal number that fits in 64 bits; otherwise it, like any field
- * after it, is ignored, as Flink reads only the first two. Free *e with
+ * after it, is ignored, as Flink reads only the first two. After a start
+ * time, every word is looked at for the tags above; unknown ones and a
+ * tag's repeats are ignored. Free *e with
  * extres_coord_entry_clear(). */
 int extres_coord_parse_line(const char *line, size_t len,
 			    struct extres_coord_entry *e);
