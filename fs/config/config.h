@@ -20,6 +20,10 @@
  *   external-resource.<name>.pool               (true: a node pool, below)
  *   external-resource.<name>.cdi.kind           (CDI kind of .meta/cdi.json,
  *                                                default extres.dev/<name>)
+ *   external-resource.<name>.replicas           (shares per device, 1 to
+ *                                                EXTRES_MAX_REPLICAS; default 1)
+ *   external-resource.<name>.sharing-strategy   (time-slicing or mps)
+ *   external-resource.<name>.mps.pipe-directory / .mps.log-directory
  *   extres.mountpoint
  *   extres.lock-timeout        (seconds, default 10: the longest wait for a
  *                               coordination file's lock)
@@ -79,6 +83,13 @@
 /* extres.lock-timeout, in milliseconds: default 10 s, at most an hour. */
 #define EXTRES_LOCK_TIMEOUT_DEFAULT_MS 10000ULL
 #define EXTRES_MAX_LOCK_TIMEOUT_MS 3600000ULL
+/* replicas: shares per device. */
+#define EXTRES_MAX_REPLICAS 64
+#define EXTRES_SHARING_TIME_SLICING 0
+#define EXTRES_SHARING_MPS 1
+/* NVIDIA's defaults for the MPS control daemon's directories. */
+#define EXTRES_MPS_PIPE_DEFAULT "/tmp/nvidia-mps"
+#define EXTRES_MPS_LOG_DEFAULT "/var/log/nvidia-mps"
 
 struct extres_resource_config {
 	char *name; /* safe directory name */
@@ -112,6 +123,13 @@ struct extres_resource_config {
 	/* cdi.kind: a valid CDI kind (config/cdi_name.h), or NULL when unset
 	 * (EXTRES_CDI_VENDOR "/<name>"). */
 	char *cdi_kind;
+	/* Sharing (extresctl run RES=FRACTION): shares per device (1: whole
+	 * devices only) and how they share it, EXTRES_SHARING_*. For mps,
+	 * the directories of the MPS control daemon's pipes and logs
+	 * (mps.pipe-directory, mps.log-directory; never NULL when mps). */
+	unsigned replicas;
+	int sharing;
+	char *mps_pipe_dir, *mps_log_dir;
 	uint32_t line, column; /* where the name was listed */
 };
 

@@ -328,5 +328,8 @@ int extres_cfg_finish_resource(struct loader *l, size_t index)
 	r = set_cdi_kind(l, res, keys->slot[SLOT_CDI_KIND]);
 	if (r < 0)
 		return r;
+	r = extres_cfg_set_sharing(l, res, keys);
+	if (r < 0)
+		return r;
 	return set_env_var(l, res, keys->slot[SLOT_ENV_VAR]);
 }

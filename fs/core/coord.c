@@ -25,6 +25,26 @@ void extres_coord_entry_clear(struct extres_coord_entry *e)
 
 #define LEASE_TAG "lease="
 #define LEASE_TAG_LEN (sizeof(LEASE_TAG) - 1)
+#define SHARE_TAG "share="
+#define SHARE_TAG_LEN (sizeof(SHARE_TAG) - 1)
+
+/* share=I/N's value into *e: 1 <= I <= N <= EXTRES_COORD_MAX_SHARES, or
+ * nothing (a malformed share is no share: the line holds the device). */
+static void parse_share(const char *v, size_t len, struct extres_coord_entry *e)
+{
+	const char *slash = memchr(v, '/', len);
+	uint64_t i, n;
+
+	if (!slash ||
+	    extres_parse_dec(v, (size_t)(slash - v), EXTRES_COORD_MAX_SHARES,
+			     &i) < 0 ||
+	    extres_parse_dec(slash + 1, len - (size_t)(slash + 1 - v),
+			     EXTRES_COORD_MAX_SHARES, &n) < 0 ||
+	    i < 1 || i > n)
+		return;
+	e->share_i = (unsigned)i;
+	e->share_n = (unsigned)n;
+}
 
 int extres_coord_parse_line(const char *line, size_t len,
 			    struct extres_coord_entry *e)
@@ -55,8 +75,12 @@ int extres_coord_parse_line(const char *line, size_t len,
 		 * that fields other versions add coexist: those we know
 		 * are read, the rest ignored (the first of a tag counts). */
 		while (extres_next_word(&p, end, &f[2], &flen[2]))
-			if (!n.lease && flen[2] > LEASE_TAG_LEN &&
-			    memcmp(f[2], LEASE_TAG, LEASE_TAG_LEN) == 0) {
+			if (!n.share_n && flen[2] > SHARE_TAG_LEN &&
+			    memcmp(f[2], SHARE_TAG, SHARE_TAG_LEN) == 0)
+				parse_share(f[2] + SHARE_TAG_LEN,
+					    flen[2] - SHARE_TAG_LEN, &n);
+			else if (!n.lease && flen[2] > LEASE_TAG_LEN &&
+				 memcmp(f[2], LEASE_TAG, LEASE_TAG_LEN) == 0) {
 				n.lease = strndup(f[2] + LEASE_TAG_LEN,
 						  flen[2] - LEASE_TAG_LEN);
 				if (!n.lease) {
@@ -156,16 +180,34 @@ int extres_coord_add(struct extres_coord *c, const char *key, pid_t pid,
 int extres_coord_add_lease(struct extres_coord *c, const char *key, pid_t pid,
 			   uint64_t starttime, const char *lease)
 {
+	return extres_coord_add_share(c, key, pid, starttime, lease, 0, 0);
+}
+
+int extres_coord_add_share(struct extres_coord *c, const char *key, pid_t pid,
+			   uint64_t starttime, const char *lease,
+			   unsigned share_i, unsigned share_n)
+{
 	struct extres_coord_entry e = { 0 }, *entries;
 	int r;
 
-	if (!is_word(key) || pid <= 0 || (lease && !is_word(lease)))
+	if (!is_word(key) || pid <= 0 || (lease && !is_word(lease)) ||
+	    (share_n && (share_i < 1 || share_i > share_n ||
+			 share_n > EXTRES_COORD_MAX_SHARES)) ||
+	    (!share_n && share_i))
 		return -EINVAL;
 	/* A tab, not a space, before the start time: Flink frees an index
 	 * with `sed -i "/INDEX /d"`, which must never match inside our
 	 * line (PID 981 and index 1). Its `grep "^INDEX "` and
 	 * `awk '{print $2}'` read the line as before. */
-	if (lease)
+	if (lease && share_n)
+		r = asprintf(&e.line,
+			     "%s %d\t%" PRIu64 "\t" LEASE_TAG "%s\t" SHARE_TAG
+			     "%u/%u",
+			     key, (int)pid, starttime, lease, share_i, share_n);
+	else if (share_n)
+		r = asprintf(&e.line, "%s %d\t%" PRIu64 "\t" SHARE_TAG "%u/%u",
+			     key, (int)pid, starttime, share_i, share_n);
+	else if (lease)
 		r = asprintf(&e.line, "%s %d\t%" PRIu64 "\t" LEASE_TAG "%s",
 			     key, (int)pid, starttime, lease);
 	else
@@ -187,6 +229,8 @@ int extres_coord_add_lease(struct extres_coord *c, const char *key, pid_t pid,
 	e.pid = pid;
 	e.has_starttime = 1;
 	e.starttime = starttime;
+	e.share_i = share_i;
+	e.share_n = share_n;
 	entries[c->n++] = e;
 	c->entries = entries;
 	return 0;

@@ -9,7 +9,10 @@
  * writes it; Flink does not). Tagged fields follow in any order; a reader
  * takes those it knows and skips the rest, so fields added by other
  * versions coexist: `lease=ID`, on a lease's lines only (extresctl run),
- * the lease's id. extres writes a tab before STARTTIME and each tag and
+ * the lease's id; `share=I/N` on a line that holds share I of N of the
+ * device (core/share.h), beside other shares of it, where a line without
+ * it holds the whole device. Flink's scripts read only KEY PID, so to them
+ * a shared device is taken. extres writes a tab before STARTTIME and each tag and
  * reads any whitespace between fields (older versions wrote a space). Lines
  * that do not parse are kept verbatim and ignored.
  *
@@ -54,6 +57,9 @@ struct extres_coord_entry {
 	int has_starttime;
 	uint64_t starttime;
 	char *lease; /* parsed: the lease's id, or NULL for other owners */
+	/* parsed: share=I/N, share I (1..N) of N of the device; 0/0 for a
+	 * line that holds the whole device. */
+	unsigned share_i, share_n;
 };
 
 struct extres_coord {
@@ -101,6 +107,13 @@ int extres_coord_add(struct extres_coord *c, const char *key, pid_t pid,
  * (-EINVAL otherwise). NULL: as extres_coord_add(). */
 int extres_coord_add_lease(struct extres_coord *c, const char *key, pid_t pid,
 			   uint64_t starttime, const char *lease);
+
+/* The same for share I of N (1 <= I <= N <= EXTRES_COORD_MAX_SHARES,
+ * else -EINVAL): the line carries share=I/N after lease=ID. */
+#define EXTRES_COORD_MAX_SHARES 4096
+int extres_coord_add_share(struct extres_coord *c, const char *key, pid_t pid,
+			   uint64_t starttime, const char *lease,
+			   unsigned share_i, unsigned share_n);
 
 /* Remove entry i (in memory). */
 void extres_coord_remove(struct extres_coord *c, size_t i);

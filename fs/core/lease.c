@@ -12,6 +12,7 @@
 #include "base/text.h"
 #include "core/alloc_internal.h"
 #include "core/lease_internal.h"
+#include "core/share.h"
 #include "os/proc.h"
 
 /* How many holders a message names per resource; the rest are counted. */
@@ -44,6 +45,11 @@ int extres_lease_check(const struct extres_lease_want *wants, size_t n,
 					      ", but it has %zu device%s",
 					      res->name, wants[i].n, c->n,
 					      c->n == 1 ? "" : "s");
+		if (wants[i].share && (wants[i].n != 1 || res->replicas < 2))
+			return extres_err_set(
+				err, EINVAL,
+				"resource '%s' is not shared (external-resource.%s.replicas is %u): ask for whole devices",
+				res->name, res->name, res->replicas);
 		r = extres_alloc_check_keys(res, res->coordination_key, c, err);
 		if (r < 0)
 			return r;
@@ -237,14 +243,18 @@ static void note_holders(const struct extres_lease_want *want,
 
 /* A new allocation for `want` of the candidates `picked`. */
 static int new_part(const struct extres_lease_want *want, const size_t *picked,
-		    pid_t owner, uint64_t starttime, unsigned timeout_ms,
-		    struct extres_allocation **ret)
+		    unsigned share_i, pid_t owner, uint64_t starttime,
+		    unsigned timeout_ms, struct extres_allocation **ret)
 {
 	struct extres_allocation *a = calloc(1, sizeof(*a));
 	size_t i;
 
 	if (!a)
 		return -ENOMEM;
+	if (share_i) {
+		a->share_i = share_i;
+		a->share_n = want->res->replicas;
+	}
 	a->owner = owner;
 	a->owner_starttime = starttime;
 	a->lock_timeout_ms = timeout_ms;
@@ -279,7 +289,8 @@ fail:
  */
 static int pick_step(const struct extres_lease_want *wants, size_t n,
 		     struct lease_files *cf, pid_t owner, uint64_t starttime,
-		     const char *lease, size_t **picked, struct obstacles *o)
+		     const char *lease, size_t **picked, unsigned *shares,
+		     struct obstacles *o)
 {
 	size_t i, j, got;
 	int all = 1;
@@ -291,8 +302,21 @@ static int pick_step(const struct extres_lease_want *wants, size_t n,
 		struct extres_coord *c = cf->items[cf->of_want[i]].c;
 		const char *key = wants[i].res->coordination_key, *v;
 
-		for (j = 0, got = 0;
-		     j < wants[i].candidates->n && got < wants[i].n; j++) {
+		got = 0;
+		if (wants[i].share &&
+		    extres_share_pick(c, wants[i].candidates, key,
+				      wants[i].res->replicas, &j, &shares[i])) {
+			v = extres_info_get(&wants[i].candidates->items[j],
+					    key);
+			if (extres_coord_add_share(c, v, owner, starttime,
+						   lease, shares[i],
+						   wants[i].res->replicas) < 0)
+				return -ENOMEM;
+			picked[i][got++] = j;
+		}
+		for (j = 0; !wants[i].share && j < wants[i].candidates->n &&
+			    got < wants[i].n;
+		     j++) {
 			v = extres_info_get(&wants[i].candidates->items[j],
 					    key);
 			if (extres_coord_has_key(c, v) ||
@@ -315,7 +339,8 @@ static int pick_step(const struct extres_lease_want *wants, size_t n,
 
 static int new_lease(const struct extres_lease_want *wants, size_t n,
 		     pid_t owner, uint64_t starttime, unsigned timeout_ms,
-		     char *id, size_t **picked, struct extres_lease **ret)
+		     char *id, size_t **picked, const unsigned *shares,
+		     struct extres_lease **ret)
 {
 	struct extres_lease *l = calloc(1, sizeof(*l));
 	size_t i;
@@ -329,8 +354,8 @@ static int new_lease(const struct extres_lease_want *wants, size_t n,
 	if (!l->parts)
 		goto fail;
 	for (i = 0; i < n; i++) {
-		if (new_part(&wants[i], picked[i], owner, starttime, timeout_ms,
-			     &l->parts[i]) < 0)
+		if (new_part(&wants[i], picked[i], shares[i], owner, starttime,
+			     timeout_ms, &l->parts[i]) < 0)
 			goto fail;
 		l->n++;
 	}
@@ -376,6 +401,7 @@ int extres_lease_try(const struct extres_lease_want *wants, size_t n,
 	struct lease_files q = { 0 }, cf = { 0 };
 	struct obstacles o = { 0 };
 	size_t **picked = NULL, i;
+	unsigned *shares = calloc(n ? n : 1, sizeof(*shares));
 	char *id = NULL;
 	int r;
 
@@ -383,7 +409,7 @@ int extres_lease_try(const struct extres_lease_want *wants, size_t n,
 	o.pids = calloc(EXTRES_LEASE_MAX_WATCH, sizeof(*o.pids));
 	o.text = open_memstream(&o.buf, &o.len);
 	picked = picked_new(wants, n);
-	if (!o.pids || !o.text || !picked ||
+	if (!o.pids || !o.text || !picked || !shares ||
 	    extres_lease_id(owner, starttime, &id) < 0) {
 		r = extres_err_set(err, ENOMEM, "out of memory");
 		goto out;
@@ -405,7 +431,8 @@ int extres_lease_try(const struct extres_lease_want *wants, size_t n,
 		r = extres_lease_files_lock(&cf, 1, lock_timeout_ms, err);
 		if (r < 0)
 			goto out;
-		r = pick_step(wants, n, &cf, owner, starttime, id, picked, &o);
+		r = pick_step(wants, n, &cf, owner, starttime, id, picked,
+			      shares, &o);
 		if (r < 0) {
 			r = extres_err_set(err, ENOMEM, "out of memory");
 			goto out;
@@ -427,7 +454,7 @@ int extres_lease_try(const struct extres_lease_want *wants, size_t n,
 		goto out;
 	}
 	r = new_lease(wants, n, owner, starttime, lock_timeout_ms, id, picked,
-		      ret);
+		      shares, ret);
 	if (r < 0) {
 		r = extres_err_set(err, ENOMEM, "out of memory");
 		goto out;
@@ -463,6 +490,7 @@ out:
 	free(o.buf);
 	free(o.pids);
 	picked_free(picked, n);
+	free(shares);
 	free(id);
 	return r;
 }
