@@ -5,10 +5,10 @@
 # never exceed replicas, a whole-device holder (a lease, extresd, Flink's
 # script) never sits beside a share, kill -9 frees a share, and a changed
 # share count applies to new shares only. The `static` driver needs no GPU.
-# shellcheck source=tests/integration/lib.sh
-source "$(dirname "$0")/lib.sh"
 # The commands' variables are expanded by their own shells.
 # shellcheck disable=SC2016
+# shellcheck source=tests/integration/lib.sh
+source "$(dirname "$0")/lib.sh"
 
 WRITER=$(dirname "$0")/flink-writer.sh
 
