@@ -173,6 +173,11 @@ struct extresd_leases {
 	struct extres_snapshot_resource *res;
 	struct extres_info *infos;
 	struct extres_property *props;
+	/* Per info of a share: its properties and then `share` (I/N), and
+	 * that value; NULL for others. */
+	struct extres_property **share_props;
+	char **share_text;
+	size_t n_slots; /* of share_props and share_text */
 };
 
 /* 0 or -ENOMEM (then *l is empty). */

@@ -247,6 +247,10 @@ case_reload() {
 	out=$("$EXTRESCTL" leases "$MNT") || fail "extresctl leases failed"
 	assert_contains "$out" "gpu 0[1/4]" "extresctl leases"
 	assert_contains "$(cat "$MNT/.meta/extres.json")" '"share": {"index": 3, "of": 4}' "extres.json"
+	# The fourth quarter sees which share it holds through self/.
+	run gpu=0.25 -- cat "$MNT/self/gpu/0/share" "$MNT/self/gpu/0/index" >"$WORK/out" 2>>"$RUN_ERR" ||
+		fail "the fourth quarter failed: $(cat "$RUN_ERR")"
+	assert_eq $'4/4\n0' "$(cat "$WORK/out")" "self/ of the fourth share"
 	sed -i 's/replicas: 4/replicas: 2/' "$WORK/extres.yaml"
 	"$EXTRESCTL" -c "$WORK/extres.yaml" reload "$MNT" >/dev/null 2>&1 || reload_hup
 	local rc=0
