@@ -247,6 +247,7 @@ case_reload() {
 	out=$("$EXTRESCTL" leases "$MNT") || fail "extresctl leases failed"
 	assert_contains "$out" "gpu 0[1/4]" "extresctl leases"
 	assert_contains "$(cat "$MNT/.meta/extres.json")" '"share": {"index": 3, "of": 4}' "extres.json"
+	assert_contains "$(cat "$MNT/.meta/metrics.prom")" 'extres_device_shares{resource="gpu",key="0"} 3' "metrics"
 	# The fourth quarter sees which share it holds through self/.
 	run gpu=0.25 -- cat "$MNT/self/gpu/0/share" "$MNT/self/gpu/0/index" >"$WORK/out" 2>>"$RUN_ERR" ||
 		fail "the fourth quarter failed: $(cat "$RUN_ERR")"
