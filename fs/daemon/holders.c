@@ -112,6 +112,12 @@ static int read_all(const struct extresd *d, struct extres_holders *h,
 		}
 		if (r < 0)
 			break;
+		/* What cannot be written back now is tried at the next
+		 * change: the holders are shown all the same. */
+		if (extresd_keep_leases(&d->holders,
+					d->allocs->items[i]->resource, c,
+					err) < 0)
+			extres_log(EXTRES_LOG_WARNING, "%s", err->msg);
 		r = extres_holders_add_file(h, d->allocs->items[i]->resource, c,
 					    &ctx);
 		extres_coord_close(c);

@@ -275,6 +275,39 @@ case_reload() {
 	daemon_stop
 }
 
+# Flink's clean-up of a dead share holder, `sed -i "/0 /d"`, drops the
+# other holders' lines too: the daemon following the file writes the live
+# ones back, and only those.
+case_flink_cleanup() {
+	it_setup
+	local i pids=() cmds=() st
+	share_config 1 4
+	daemon_start -c "$WORK/extres.yaml" "$MNT"
+	for i in 0 1 2; do
+		run_bg gpu=0.25 -- sleep 300 2>>"$RUN_ERR" &
+		pids+=($!)
+		wait_for 10 "share $i" lines_are "$COORD" $((i + 1))
+	done
+	for i in 0 1 2; do cmds+=("$(pgrep -P "${pids[$i]}" -x sleep)"); done
+	wait_for 10 "three shares in .meta/holders" eval '[[ $(grep -c "	live	[123]/4$" "$MNT/.meta/holders") == 3 ]]'
+	# A dead holder's line stays: its extresctl dies with it.
+	kill -9 "${pids[0]}" "${cmds[0]}"
+	wait_for 10 "PID ${cmds[0]} gone" gone "${cmds[0]}"
+	wait_for 10 "the stale share in .meta/holders" eval '[[ $(grep -Ec "	(dead|zombie)	1/4$" "$MNT/.meta/holders") == 1 ]]'
+	"$WRITER" --reclaim "$COORD" 0
+	wait_for 10 "the live shares written back" lines_are "$COORD" 2
+	for i in 1 2; do
+		st=$(proc_starttime "${cmds[$i]}")
+		grep -q "^0 ${cmds[$i]}	$st	lease=${cmds[$i]}-$st	share=$((i + 1))/4\$" "$COORD" ||
+			fail "share $((i + 1)) not written back as it was: $(cat "$COORD")"
+	done
+	assert_contains "$(cat "$DAEMON_ERR")" "2 lines of live leases had gone from $COORD; written back" "the log"
+	kill "${cmds[1]}" "${cmds[2]}"
+	wait "${pids[1]}" "${pids[2]}" || true
+	wait_for 10 "no lines left" lines_are "$COORD" 0
+	daemon_stop
+}
+
 # MPS: the share's command gets what CUDA's MPS client reads.
 case_mps() {
 	it_setup_nofuse
