@@ -157,6 +157,7 @@ int extresd_meta_files(const struct extresd *d,
 			.view = &own[n_own],
 			.kind = rc->cdi_kind,
 			.key = rc->coordination_key,
+			.config = rc,
 		};
 		n_own++;
 	}

@@ -308,6 +308,39 @@ case_flink_cleanup() {
 	daemon_stop
 }
 
+# CDI: a device extresd took for a shared resource comes as one device per
+# share, "0-share-K", with the share's variables and the MPS pipe mounted;
+# the spec validates where the CDI schema's validator is installed (the
+# cdi-schema case installs it).
+case_cdi() {
+	it_setup
+	{
+		printf '%s\n' 'external-resources: gpu' \
+			'external-resource.gpu.driver: static' \
+			'external-resource.gpu.amount: 1' \
+			'external-resource.gpu.param.indexes: 0,1' \
+			"external-resource.gpu.coordination-file: $WORK/gpu.coord" \
+			'external-resource.gpu.env-var: GPU_DEVICES' \
+			'external-resource.gpu.replicas: 2' \
+			'external-resource.gpu.sharing-strategy: mps' \
+			"external-resource.gpu.mps.pipe-directory: $WORK/mps"
+	} >"$WORK/extres.yaml"
+	daemon_start -c "$WORK/extres.yaml" "$MNT"
+	local spec
+	spec=$(grep '^"gpu": ' "$MNT/.meta/cdi.json") || fail "no gpu spec: $(cat "$MNT/.meta/cdi.json")"
+	assert_contains "$spec" '{"name": "0-share-2", "containerEdits": {"env": ["EXTRES_GPU_INDEXES=0", "GPU_DEVICES=0", "EXTRES_GPU_SHARE=2/2", "CUDA_MPS_PIPE_DIRECTORY='"$WORK"'/mps", "CUDA_MPS_LOG_DIRECTORY=/var/log/nvidia-mps", "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=50"], "mounts": [{"hostPath": "'"$WORK"'/mps", "containerPath": "'"$WORK"'/mps", "options": ["rbind"]}]}}' "the second share"
+	assert_contains "$spec" '"name": "0-share-1"' "the first share"
+	local ajv=$BUILDDIR/tests/npm-ajv/node_modules/.bin/ajv
+	if [[ -x $ajv ]]; then
+		spec=${spec#\"gpu\": }
+		printf '%s\n' "${spec%,}" >"$WORK/gpu.json"
+		"$ajv" validate --spec=draft7 -s "$SRCDIR/tests/fixtures/cdi/spec.schema.json" -d "$WORK/gpu.json" >"$WORK/ajv.out" 2>&1 ||
+			fail "the spec does not validate: $(cat "$WORK/ajv.out")"
+		it_log "the spec validates against the CDI schema"
+	fi
+	daemon_stop
+}
+
 # MPS: the share's command gets what CUDA's MPS client reads.
 case_mps() {
 	it_setup_nofuse
