@@ -220,7 +220,8 @@ case_kill9() {
 	# A whole lease waits for the last share.
 	run_bg --wait=60 gpu=1 -- sh -c 'echo "whole $EXTRES_GPU_INDEXES ${EXTRES_GPU_SHARE:-}"' >"$WORK/whole" 2>>"$RUN_ERR" &
 	local whole=$!
-	sleep 0.3
+	# In the queue, it waits: it found the device shared.
+	wait_for 10 "the whole lease in the queue" lines_are "$COORD.queue" 1
 	[[ ! -s $WORK/whole ]] || fail "a whole lease beside a share: $(cat "$WORK/whole")"
 	kill -9 "${cmds[3]}"
 	wait "$whole" || fail "the whole lease failed: $(cat "$RUN_ERR")"
