@@ -342,6 +342,35 @@ case_cdi() {
 	daemon_stop
 }
 
+# What a share request may be, and what it may not.
+case_usage() {
+	it_setup_nofuse
+	share_config 2 4
+	local spec rc out
+	for spec in gpu=0.25 gpu=1/4 gpu=0.1 gpu=1/8; do
+		out=$(run "$spec" -- sh -c 'echo $EXTRES_GPU_SHARE' 2>&1) || fail "$spec failed: $out"
+		assert_eq 1/4 "$out" "$spec"
+	done
+	for spec in gpu=0.5 gpu=1/2 gpu=0.3; do
+		rc=0
+		out=$(run "$spec" -- true 2>&1) || rc=$?
+		assert_eq 2 "$rc" "$spec"
+		assert_contains "$out" "run: '$spec': a share of resource 'gpu' is 1/4 of a device, less than" "$spec"
+	done
+	for spec in gpu=1.0 gpu=.5 gpu=0 gpu=1/1 gpu=1/0 gpu=2/4 gpu=0.25x gpu=-0.5; do
+		rc=0
+		out=$(run "$spec" -- true 2>&1) || rc=$?
+		assert_eq 2 "$rc" "$spec"
+		assert_contains "$out" "run: '$spec': N must be a whole number from 1 to" "$spec"
+	done
+	share_config 2 1
+	rc=0
+	out=$(run gpu=0.5 -- true 2>&1) || rc=$?
+	assert_eq 2 "$rc" "a share of an unshared resource"
+	assert_contains "$out" "resource 'gpu' is not shared (external-resource.gpu.replicas is not set above 1)" "unshared"
+	[[ ! -s $COORD ]] || fail "lines left: $(cat "$COORD")"
+}
+
 # MPS: the share's command gets what CUDA's MPS client reads.
 case_mps() {
 	it_setup_nofuse
