@@ -45,6 +45,12 @@ nlines() {
 }
 
 lines_are() { [[ $(nlines "$1") == "$2" ]]; }
+
+# The command (sleep) of extresctl PID into CMD: it execs only once the
+# lease is taken, and, with a daemon, shown in the mount.
+command_of() {
+	wait_for 10 "the command of extresctl $1" eval "CMD=\$(pgrep -P $1 -x sleep)"
+}
 gone() { ! pid_alive "$1"; }
 
 # Until $WORK/stop, snapshot FILE under a shared lock and append to OUT
@@ -207,7 +213,8 @@ case_kill9() {
 	run gpu=0.25 -- true 2>/dev/null || rc=$?
 	assert_eq 75 "$rc" "a fifth quarter share"
 	for i in 0 1 2 3; do
-		cmds+=("$(pgrep -P "${pids[$i]}" -x sleep)")
+		command_of "${pids[$i]}"
+		cmds+=("$CMD")
 	done
 	# The commands of two, extresctl of another with its command.
 	kill -9 "${cmds[0]}" "${cmds[1]}" "${pids[2]}" "${cmds[2]}"
@@ -244,7 +251,10 @@ case_reload() {
 		wait_for 10 "share $i" lines_are "$COORD" $((i + 1))
 	done
 	wait_for 10 "three shares in .meta/holders" eval '[[ $(grep -c "	lease	.*	live	[123]/4$" "$MNT/.meta/holders") == 3 ]]'
-	for i in 0 1 2; do cmds+=("$(pgrep -P "${pids[$i]}" -x sleep)"); done
+	for i in 0 1 2; do
+		command_of "${pids[$i]}"
+		cmds+=("$CMD")
+	done
 	out=$("$EXTRESCTL" leases "$MNT") || fail "extresctl leases failed"
 	assert_contains "$out" "gpu 0[1/4]" "extresctl leases"
 	assert_contains "$(cat "$MNT/.meta/extres.json")" '"share": {"index": 3, "of": 4}' "extres.json"
@@ -289,7 +299,10 @@ case_flink_cleanup() {
 		pids+=($!)
 		wait_for 10 "share $i" lines_are "$COORD" $((i + 1))
 	done
-	for i in 0 1 2; do cmds+=("$(pgrep -P "${pids[$i]}" -x sleep)"); done
+	for i in 0 1 2; do
+		command_of "${pids[$i]}"
+		cmds+=("$CMD")
+	done
 	wait_for 10 "three shares in .meta/holders" eval '[[ $(grep -c "	live	[123]/4$" "$MNT/.meta/holders") == 3 ]]'
 	# A dead holder's line stays: its extresctl dies with it.
 	kill -9 "${pids[0]}" "${cmds[0]}"
