@@ -384,6 +384,35 @@ case_usage() {
 	[[ ! -s $COORD ]] || fail "lines left: $(cat "$COORD")"
 }
 
+# Beside a daemon that holds a device of the resource itself (amount 1):
+# shares go to the other device, several owners of one key are no
+# conflict (extresctl status, .meta/status), and the daemon's own device
+# takes no share.
+case_beside_daemon() {
+	it_setup
+	local i pids=() rc out
+	share_config 2 4
+	sed -i 's/^external-resource.gpu.pool: true$/external-resource.gpu.amount: 1/' "$WORK/extres.yaml"
+	daemon_start -c "$WORK/extres.yaml" "$MNT"
+	wait_for 10 "the daemon's line" lines_are "$COORD" 1
+	for i in 0 1 2 3; do
+		run_bg gpu=0.25 -- sleep 300 2>>"$RUN_ERR" &
+		pids+=($!)
+		wait_for 10 "share $i" lines_are "$COORD" $((i + 2))
+	done
+	assert_eq 4 "$(grep -c $'^1 .*\tshare=[1-4]/4$' "$COORD")" "shares of device 1"
+	rc=0
+	run gpu=0.25 -- true 2>/dev/null || rc=$?
+	assert_eq 75 "$rc" "a fifth share (device 0 is the daemon's)"
+	wait_for 10 "four shares in .meta/holders" eval '[[ $(grep -c "	live	[1-4]/4$" "$MNT/.meta/holders") == 4 ]]'
+	out=$("$EXTRESCTL" status "$MNT" 2>&1) || fail "extresctl status beside shares: $out"
+	grep -q '^conflicts 0$' "$MNT/.meta/status" || fail "conflicts beside shares: $(cat "$MNT/.meta/status")"
+	kill "${pids[@]}"
+	for i in 0 1 2 3; do wait "${pids[$i]}" || true; done
+	wait_for 10 "the shares gone" lines_are "$COORD" 1
+	daemon_stop
+}
+
 # MPS: the share's command gets what CUDA's MPS client reads.
 case_mps() {
 	it_setup_nofuse
