@@ -207,11 +207,17 @@ static void note_holders(const struct extres_lease_want *want,
 	const char *key = want->res->coordination_key, *v;
 	size_t i, k, named = 0, held = 0;
 
-	fprintf(o->text,
-		"resource '%s': wanted %" PRIu64
-		", found %zu free of %zu (coordination file %s)",
-		want->res->name, want->n, picked, want->candidates->n,
-		want->res->coordination_file);
+	if (want->share)
+		fprintf(o->text,
+			"resource '%s': wanted a share (%u per device), found none free on %zu devices (coordination file %s)",
+			want->res->name, want->res->replicas,
+			want->candidates->n, want->res->coordination_file);
+	else
+		fprintf(o->text,
+			"resource '%s': wanted %" PRIu64
+			", found %zu free of %zu (coordination file %s)",
+			want->res->name, want->n, picked, want->candidates->n,
+			want->res->coordination_file);
 	for (i = 0; i < want->candidates->n; i++) {
 		v = extres_info_get(&want->candidates->items[i], key);
 		for (k = 0; k < c->n; k++) {

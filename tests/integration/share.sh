@@ -210,8 +210,9 @@ case_kill9() {
 		wait_for 10 "share $i" lines_are "$COORD" $((i + 1))
 	done
 	local rc=0
-	run gpu=0.25 -- true 2>/dev/null || rc=$?
+	run gpu=0.25 -- true 2>"$WORK/busy" || rc=$?
 	assert_eq 75 "$rc" "a fifth quarter share"
+	assert_contains "$(cat "$WORK/busy")" "busy: resource 'gpu': wanted a share (4 per device), found none free on 1 devices (coordination file $COORD); held: index 0 by PID " "busy message"
 	for i in 0 1 2 3; do
 		command_of "${pids[$i]}"
 		cmds+=("$CMD")
