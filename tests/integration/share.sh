@@ -414,6 +414,29 @@ case_beside_daemon() {
 	daemon_stop
 }
 
+# A share that waits sleeps until something moves: its CPU time while
+# the device is held whole stays near nothing (a waiter woken by its own
+# attempts would use a CPU for the whole wait).
+case_wait_sleeps() {
+	it_setup_nofuse
+	share_config 1 2
+	local whole waiter t0 t1
+	run_bg gpu=1 -- sh -c "while [ ! -e '$WORK/go' ]; do sleep 0.05; done" 2>>"$RUN_ERR" &
+	whole=$!
+	wait_for 10 "the whole lease" lines_are "$COORD" 1
+	run_bg --wait=60 gpu=0.5 -- true 2>>"$RUN_ERR" &
+	waiter=$!
+	wait_for 10 "the share in the queue" lines_are "$COORD.queue" 1
+	t0=$(awk '{ sub(/.*\) /, ""); print $12 + $13 }' "/proc/$waiter/stat")
+	sleep 3
+	t1=$(awk '{ sub(/.*\) /, ""); print $12 + $13 }' "/proc/$waiter/stat")
+	touch "$WORK/go"
+	wait "$whole" || fail "the whole lease failed"
+	wait "$waiter" || fail "the waiting share failed: $(cat "$RUN_ERR")"
+	it_log "the waiting share used $((t1 - t0)) clock ticks in 3 s"
+	(((t1 - t0) < 30)) || fail "the waiting share used $((t1 - t0)) clock ticks of CPU in 3 s"
+}
+
 # MPS: the share's command gets what CUDA's MPS client reads.
 case_mps() {
 	it_setup_nofuse
