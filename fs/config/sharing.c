@@ -74,6 +74,32 @@ static int set_dir(struct loader *l, const struct extres_flat *e,
 	return extres_cfg_copy_opt(l, text ? text : fallback, ret);
 }
 
+/* Keys that say something only with others: a warning each, naming why. */
+static int warn_unused(struct loader *l,
+		       const struct extres_resource_config *res,
+		       const struct resource_keys *keys)
+{
+	static const enum slot mps[] = { SLOT_MPS_PIPE, SLOT_MPS_LOG };
+	const struct extres_flat *e = keys->slot[SLOT_SHARING];
+	size_t i;
+	int r = 0;
+
+	if (e && res->replicas < 2)
+		r = extres_cfg_warn(l, e->line, e->column,
+				    "%s is ignored: " RESOURCE_PREFIX
+				    "%s.replicas is not above 1",
+				    e->key, res->name);
+	for (i = 0; r == 0 && i < 2; i++) {
+		e = keys->slot[mps[i]];
+		if (e && res->sharing != EXTRES_SHARING_MPS)
+			r = extres_cfg_warn(l, e->line, e->column,
+					    "%s is ignored: " RESOURCE_PREFIX
+					    "%s.sharing-strategy is not mps",
+					    e->key, res->name);
+	}
+	return r;
+}
+
 int extres_cfg_set_sharing(struct loader *l, struct extres_resource_config *res,
 			   const struct resource_keys *keys)
 {
@@ -89,6 +115,9 @@ int extres_cfg_set_sharing(struct loader *l, struct extres_resource_config *res,
 	if (r == 0 && res->sharing == EXTRES_SHARING_MPS)
 		r = set_dir(l, keys->slot[SLOT_MPS_LOG], EXTRES_MPS_LOG_DEFAULT,
 			    &res->mps_log_dir);
+	if (r < 0)
+		return r;
+	r = warn_unused(l, res, keys);
 	if (r < 0)
 		return r;
 	/* Shares are leases, which are taken only through the file. */

@@ -1937,6 +1937,22 @@ static void test_sharing(void **state)
 	assert_string_equal(c->resources[0].mps_log_dir,
 			    EXTRES_MPS_LOG_DEFAULT);
 	extres_config_free(c);
+	/* Keys without the key they depend on: warned about. */
+	c = load_ok(GPU_OK "external-resource.gpu.sharing-strategy: mps\n"
+			   "external-resource.gpu.mps.log-directory: /x\n");
+	expect_warnings(
+		c,
+		BUF_PATH
+		":4:1: external-resource.gpu.sharing-strategy is ignored: external-resource.gpu.replicas is not above 1",
+		NULL);
+	extres_config_free(c);
+	c = load_ok(GPU_OK "external-resource.gpu.mps.pipe-directory: /x\n");
+	expect_warnings(
+		c,
+		BUF_PATH
+		":4:1: external-resource.gpu.mps.pipe-directory is ignored: external-resource.gpu.sharing-strategy is not mps",
+		NULL);
+	extres_config_free(c);
 	expect_error(
 		GPU_OK "external-resource.gpu.replicas: 4\n", EINVAL,
 		BUF_PATH
