@@ -418,6 +418,8 @@ void extres_config_free(struct extres_config *config)
 		free(res->coordination_key);
 		free(res->cdi_kind);
 		free(res->cdi_base_spec);
+		free(res->mps_pipe_dir);
+		free(res->mps_log_dir);
 		free(res->kubernetes_key);
 		free(res->yarn_key);
 		free(res->env_var);

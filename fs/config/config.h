@@ -22,6 +22,10 @@
  *                                                default extres.dev/<name>)
  *   external-resource.<name>.cdi.base-spec      (a vendor's generated CDI
  *                                                spec to build on)
+ *   external-resource.<name>.replicas           (shares per device, 1 to
+ *                                                EXTRES_MAX_REPLICAS; default 1)
+ *   external-resource.<name>.sharing-strategy   (time-slicing or mps)
+ *   external-resource.<name>.mps.pipe-directory / .mps.log-directory
  *   extres.mountpoint
  *   extres.cdi-spec-dir        (a directory: extresd keeps a CDI spec per
  *                               resource there, extres-<name>.json)
@@ -83,6 +87,13 @@
 /* extres.lock-timeout, in milliseconds: default 10 s, at most an hour. */
 #define EXTRES_LOCK_TIMEOUT_DEFAULT_MS 10000ULL
 #define EXTRES_MAX_LOCK_TIMEOUT_MS 3600000ULL
+/* replicas: shares per device. */
+#define EXTRES_MAX_REPLICAS 64
+#define EXTRES_SHARING_TIME_SLICING 0
+#define EXTRES_SHARING_MPS 1
+/* NVIDIA's defaults for the MPS control daemon's directories. */
+#define EXTRES_MPS_PIPE_DEFAULT "/tmp/nvidia-mps"
+#define EXTRES_MPS_LOG_DEFAULT "/var/log/nvidia-mps"
 
 struct extres_resource_config {
 	char *name; /* safe directory name */
@@ -119,6 +130,13 @@ struct extres_resource_config {
 	/* cdi.base-spec: the vendor's generated CDI spec to build on
 	 * (absolute), or NULL for the driver's cdi_base_specs. */
 	char *cdi_base_spec;
+	/* Sharing (extresctl run RES=FRACTION): shares per device (1: whole
+	 * devices only) and how they share it, EXTRES_SHARING_*. For mps,
+	 * the directories of the MPS control daemon's pipes and logs
+	 * (mps.pipe-directory, mps.log-directory; never NULL when mps). */
+	unsigned replicas;
+	int sharing;
+	char *mps_pipe_dir, *mps_log_dir;
 	uint32_t line, column; /* where the name was listed */
 };
 

@@ -28,6 +28,10 @@ const char *const extres_cfg_slot_keys[N_SLOTS] = {
 	[SLOT_POOL] = "pool",
 	[SLOT_CDI_KIND] = "cdi.kind",
 	[SLOT_CDI_BASE] = "cdi.base-spec",
+	[SLOT_REPLICAS] = "replicas",
+	[SLOT_SHARING] = "sharing-strategy",
+	[SLOT_MPS_PIPE] = "mps.pipe-directory",
+	[SLOT_MPS_LOG] = "mps.log-directory",
 };
 
 /* What each slot's value must be, for messages. The driver alone may also
@@ -48,6 +52,10 @@ const char *const extres_cfg_slot_expected[N_SLOTS] = {
 	[SLOT_POOL] = "true or false",
 	[SLOT_CDI_KIND] = "a CDI kind (vendor/class)",
 	[SLOT_CDI_BASE] = "a path",
+	[SLOT_REPLICAS] = "a number of shares per device",
+	[SLOT_SHARING] = "time-slicing or mps",
+	[SLOT_MPS_PIPE] = "an absolute path",
+	[SLOT_MPS_LOG] = "an absolute path",
 };
 
 /*
@@ -55,7 +63,7 @@ const char *const extres_cfg_slot_expected[N_SLOTS] = {
  * commented out reads as a null value, which is no mistake.
  */
 static const char *const resource_sections[] = {
-	"param", "kubernetes", "yarn", "driver-factory", "cdi",
+	"param", "kubernetes", "yarn", "driver-factory", "cdi", "mps",
 };
 
 static int ours(const char *key)

@@ -39,6 +39,10 @@ enum slot {
 	SLOT_POOL,
 	SLOT_CDI_KIND,
 	SLOT_CDI_BASE,
+	SLOT_REPLICAS,
+	SLOT_SHARING,
+	SLOT_MPS_PIPE,
+	SLOT_MPS_LOG,
 	N_SLOTS,
 };
 
@@ -171,6 +175,9 @@ int extres_cfg_read_list(struct loader *l);
 int extres_cfg_sort_keys(struct loader *l);
 /* resource.c: the settings of resource `index` from its keys. */
 int extres_cfg_finish_resource(struct loader *l, size_t index);
+/* sharing.c: replicas, sharing-strategy and mps.* of `res`. */
+int extres_cfg_set_sharing(struct loader *l, struct extres_resource_config *res,
+			   const struct resource_keys *keys);
 /* flink_gpu.c: the default discovery-script.path for Flink's GPU driver
  * factory (`at` is its class key). */
 int extres_cfg_default_gpu_script(struct loader *l,

@@ -345,6 +345,8 @@ int extres_cfg_finish_resource(struct loader *l, size_t index)
 	if (r < 0)
 		return r;
 	r = set_cdi_base(l, res, keys->slot[SLOT_CDI_BASE]);
+	if (r == 0)
+		r = extres_cfg_set_sharing(l, res, keys);
 	if (r < 0)
 		return r;
 	return set_env_var(l, res, keys->slot[SLOT_ENV_VAR]);

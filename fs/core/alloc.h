@@ -33,6 +33,9 @@ struct extres_allocation {
 	struct extres_driver_info driver;
 	size_t n;
 	struct extres_info *infos; /* deep copies, allocation order */
+	/* A lease's share (core/share.h): share I of N of its one device;
+	 * 0/0 when it holds its devices whole. */
+	unsigned share_i, share_n;
 	int released; /* set by a successful extres_alloc_release() */
 };
 

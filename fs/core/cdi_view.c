@@ -13,6 +13,7 @@
 #include "config/cdi_base.h"
 #include "config/cdi_name.h"
 #include "config/config.h"
+#include "core/share.h"
 
 /* A device's own nodes: its `device` property and those of the driver's
  * node_keys. */
@@ -175,10 +176,19 @@ static void node_list(struct extres_json *json, const char *const *paths,
 	}
 }
 
-/* {"name": NAME, "containerEdits": {...}} for infos [first, first + count). */
+/* A share's additions to a device's edits: its variables, and the
+ * directory to mount (NULL: none). */
+struct share_edits {
+	char *env[EXTRES_SHARE_ENV_MAX];
+	size_t n_env;
+	const char *mount;
+};
+
+/* {"name": NAME, "containerEdits": {...}} for infos [first, first + count),
+ * with share `s`'s additions (NULL: none). */
 static int write_device(struct extres_json *json, const struct devices *d,
 			const char *name, size_t first, size_t count,
-			const struct edits *e)
+			const struct edits *e, const struct share_edits *s)
 {
 	char *const *fixed;
 	size_t i;
@@ -191,7 +201,7 @@ static int write_device(struct extres_json *json, const struct devices *d,
 	extres_json_begin_object(json);
 	/* The vendor's edits after ours: a runtime applies them in order,
 	 * and the variables that say which device must be ours. */
-	if (e->indexes[0] || (e->devices && e->devices[0]) ||
+	if (e->indexes[0] || (e->devices && e->devices[0]) || (s && s->n_env) ||
 	    base_count(d, first, count, "env")) {
 		extres_json_key(json, "env");
 		extres_json_begin_array(json);
@@ -204,6 +214,8 @@ static int write_device(struct extres_json *json, const struct devices *d,
 				     NULL;
 		     r == 0 && fixed && *fixed; fixed++)
 			extres_json_string(json, *fixed);
+		for (i = 0; s && i < s->n_env; i++)
+			extres_json_string(json, s->env[i]);
 		base_items(json, d, first, count, "env");
 		extres_json_end_array(json);
 	}
@@ -216,15 +228,60 @@ static int write_device(struct extres_json *json, const struct devices *d,
 		extres_json_end_array(json);
 	}
 	for (i = 2; i < ARRAY_SIZE(edit_keys); i++) {
-		if (!base_count(d, first, count, edit_keys[i]))
+		/* A share's directory is a mount beside the vendor's. */
+		int share_mount =
+			s && s->mount && strcmp(edit_keys[i], "mounts") == 0;
+
+		if (!share_mount && !base_count(d, first, count, edit_keys[i]))
 			continue;
 		extres_json_key(json, edit_keys[i]);
 		extres_json_begin_array(json);
+		if (share_mount) {
+			extres_json_begin_object(json);
+			extres_json_key(json, "hostPath");
+			extres_json_string(json, s->mount);
+			extres_json_key(json, "containerPath");
+			extres_json_string(json, s->mount);
+			extres_json_key(json, "options");
+			extres_json_begin_array(json);
+			extres_json_string(json, "rbind");
+			extres_json_end_array(json);
+			extres_json_end_object(json);
+		}
 		base_items(json, d, first, count, edit_keys[i]);
 		extres_json_end_array(json);
 	}
 	extres_json_end_object(json);
 	extres_json_end_object(json);
+	return r;
+}
+
+/* Devices "i-share-K", K in 1..replicas, for info i of a shared resource. */
+static int write_shares(struct extres_json *json, const struct devices *d,
+			const struct extres_resource_config *rc, size_t i,
+			const struct edits *e)
+{
+	struct extres_allocation a = {
+		.n = 1,
+		.infos = (struct extres_info *)&d->v->infos[i],
+	};
+	struct share_edits s = { .n_env = 0 };
+	char name[48];
+	size_t k;
+	int r = 0;
+
+	if (rc->sharing == EXTRES_SHARING_MPS)
+		s.mount = rc->mps_pipe_dir;
+	a.share_n = rc->replicas;
+	for (a.share_i = 1; r == 0 && a.share_i <= rc->replicas; a.share_i++) {
+		r = extres_share_env(rc, &a, s.env, &s.n_env);
+		if (r < 0)
+			break;
+		snprintf(name, sizeof(name), "%zu-share-%u", i, a.share_i);
+		r = write_device(json, d, name, i, 1, e, &s);
+		for (k = 0; k < s.n_env; k++)
+			free(s.env[k]);
+	}
 	return r;
 }
 
@@ -366,9 +423,12 @@ static int write_devices(struct extres_json *json,
 		r = edits_get(&d, i, 1, &e);
 		if (r == 0 && !edits_empty(&d, i, &e)) {
 			snprintf(number, sizeof(number), "%zu", i);
-			r = write_device(json, &d, number, i, 1, &e);
+			r = write_device(json, &d, number, i, 1, &e, NULL);
 			if (r == 0 && key_name_ok(&d, i, value))
-				r = write_device(json, &d, value, i, 1, &e);
+				r = write_device(json, &d, value, i, 1, &e,
+						 NULL);
+			if (r == 0 && c->config && c->config->replicas > 1)
+				r = write_shares(json, &d, c->config, i, &e);
 			(*ret_written)++;
 		}
 		edits_clear(&e);
@@ -377,7 +437,7 @@ static int write_devices(struct extres_json *json,
 		goto out;
 	r = edits_get(&d, 0, v->n_infos, &e);
 	if (r == 0)
-		r = write_device(json, &d, "all", 0, v->n_infos, &e);
+		r = write_device(json, &d, "all", 0, v->n_infos, &e, NULL);
 	edits_clear(&e);
 	extres_json_end_array(json);
 	if (r == 0)

@@ -33,6 +33,9 @@ struct extres_cdi_resource {
 	/* The vendor's generated spec to build on (config/cdi_base.h), or
 	 * NULL. */
 	const struct extres_cdi_base *base;
+	/* The resource's configuration, for its sharing (replicas,
+	 * sharing-strategy; core/share.h), or NULL: whole devices only. */
+	const struct extres_resource_config *config;
 };
 
 /* 1 if `path` is a device node on this host (a character device, not a
@@ -54,7 +57,12 @@ typedef int extres_cdi_exists_fn(const char *path, void *arg);
  * Each spec has, for each info i (in allocation order), a device named "i"
  * and, when the info's key property is a CDI device name that is no other
  * device's name, a device named by that value (the same edits); then a
- * device "all" with every info's edits. A device's containerEdits:
+ * device "all" with every info's edits. For a resource with replicas N > 1,
+ * each info i also has devices "i-share-K" for K in 1..N: info i's edits,
+ * and in env what extres_share_env() gives share K of N (EXTRES_<NAME>_SHARE
+ * and, for mps, the MPS client's variables), and for mps a bind mount of
+ * the pipe directory at the same path, where the client finds the control
+ * daemon. A device's containerEdits:
  *
  *   env          EXTRES_<NAME>_INDEXES and the device variable with the
  *                values .meta/env gives them for that device alone

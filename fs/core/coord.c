@@ -40,6 +40,27 @@ static int tagged(const char *f, size_t flen, const char *tag, char **ret)
 	return *ret ? 1 : -1;
 }
 
+#define SHARE_TAG "share="
+#define SHARE_TAG_LEN (sizeof(SHARE_TAG) - 1)
+
+/* share=I/N's value into *e: 1 <= I <= N <= EXTRES_COORD_MAX_SHARES, or
+ * nothing (a malformed share is no share: the line holds the device). */
+static void parse_share(const char *v, size_t len, struct extres_coord_entry *e)
+{
+	const char *slash = memchr(v, '/', len);
+	uint64_t i, n;
+
+	if (!slash ||
+	    extres_parse_dec(v, (size_t)(slash - v), EXTRES_COORD_MAX_SHARES,
+			     &i) < 0 ||
+	    extres_parse_dec(slash + 1, len - (size_t)(slash + 1 - v),
+			     EXTRES_COORD_MAX_SHARES, &n) < 0 ||
+	    i < 1 || i > n)
+		return;
+	e->share_i = (unsigned)i;
+	e->share_n = (unsigned)n;
+}
+
 int extres_coord_parse_line(const char *line, size_t len,
 			    struct extres_coord_entry *e)
 {
@@ -69,6 +90,12 @@ int extres_coord_parse_line(const char *line, size_t len,
 		/* After STARTTIME, name=value words in any order; tags we
 		 * do not know belong to others (or to a newer extres). */
 		while (r >= 0 && extres_next_word(&p, end, &f[2], &flen[2])) {
+			if (!n.share_n && flen[2] > SHARE_TAG_LEN &&
+			    memcmp(f[2], SHARE_TAG, SHARE_TAG_LEN) == 0) {
+				parse_share(f[2] + SHARE_TAG_LEN,
+					    flen[2] - SHARE_TAG_LEN, &n);
+				continue;
+			}
 			r = tagged(f[2], flen[2], LEASE_TAG, &n.lease);
 			if (r == 0)
 				r = tagged(f[2], flen[2], UUID_TAG, &n.uuid);
@@ -175,19 +202,39 @@ int extres_coord_add_tagged(struct extres_coord *c, const char *key, pid_t pid,
 			    uint64_t starttime, const char *lease,
 			    const char *uuid)
 {
+	return extres_coord_add_share(c, key, pid, starttime, lease, uuid, 0,
+				      0);
+}
+
+int extres_coord_add_share(struct extres_coord *c, const char *key, pid_t pid,
+			   uint64_t starttime, const char *lease,
+			   const char *uuid, unsigned share_i, unsigned share_n)
+{
 	struct extres_coord_entry e = { 0 }, *entries;
 	int r;
 
 	if (!is_word(key) || pid <= 0 || (lease && !is_word(lease)) ||
-	    (uuid && !is_word(uuid)))
+	    (uuid && !is_word(uuid)) ||
+	    (share_n && (share_i < 1 || share_i > share_n ||
+			 share_n > EXTRES_COORD_MAX_SHARES)) ||
+	    (!share_n && share_i))
 		return -EINVAL;
 	/* A tab, not a space, before the start time: Flink frees an index
 	 * with `sed -i "/INDEX /d"`, which must never match inside our
 	 * line (PID 981 and index 1). Its `grep "^INDEX "` and
 	 * `awk '{print $2}'` read the line as before. */
-	r = asprintf(&e.line, "%s %d\t%" PRIu64 "%s%s%s%s", key, (int)pid,
-		     starttime, lease ? "\t" LEASE_TAG : "", lease ? lease : "",
-		     uuid ? "\t" UUID_TAG : "", uuid ? uuid : "");
+	if (share_n)
+		r = asprintf(&e.line,
+			     "%s %d\t%" PRIu64 "%s%s%s%s\t" SHARE_TAG "%u/%u",
+			     key, (int)pid, starttime,
+			     lease ? "\t" LEASE_TAG : "", lease ? lease : "",
+			     uuid ? "\t" UUID_TAG : "", uuid ? uuid : "",
+			     share_i, share_n);
+	else
+		r = asprintf(&e.line, "%s %d\t%" PRIu64 "%s%s%s%s", key,
+			     (int)pid, starttime, lease ? "\t" LEASE_TAG : "",
+			     lease ? lease : "", uuid ? "\t" UUID_TAG : "",
+			     uuid ? uuid : "");
 	if (r < 0)
 		return -ENOMEM;
 	e.line_len = strlen(e.line);
@@ -205,6 +252,8 @@ int extres_coord_add_tagged(struct extres_coord *c, const char *key, pid_t pid,
 	e.pid = pid;
 	e.has_starttime = 1;
 	e.starttime = starttime;
+	e.share_i = share_i;
+	e.share_n = share_n;
 	entries[c->n++] = e;
 	c->entries = entries;
 	return 0;

@@ -7,13 +7,16 @@
  * the coordination key's value (a GPU index by default), PID the owner,
  * STARTTIME field 22 of /proc/PID/stat when the owner was recorded (extres
  * writes it; Flink does not). After STARTTIME come `name=value` words in any
- * order: `lease=ID` on a lease's lines (extresctl run), `uuid=UUID` on the
+ * order: `lease=ID` on a lease's lines (extresctl run); `uuid=UUID` on the
  * line of a device that has a uuid property, so that a reader can tell
- * when the key has come to name another device; words with other names are
- * ignored (a newer extres may write more). extres writes a tab before
- * each field after PID and reads any whitespace between fields (older
- * versions wrote a space). Lines that do not parse are kept verbatim and
- * ignored.
+ * when the key has come to name another device; `share=I/N` on a line that
+ * holds share I of N of the device (core/share.h), beside other shares of
+ * it, where a line without it holds the whole device. Words with other
+ * names are ignored (a newer extres may write more). Flink's scripts read
+ * only KEY PID, so to them a shared device is taken. extres writes a tab
+ * before each field after PID and reads any whitespace between fields
+ * (older versions wrote a space). Lines that do not parse are kept verbatim
+ * and ignored.
  *
  * Every read-decide-write happens under an exclusive flock() on the file
  * itself, and the file is rewritten in place (pwrite + ftruncate on the locked
@@ -60,6 +63,9 @@ struct extres_coord_entry {
 	uint64_t starttime;
 	char *lease; /* parsed: the lease's id, or NULL for other owners */
 	char *uuid; /* parsed: the device's uuid as recorded, or NULL */
+	/* parsed: share=I/N, share I (1..N) of N of the device; 0/0 for a
+	 * line that holds the whole device. */
+	unsigned share_i, share_n;
 };
 
 struct extres_coord {
@@ -129,6 +135,14 @@ int extres_coord_add_lease(struct extres_coord *c, const char *key, pid_t pid,
 int extres_coord_add_tagged(struct extres_coord *c, const char *key, pid_t pid,
 			    uint64_t starttime, const char *lease,
 			    const char *uuid);
+/* The same for share I of N (1 <= I <= N <= EXTRES_COORD_MAX_SHARES,
+ * else -EINVAL; 0/0 for the whole device): the line carries share=I/N
+ * after the lease's and uuid's words. */
+#define EXTRES_COORD_MAX_SHARES 4096
+int extres_coord_add_share(struct extres_coord *c, const char *key, pid_t pid,
+			   uint64_t starttime, const char *lease,
+			   const char *uuid, unsigned share_i,
+			   unsigned share_n);
 
 /* Remove entry i (in memory). */
 void extres_coord_remove(struct extres_coord *c, size_t i);
@@ -189,7 +203,8 @@ pid_t extres_coord_other_holder(const struct extres_coord *c, const char *key,
  * it is a decimal number that fits in 64 bits; otherwise it, like any field
  * after it, is ignored, as Flink reads only the first two. After a start
  * time every word is looked at: `lease=` and `uuid=` with a value fill
- * `lease` and `uuid` (the first of each), any other word is ignored. Free *e with
+ * `lease` and `uuid` (the first of each), a well-formed `share=I/N` fills
+ * share_i and share_n, any other word is ignored. Free *e with
  * extres_coord_entry_clear(). */
 int extres_coord_parse_line(const char *line, size_t len,
 			    struct extres_coord_entry *e);

@@ -138,6 +138,8 @@ int extres_holders_add_file(struct extres_holders *h, const char *resource,
 			.has_starttime = e->has_starttime,
 			.starttime = e->starttime,
 			.since = -1,
+			.share_i = e->share_i,
+			.share_n = e->share_n,
 		};
 		x->state = extres_coord_owner_state(e);
 		x->resource = strdup(resource);
@@ -210,7 +212,11 @@ int extres_holders_text(const struct extres_holders *h, char **ret_text,
 		fprintf(f, "\t%s\t%s\t", since,
 			extres_holder_kind_name(x->kind));
 		put_field(f, x->lease);
-		fprintf(f, "\t%s\n", extres_coord_owner_state_name(x->state));
+		fprintf(f, "\t%s\t", extres_coord_owner_state_name(x->state));
+		if (x->share_n)
+			fprintf(f, "%u/%u\n", x->share_i, x->share_n);
+		else
+			fputs("-\n", f);
 	}
 	r = extres_memstream_close(f, &text);
 	if (r < 0)
@@ -258,6 +264,17 @@ void extres_holders_json(struct extres_json *json,
 		json_opt_string(json, "lease", x->lease);
 		json_opt_string(json, "state",
 				extres_coord_owner_state_name(x->state));
+		extres_json_key(json, "share");
+		if (x->share_n) {
+			extres_json_begin_object(json);
+			extres_json_key(json, "index");
+			extres_json_uint(json, x->share_i);
+			extres_json_key(json, "of");
+			extres_json_uint(json, x->share_n);
+			extres_json_end_object(json);
+		} else {
+			extres_json_null(json);
+		}
 		extres_json_end_object(json);
 	}
 	extres_json_end_array(json);

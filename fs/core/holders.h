@@ -55,6 +55,7 @@ struct extres_holder {
 	int kind; /* EXTRES_HOLDER_* */
 	char *lease; /* the lease's id, or NULL */
 	char *uuid; /* the device's uuid as the line records it, or NULL */
+	unsigned share_i, share_n; /* share=I/N (core/share.h), or 0/0 */
 	/* Of a live owner only; unknown otherwise. */
 	int has_uid;
 	uid_t uid;
@@ -105,10 +106,12 @@ void extres_holders_clear(struct extres_holders *h);
 /*
  * .meta/holders: one line per holder, fields separated by one tab:
  *
- *   RESOURCE KEY PID USER COMMAND SINCE KIND LEASE STATE
+ *   RESOURCE KEY PID USER COMMAND SINCE KIND LEASE STATE SHARE
  *
- * SINCE as 2025-01-31T12:00:00Z (UTC); USER, COMMAND, SINCE and LEASE are
- * "-" when unknown or none. Each field shows as extres_put_line_text()
+ * SINCE as 2025-01-31T12:00:00Z (UTC); SHARE as I/N for a line holding
+ * share I of N of the device (core/share.h); USER, COMMAND, SINCE, LEASE
+ * and SHARE are "-" when unknown or none. SHARE came last, after the nine
+ * fields readers knew, so that they read on. Each field shows as extres_put_line_text()
  * writes it: tabs, newlines and other control characters as '?', bytes
  * that are not UTF-8 as U+FFFD, so the text is valid UTF-8 and its lines
  * and fields are as above. Empty text when there are none. 0 with *ret_text
@@ -122,7 +125,8 @@ int extres_holders_text(const struct extres_holders *h, char **ret_text,
  *
  *   [{"resource": "gpu", "key": "0", "pid": 123, "uid": 0, "user": "root",
  *     "command": "extresd", "since": "2025-01-31T12:00:00Z",
- *     "kind": "daemon", "lease": null, "state": "live"}, ...]
+ *     "kind": "daemon", "lease": null, "state": "live",
+ *     "share": null or {"index": I, "of": N}}, ...]
  *
  * with null for what is unknown or none. Pure.
  */

@@ -12,6 +12,7 @@
 #include "base/text.h"
 #include "core/alloc_internal.h"
 #include "core/lease_internal.h"
+#include "core/share.h"
 #include "os/locks.h"
 #include "os/proc.h"
 
@@ -45,6 +46,11 @@ int extres_lease_check(const struct extres_lease_want *wants, size_t n,
 					      ", but it has %zu device%s",
 					      res->name, wants[i].n, c->n,
 					      c->n == 1 ? "" : "s");
+		if (wants[i].share && (wants[i].n != 1 || res->replicas < 2))
+			return extres_err_set(
+				err, EINVAL,
+				"resource '%s' is not shared (external-resource.%s.replicas is %u): ask for whole devices",
+				res->name, res->name, res->replicas);
 		r = extres_alloc_check_keys(res, res->coordination_key, c, err);
 		if (r < 0)
 			return r;
@@ -229,11 +235,17 @@ static void note_holders(const struct extres_lease_want *want,
 	const char *key = want->res->coordination_key, *v;
 	size_t i, k, named = 0, held = 0;
 
-	fprintf(o->text,
-		"resource '%s': wanted %" PRIu64
-		", found %zu free of %zu (coordination file %s)",
-		want->res->name, want->n, picked, want->candidates->n,
-		want->res->coordination_file);
+	if (want->share)
+		fprintf(o->text,
+			"resource '%s': wanted a share (%u per device), found none free on %zu devices (coordination file %s)",
+			want->res->name, want->res->replicas,
+			want->candidates->n, want->res->coordination_file);
+	else
+		fprintf(o->text,
+			"resource '%s': wanted %" PRIu64
+			", found %zu free of %zu (coordination file %s)",
+			want->res->name, want->n, picked, want->candidates->n,
+			want->res->coordination_file);
 	for (i = 0; i < want->candidates->n; i++) {
 		v = extres_info_get(&want->candidates->items[i], key);
 		for (k = 0; k < c->n; k++) {
@@ -265,14 +277,18 @@ static void note_holders(const struct extres_lease_want *want,
 
 /* A new allocation for `want` of the candidates `picked`. */
 static int new_part(const struct extres_lease_want *want, const size_t *picked,
-		    pid_t owner, uint64_t starttime, unsigned timeout_ms,
-		    struct extres_allocation **ret)
+		    unsigned share_i, pid_t owner, uint64_t starttime,
+		    unsigned timeout_ms, struct extres_allocation **ret)
 {
 	struct extres_allocation *a = calloc(1, sizeof(*a));
 	size_t i;
 
 	if (!a)
 		return -ENOMEM;
+	if (share_i) {
+		a->share_i = share_i;
+		a->share_n = want->res->replicas;
+	}
 	a->owner = owner;
 	a->owner_starttime = starttime;
 	a->lock_timeout_ms = timeout_ms;
@@ -307,7 +323,8 @@ fail:
  */
 static int pick_step(const struct extres_lease_want *wants, size_t n,
 		     struct lease_files *cf, pid_t owner, uint64_t starttime,
-		     const char *lease, size_t **picked, struct obstacles *o)
+		     const char *lease, size_t **picked, unsigned *shares,
+		     struct obstacles *o)
 {
 	size_t i, j, got;
 	int all = 1;
@@ -319,8 +336,23 @@ static int pick_step(const struct extres_lease_want *wants, size_t n,
 		struct extres_coord *c = cf->items[cf->of_want[i]].c;
 		const char *key = wants[i].res->coordination_key, *v;
 
-		for (j = 0, got = 0;
-		     j < wants[i].candidates->n && got < wants[i].n; j++) {
+		got = 0;
+		if (wants[i].share &&
+		    extres_share_pick(c, wants[i].candidates, key,
+				      wants[i].res->replicas, &j, &shares[i])) {
+			v = extres_info_get(&wants[i].candidates->items[j],
+					    key);
+			if (extres_coord_add_share(
+				    c, v, owner, starttime, lease,
+				    extres_info_uuid(
+					    &wants[i].candidates->items[j]),
+				    shares[i], wants[i].res->replicas) < 0)
+				return -ENOMEM;
+			picked[i][got++] = j;
+		}
+		for (j = 0; !wants[i].share && j < wants[i].candidates->n &&
+			    got < wants[i].n;
+		     j++) {
 			v = extres_info_get(&wants[i].candidates->items[j],
 					    key);
 			if (extres_coord_has_key(c, v) ||
@@ -346,7 +378,8 @@ static int pick_step(const struct extres_lease_want *wants, size_t n,
 
 static int new_lease(const struct extres_lease_want *wants, size_t n,
 		     pid_t owner, uint64_t starttime, unsigned timeout_ms,
-		     char *id, size_t **picked, struct extres_lease **ret)
+		     char *id, size_t **picked, const unsigned *shares,
+		     struct extres_lease **ret)
 {
 	struct extres_lease *l = calloc(1, sizeof(*l));
 	size_t i;
@@ -360,8 +393,8 @@ static int new_lease(const struct extres_lease_want *wants, size_t n,
 	if (!l->parts)
 		goto fail;
 	for (i = 0; i < n; i++) {
-		if (new_part(&wants[i], picked[i], owner, starttime, timeout_ms,
-			     &l->parts[i]) < 0)
+		if (new_part(&wants[i], picked[i], shares[i], owner, starttime,
+			     timeout_ms, &l->parts[i]) < 0)
 			goto fail;
 		l->n++;
 	}
@@ -408,6 +441,7 @@ int extres_lease_try(const struct extres_lease_want *wants, size_t n,
 	struct obstacles o = { 0 };
 	struct extres_err warn;
 	size_t **picked = NULL, i;
+	unsigned *shares = calloc(n ? n : 1, sizeof(*shares));
 	char *id = NULL;
 	int r;
 
@@ -415,7 +449,7 @@ int extres_lease_try(const struct extres_lease_want *wants, size_t n,
 	o.pids = calloc(EXTRES_LEASE_MAX_WATCH, sizeof(*o.pids));
 	o.text = open_memstream(&o.buf, &o.len);
 	picked = picked_new(wants, n);
-	if (!o.pids || !o.text || !picked ||
+	if (!o.pids || !o.text || !picked || !shares ||
 	    extres_lease_id(owner, starttime, &id) < 0) {
 		r = extres_err_set(err, ENOMEM, "out of memory");
 		goto out;
@@ -455,7 +489,8 @@ int extres_lease_try(const struct extres_lease_want *wants, size_t n,
 		r = extres_lease_files_lock(&cf, 1, lock_timeout_ms, err, NULL);
 		if (r < 0)
 			goto out;
-		r = pick_step(wants, n, &cf, owner, starttime, id, picked, &o);
+		r = pick_step(wants, n, &cf, owner, starttime, id, picked,
+			      shares, &o);
 		if (r < 0) {
 			r = extres_err_set(err, ENOMEM, "out of memory");
 			goto out;
@@ -478,7 +513,7 @@ int extres_lease_try(const struct extres_lease_want *wants, size_t n,
 		goto out;
 	}
 	r = new_lease(wants, n, owner, starttime, lock_timeout_ms, id, picked,
-		      ret);
+		      shares, ret);
 	if (r < 0) {
 		r = extres_err_set(err, ENOMEM, "out of memory");
 		goto out;
@@ -514,6 +549,7 @@ out:
 	free(o.buf);
 	free(o.pids);
 	picked_free(picked, n);
+	free(shares);
 	free(id);
 	return r;
 }

@@ -69,6 +69,10 @@ struct extres_lease_want {
 	const struct extres_resource_config *res;
 	uint64_t n;
 	const struct extres_infos *candidates;
+	/* 1: one share of one device (n is 1) of a resource with replicas
+	 * > 1, by core/share.h's rules, on a line with share=I/N; 0: n
+	 * devices whole. */
+	int share;
 };
 
 struct extres_lease {
@@ -219,7 +223,8 @@ int extres_lease_release(struct extres_lease *l, unsigned lock_timeout_ms,
  * strings (malloc'd, the array too; free with extres_lease_env_free()):
  * per resource, in the wants' order, exactly the variables .meta/env
  * would export for those devices (core/views.h: EXTRES_<NAME>_INDEXES and
- * the device variable), then EXTRES_LEASE=ID. `wants` are those the lease
+ * the device variable), then for a share what core/share.h's
+ * extres_share_env() adds, then EXTRES_LEASE=ID. `wants` are those the lease
  * was taken for. 0, -ENOMEM, or -EINVAL for a device variable that is not
  * a shell identifier.
  */

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/share.h"
 #include "core/views.h"
 #include "os/cpus.h"
 
@@ -99,7 +100,7 @@ int extres_lease_env(const struct extres_lease *l,
 		goto out;
 	for (i = 0; i < len; i++)
 		lines += text[i] == '\n';
-	env = calloc(lines + 2, sizeof(*env));
+	env = calloc(lines + 2 + l->n * EXTRES_SHARE_ENV_MAX, sizeof(*env));
 	if (!env) {
 		r = -ENOMEM;
 		goto out;
@@ -108,6 +109,14 @@ int extres_lease_env(const struct extres_lease *l,
 		r = unquote_line(&p, &env[n]);
 		if (r == 0)
 			n++;
+	}
+	for (i = 0; i < l->n && r == 0; i++) {
+		size_t added = 0;
+
+		if (l->parts[i]->share_n)
+			r = extres_share_env(wants[i].res, l->parts[i], &env[n],
+					     &added);
+		n += added;
 	}
 	if (r == 0 && asprintf(&env[n], "EXTRES_LEASE=%s", l->id) < 0) {
 		env[n] = NULL;

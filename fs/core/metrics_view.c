@@ -254,6 +254,48 @@ static void holders(FILE *f, const struct extres_view_resource *res, size_t n,
 	}
 }
 
+/* A live share line's device, the first time it is seen. */
+static int first_share(const struct extres_holders *h, size_t j)
+{
+	const struct extres_holder *x = &h->items[j], *y;
+	size_t k;
+
+	if (!x->share_n || x->state != EXTRES_OWNER_LIVE)
+		return 0;
+	for (k = 0; k < j; k++) {
+		y = &h->items[k];
+		if (y->share_n && y->state == EXTRES_OWNER_LIVE &&
+		    strcmp(y->resource, x->resource) == 0 &&
+		    strcmp(y->key, x->key) == 0)
+			return 0;
+	}
+	return 1;
+}
+
+static void shares(FILE *f, const struct extres_holders *h)
+{
+	size_t j, k, count;
+
+	family(f, "extres_device_shares", "gauge",
+	       "Live shares of a shared device, by its coordination key.");
+	for (j = 0; h && j < h->n; j++) {
+		const struct extres_holder *x = &h->items[j];
+
+		if (!first_share(h, j))
+			continue;
+		for (k = j, count = 0; k < h->n; k++)
+			count += h->items[k].share_n &&
+				 h->items[k].state == EXTRES_OWNER_LIVE &&
+				 strcmp(h->items[k].resource, x->resource) ==
+					 0 &&
+				 strcmp(h->items[k].key, x->key) == 0;
+		fputs("extres_device_shares{", f);
+		label(f, 1, "resource", x->resource);
+		label(f, 0, "key", x->key);
+		fprintf(f, "} %zu\n", count);
+	}
+}
+
 int extres_view_metrics(const struct extres_view_resource *res, size_t n,
 			const unsigned char *pools,
 			const struct extres_holders *h,
@@ -275,6 +317,7 @@ int extres_view_metrics(const struct extres_view_resource *res, size_t n,
 	device_health(f, res, n);
 	devices(f, res, n, pools);
 	holders(f, res, n, h);
+	shares(f, h);
 	family(f, "extres_leases", "gauge",
 	       "Leases (extresctl run) whose owner is live.");
 	fprintf(f, "extres_leases %zu\n", leases);

@@ -35,6 +35,9 @@
  *   extres_stale_holders{resource}
  *       gauge: its lines whose owner is gone, which the next allocator
  *       reclaims
+ *   extres_device_shares{resource,key}
+ *       gauge: the live share lines (share=I/N, core/share.h) of a device,
+ *       by its coordination key; only for devices that have some
  *   extres_leases
  *       gauge: distinct leases (extresctl run) with a live owner
  *   extres_reloads_total, extres_reload_failures_total

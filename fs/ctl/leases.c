@@ -28,7 +28,7 @@
 #include "ctl/ctl.h"
 #include "os/proc.h"
 
-#define HOLDER_FIELDS 9
+#define HOLDER_FIELDS 10
 
 static void usage_leases(FILE *out)
 {
@@ -43,7 +43,8 @@ static void usage_leases(FILE *out)
 		"\n"
 		"    LEASE PID USER COMMAND RESOURCE DEVICES\n"
 		"\n"
-		"DEVICES being the devices' keys joined by ','.\n"
+		"DEVICES being the devices' keys joined by ','; a share of a device\n"
+		"shows as KEY[I/N], share I of its N (extres.yaml(5): replicas).\n"
 		"\n"
 		"    --kill LEASE   send SIGTERM to the lease's command, which then\n"
 		"                   releases its devices; only root or the user who\n"
@@ -57,7 +58,9 @@ static void usage_leases(FILE *out)
 
 /* One line of .meta/holders, split in place. */
 struct holder_line {
-	char *f[HOLDER_FIELDS]; /* RESOURCE KEY PID USER COMMAND SINCE KIND LEASE STATE */
+	/* RESOURCE KEY PID USER COMMAND SINCE KIND LEASE STATE SHARE; SHARE
+	 * "-" when an older extresd wrote nine. */
+	char *f[HOLDER_FIELDS];
 };
 
 static int split_line(char *line, struct holder_line *h)
@@ -71,7 +74,10 @@ static int split_line(char *line, struct holder_line *h)
 		if (p)
 			*p++ = '\0';
 	}
-	return n == HOLDER_FIELDS && !p ? 0 : -EINVAL;
+	if (n == HOLDER_FIELDS - 1)
+		h->f[n++] = "-";
+	/* Fields a newer extresd adds are skipped. */
+	return n == HOLDER_FIELDS ? 0 : -EINVAL;
 }
 
 /* A live lease's line. */
@@ -119,11 +125,15 @@ static void print_leases(const struct holder_line *v, size_t n)
 			continue;
 		printf("%s %s %s %s %s %s", v[i].f[7], v[i].f[2], v[i].f[3],
 		       v[i].f[4], v[i].f[0], v[i].f[1]);
+		if (strcmp(v[i].f[9], "-") != 0)
+			printf("[%s]", v[i].f[9]);
 		for (j = i + 1; j < n; j++) {
 			if (done[j] || strcmp(v[j].f[7], v[i].f[7]) != 0 ||
 			    strcmp(v[j].f[0], v[i].f[0]) != 0)
 				continue;
 			printf(",%s", v[j].f[1]);
+			if (strcmp(v[j].f[9], "-") != 0)
+				printf("[%s]", v[j].f[9]);
 			done[j] = 1;
 		}
 		printf("\n");

@@ -45,7 +45,7 @@ static void usage_run(FILE *out)
 {
 	fprintf(out,
 		"usage: extresctl [-c CONFIG] run [--wait[=SECONDS]] [--bind-cpus]\n"
-		"                 RESOURCE[=N]... -- COMMAND [ARG...]\n"
+		"                 RESOURCE[=N|=FRACTION]... -- COMMAND [ARG...]\n"
 		"\n"
 		"Run COMMAND with N devices (default 1) of each RESOURCE of CONFIG\n"
 		"(default " EXTRES_DEFAULT_CONFIG
@@ -58,6 +58,10 @@ static void usage_run(FILE *out)
 		"device variable, e.g. CUDA_VISIBLE_DEVICES) and EXTRES_LEASE=ID\n"
 		"(PID-STARTTIME of COMMAND). SIGINT, SIGTERM, SIGHUP and SIGQUIT are\n"
 		"passed on to COMMAND; its lines are removed when it ends.\n"
+		"\n"
+		"RESOURCE=FRACTION (0.25 or 1/4, as Spark's task amounts) takes one\n"
+		"share of a device of a resource with replicas (extres.yaml(5)); a\n"
+		"share is 1/replicas of a device and must be at least FRACTION.\n"
 		"\n"
 		"    --wait[=SECONDS]  when the devices are busy, wait for them, first\n"
 		"                      come, first served among waiting runs (a queue\n"
@@ -141,21 +145,75 @@ static int parse_args(int argc, char *argv[], struct run_opts *o)
 	return -1;
 }
 
-/* RESOURCE[=N] of `cfg` into *want (its candidates not yet known). */
+/*
+ * A share's fraction, as Spark writes it (0.25) or as 1/K: *ret in (0, 1),
+ * or -EINVAL for anything else (then it is no fraction).
+ */
+static int parse_fraction(const char *text, double *ret)
+{
+	uint64_t k;
+	char *end;
+	double f;
+
+	if (strncmp(text, "1/", 2) == 0) {
+		if (extres_parse_dec(text + 2, strlen(text + 2),
+				     EXTRES_COORD_MAX_SHARES, &k) < 0 ||
+		    k < 2)
+			return -EINVAL;
+		*ret = 1.0 / (double)k;
+		return 0;
+	}
+	if (!strchr(text, '.') || text[0] < '0' || text[0] > '9')
+		return -EINVAL;
+	errno = 0;
+	f = strtod(text, &end);
+	if (errno || *end || !(f > 0.0 && f < 1.0))
+		return -EINVAL;
+	*ret = f;
+	return 0;
+}
+
+/* RESOURCE=FRACTION: one share, which must be at least the fraction. */
+static int want_share(const char *spec, double f,
+		      struct extres_lease_want *want)
+{
+	const struct extres_resource_config *r = want->res;
+
+	if (r->replicas < 2)
+		return extres_ctl_usage_error(
+			"run",
+			"run: '%s': resource '%s' is not shared (external-resource.%s.replicas is not set above 1); ask for whole devices",
+			spec, r->name, r->name);
+	/* A share is 1/replicas of a device; a little slack for 0.33. */
+	if (f > 1.0 / r->replicas + 1e-3)
+		return extres_ctl_usage_error(
+			"run",
+			"run: '%s': a share of resource '%s' is 1/%u of a device, less than %g",
+			spec, r->name, r->replicas, f);
+	want->n = 1;
+	want->share = 1;
+	return 0;
+}
+
+/* RESOURCE[=N|=FRACTION] of `cfg` into *want (its candidates not yet
+ * known). */
 static int parse_spec(const struct extres_config *cfg, const char *spec,
 		      struct extres_lease_want *want)
 {
 	const char *eq = strchr(spec, '=');
 	size_t len = eq ? (size_t)(eq - spec) : strlen(spec), i;
 	uint64_t n = 1;
+	double f = 0;
 
-	if (eq &&
-	    extres_parse_dec(eq + 1, strlen(eq + 1), EXTRES_MAX_AMOUNT, &n) < 0)
+	if (eq && parse_fraction(eq + 1, &f) == 0)
+		n = 1;
+	else if (eq && extres_parse_dec(eq + 1, strlen(eq + 1),
+					EXTRES_MAX_AMOUNT, &n) < 0)
 		n = 0;
 	if (n < 1)
 		return extres_ctl_usage_error(
 			"run",
-			"run: '%s': N must be a whole number from 1 to %d",
+			"run: '%s': N must be a whole number from 1 to %d, or a fraction of one device (0.25 or 1/4)",
 			spec, EXTRES_MAX_AMOUNT);
 	for (i = 0; i < cfg->n_resources; i++) {
 		const struct extres_resource_config *r = &cfg->resources[i];
@@ -164,7 +222,7 @@ static int parse_spec(const struct extres_config *cfg, const char *spec,
 		    strncmp(r->name, spec, len) == 0) {
 			want->res = r;
 			want->n = n;
-			return 0;
+			return f > 0 ? want_share(spec, f, want) : 0;
 		}
 	}
 	return extres_ctl_no_such_resource("run", cfg, spec, len);

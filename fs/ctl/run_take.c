@@ -44,7 +44,9 @@
 /* What a wait sleeps on: the signalfd, inotify, then one pidfd each. */
 #define FIXED_FDS 2
 
-/* What moves a waiter's files. */
+/* What moves a waiter's files. Not IN_CLOSE_WRITE: every attempt opens
+ * the files for writing and closes them, written or not, and would wake
+ * the waiter itself at once, for ever; a write is IN_MODIFY already. */
 #define WATCH_MASK (IN_MODIFY | IN_MOVED_TO | IN_CREATE | IN_DELETE | IN_ATTRIB)
 
 /* An inotify descriptor watching the directory of every coordination

@@ -164,6 +164,16 @@ long long extresd_refresh(void *ctx);
  */
 void extresd_check_lines(struct extresd *d);
 
+/*
+ * Lease lines that `prev` (the last read of the holders) showed for
+ * `resource` in `c` (locked), whose owners still run, and which `c` lost
+ * (Flink's `sed -i "/KEY /d"` drops every share of a key): added back and
+ * `c` written (daemon/keeper.c). How many, or a negative errno with `err`
+ * set.
+ */
+int extresd_keep_leases(const struct extres_holders *prev, const char *resource,
+			struct extres_coord *c, struct extres_err *err);
+
 /* The control thread's watch callback: the guard's descriptor is readable. */
 void extresd_guard_event(void *ctx);
 
@@ -201,6 +211,11 @@ struct extresd_leases {
 	struct extres_snapshot_resource *res;
 	struct extres_info *infos;
 	struct extres_property *props;
+	/* Per info of a share: its properties and then `share` (I/N), and
+	 * that value; NULL for others. */
+	struct extres_property **share_props;
+	char **share_text;
+	size_t n_slots; /* of share_props and share_text */
 };
 
 /* 0 or -ENOMEM (then *l is empty). */

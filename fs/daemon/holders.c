@@ -15,6 +15,7 @@
  * process before it execs, so a name that changed re-reads them too.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -111,6 +112,12 @@ static int read_all(const struct extresd *d, struct extres_holders *h,
 		}
 		if (r < 0)
 			break;
+		/* What cannot be written back now is tried at the next
+		 * change: the holders are shown all the same. */
+		if (extresd_keep_leases(&d->holders,
+					d->allocs->items[i]->resource, c,
+					err) < 0)
+			extres_log(EXTRES_LOG_WARNING, "%s", err->msg);
 		r = extres_holders_add_file(h, d->allocs->items[i]->resource, c,
 					    &ctx);
 		extres_coord_close(c);
@@ -301,6 +308,39 @@ static const struct extres_info *known_info(const struct extres_allocations *as,
 	return same_uuid(info, uuid) ? info : NULL;
 }
 
+/* The property a share's device shows under self/: which share of how
+ * many (core/share.h). */
+static char share_key[] = "share";
+
+/* Info `in` of share holder `x`, with its `share` property added (unless
+ * the driver has one). 0 or -ENOMEM. */
+static int add_share(struct extresd_leases *l, size_t i,
+		     const struct extres_holder *x, struct extres_info *in)
+{
+	struct extres_property *p;
+	char *text;
+	int len;
+
+	if (!x->share_n || extres_info_get(in, share_key))
+		return 0;
+	len = asprintf(&text, "%u/%u", x->share_i, x->share_n);
+	if (len < 0)
+		return -ENOMEM;
+	p = calloc(in->n_props + 1, sizeof(*p));
+	if (!p) {
+		free(text);
+		return -ENOMEM;
+	}
+	memcpy(p, in->props, in->n_props * sizeof(*p));
+	p[in->n_props] =
+		(struct extres_property){ share_key, text, (size_t)len };
+	l->share_props[i] = p;
+	l->share_text[i] = text;
+	in->props = p;
+	in->n_props++;
+	return 0;
+}
+
 int extresd_leases_build(const struct extresd *d, struct extresd_leases *l)
 {
 	const struct extres_holders *h = &d->holders;
@@ -314,8 +354,12 @@ int extresd_leases_build(const struct extresd *d, struct extresd_leases *l)
 	l->res = calloc(n, sizeof(*l->res));
 	l->infos = calloc(n, sizeof(*l->infos));
 	l->props = calloc(n, sizeof(*l->props));
+	l->share_props = calloc(n, sizeof(*l->share_props));
+	l->share_text = calloc(n, sizeof(*l->share_text));
+	l->n_slots = n;
 	done = calloc(n, 1);
-	if (!l->items || !l->res || !l->infos || !l->props || !done) {
+	if (!l->items || !l->res || !l->infos || !l->props || !l->share_props ||
+	    !l->share_text || !done) {
 		free(done);
 		extresd_leases_free(l);
 		return -ENOMEM;
@@ -362,6 +406,11 @@ int extresd_leases_build(const struct extresd *d, struct extresd_leases *l)
 					in->n_props = 1;
 					in->props = &l->props[n_infos];
 				}
+				if (add_share(l, n_infos, x, in) < 0) {
+					free(done);
+					extresd_leases_free(l);
+					return -ENOMEM;
+				}
 				n_infos++;
 				sr->n_infos++;
 			}
@@ -378,6 +427,15 @@ int extresd_leases_build(const struct extresd *d, struct extresd_leases *l)
 
 void extresd_leases_free(struct extresd_leases *l)
 {
+	size_t i;
+
+	/* Every info has a slot: as many as holders, at least one. */
+	for (i = 0; l->share_props && i < l->n_slots; i++) {
+		free(l->share_props[i]);
+		free(l->share_text[i]);
+	}
+	free(l->share_props);
+	free(l->share_text);
 	free(l->items);
 	free(l->res);
 	free(l->infos);

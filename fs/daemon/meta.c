@@ -182,6 +182,7 @@ int extresd_meta_files(const struct extresd *d,
 			.key = rc->coordination_key,
 			.base = i < d->cdi_bases.n ? d->cdi_bases.base[i] :
 						     NULL,
+			.config = rc,
 		};
 		n_own++;
 	}

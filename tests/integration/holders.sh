@@ -78,7 +78,7 @@ add_lease() {
 # One expected line of .meta/holders for a live owner.
 line_of() {
 	local key=$1 pid=$2 user=$3 cmd=$4 kind=$5 lease=${6:--}
-	printf 'gpu\t%s\t%s\t%s\t%s\t%s\t%s\t%s\tlive\n' "$key" "$pid" "$user" "$cmd" "$(since_of "$pid")" "$kind" "$lease"
+	printf 'gpu\t%s\t%s\t%s\t%s\t%s\t%s\t%s\tlive\t-\n' "$key" "$pid" "$user" "$cmd" "$(since_of "$pid")" "$kind" "$lease"
 }
 
 # Poll .meta/holders until it is $1, for $2 seconds at most (default 2):
@@ -136,8 +136,8 @@ case_kinds() {
 "
 	wait_holders "$want"
 	out=$(cat "$MNT/.meta/extres.json")
-	assert_contains "$out" "\"holders\": [{\"resource\": \"gpu\", \"key\": \"0\", \"pid\": $DAEMON_PID, \"uid\": 0, \"user\": \"root\", \"command\": \"extresd\", \"since\": \"$(since_of "$DAEMON_PID")\", \"kind\": \"daemon\", \"lease\": null, \"state\": \"live\"}" "extres.json"
-	assert_contains "$out" "{\"resource\": \"gpu\", \"key\": \"5\", \"pid\": $leaser, \"uid\": $NOBODY, \"user\": \"nobody\", \"command\": \"sleep\", \"since\": \"$(since_of "$leaser")\", \"kind\": \"lease\", \"lease\": \"$leaser-$st\", \"state\": \"live\"}]}" "extres.json"
+	assert_contains "$out" "\"holders\": [{\"resource\": \"gpu\", \"key\": \"0\", \"pid\": $DAEMON_PID, \"uid\": 0, \"user\": \"root\", \"command\": \"extresd\", \"since\": \"$(since_of "$DAEMON_PID")\", \"kind\": \"daemon\", \"lease\": null, \"state\": \"live\", \"share\": null}" "extres.json"
+	assert_contains "$out" "{\"resource\": \"gpu\", \"key\": \"5\", \"pid\": $leaser, \"uid\": $NOBODY, \"user\": \"nobody\", \"command\": \"sleep\", \"since\": \"$(since_of "$leaser")\", \"kind\": \"lease\", \"lease\": \"$leaser-$st\", \"state\": \"live\", \"share\": null}]}" "extres.json"
 	out=$("$EXTRESCTL" status "$MNT") || fail "extresctl status failed: $out"
 	assert_contains "$out" "holders:
   gpu 0: PID $DAEMON_PID root extresd since $(since_of "$DAEMON_PID") (daemon)" "extresctl status"
@@ -190,10 +190,10 @@ $(line_of "x$k" "$SLEEPER" root sleep lease "$SLEEPER-$st")"
 	kill "$SLEEPER"
 	wait "$SLEEPER" 2>/dev/null || true
 	want="$mine
-$(printf 'gpu\t1\t%s\t-\t-\t-\tlease\t%s\tdead' "$SLEEPER" "$SLEEPER-$st")"
+$(printf 'gpu\t1\t%s\t-\t-\t-\tlease\t%s\tdead\t-' "$SLEEPER" "$SLEEPER-$st")"
 	for k in $(seq 200); do
 		want+="
-$(printf 'gpu\tx%s\t%s\t-\t-\t-\tlease\t%s\tdead' "$k" "$SLEEPER" "$SLEEPER-$st")"
+$(printf 'gpu\tx%s\t%s\t-\t-\t-\tlease\t%s\tdead\t-' "$k" "$SLEEPER" "$SLEEPER-$st")"
 	done
 	wait_holders "$want
 " 3
@@ -230,7 +230,7 @@ case_leases() {
 		line_of 1 "$a" root sleep lease "$a-$sta"
 		line_of 2 "$a" root sleep lease "$a-$sta"
 		line_of 3 "$b" nobody sleep lease "$b-$stb")
-$(printf 'gpu\t4\t%s\t-\t-\t-\tlease\t%s-1\tdead' "$gone" "$gone")
+$(printf 'gpu\t4\t%s\t-\t-\t-\tlease\t%s-1\tdead\t-' "$gone" "$gone")
 "
 	out=$("$EXTRESCTL" leases "$MNT") || fail "extresctl leases failed: $out"
 	assert_eq "$a-$sta $a root sleep gpu 1,2

@@ -83,7 +83,7 @@ static void test_nvidia(void **state)
 	const struct extres_view_resource view = { "gpu",    "nvml",	NULL,
 						   2,	     { 2, 2 },	infos,
 						   N(infos), &nvml_info };
-	const struct extres_cdi_resource res[] = { { &view, NULL, NULL,
+	const struct extres_cdi_resource res[] = { { &view, NULL, NULL, NULL,
 						     NULL } };
 	static const char *const have[] = { "/dev/nvidiactl", "/dev/nvidia-uvm",
 					    "/dev/nvidia0",   "/dev/nvidia2",
@@ -113,7 +113,7 @@ static void test_amd(void **state)
 						   1,	     { 1, 1 },	  infos,
 						   N(infos), &amdgpu_info };
 	const struct extres_cdi_resource res[] = {
-		{ &view, "vendor.example/rocm", "unique_id", NULL }
+		{ &view, "vendor.example/rocm", "unique_id", NULL, NULL }
 	};
 	static const char *const have[] = { "/dev/kfd", "/dev/nvidiactl",
 					    "/dev/dri/renderD129", NULL };
@@ -169,10 +169,10 @@ static void test_other_drivers(void **state)
 		  NULL },
 	};
 	const struct extres_cdi_resource res[] = {
-		{ &views[0], NULL, NULL, NULL },
-		{ &views[1], NULL, NULL, NULL },
-		{ &views[2], NULL, NULL, NULL },
-		{ &views[3], NULL, NULL, NULL },
+		{ &views[0], NULL, NULL, NULL, NULL },
+		{ &views[1], NULL, NULL, NULL, NULL },
+		{ &views[2], NULL, NULL, NULL, NULL },
+		{ &views[3], NULL, NULL, NULL, NULL },
 	};
 
 	static const char *const have[] = { "/dev/null", NULL };
@@ -215,7 +215,7 @@ static void test_mig_nodes(void **state)
 	const struct extres_view_resource view = { "gpu",    "nvml",   NULL,
 						   1,	     { 1, 1 }, infos,
 						   N(infos), &info };
-	const struct extres_cdi_resource res[] = { { &view, NULL, NULL,
+	const struct extres_cdi_resource res[] = { { &view, NULL, NULL, NULL,
 						     NULL } };
 	static const char *const have[] = { "/dev/nvidia1",
 					    "/dev/nvidia-caps/nvidia-cap12",
@@ -322,7 +322,8 @@ static void test_base_spec(void **state)
 	const struct extres_view_resource view = { "gpu",    "nvml",	NULL,
 						   3,	     { 3, 3 },	infos,
 						   N(infos), &nvml_info };
-	const struct extres_cdi_resource res[] = { { &view, NULL, NULL, b } };
+	const struct extres_cdi_resource res[] = { { &view, NULL, NULL, b,
+						     NULL } };
 	static const char *const have[] = { "/dev/nvidia0", "/dev/nvidia-uvm",
 					    NULL };
 
@@ -357,7 +358,8 @@ static void test_base_version(void **state)
 	const struct extres_view_resource view = { "acc",    "x",      NULL,
 						   1,	     { 1, 1 }, infos,
 						   N(infos), NULL };
-	const struct extres_cdi_resource res[] = { { &view, NULL, NULL, b } };
+	const struct extres_cdi_resource res[] = { { &view, NULL, NULL, b,
+						     NULL } };
 
 	expect_cdi(
 		res, N(res), no_nodes,
@@ -403,6 +405,40 @@ static void test_base_bad(void **state)
 	rmdir(dir);
 }
 
+/* A shared resource: devices "i-share-K" for every share, with the
+ * share's variables and, for mps, the pipe directory mounted. */
+static void test_shares(void **state)
+{
+	struct extres_property g0[] = { P("index", "0"), P("uuid", "GPU-a"),
+					P("memory.total", "1000") };
+	const struct extres_info infos[] = { INFO(g0) };
+	const struct extres_view_resource view = { "gpu",    "nvml",	NULL,
+						   1,	     { 1, 1 },	infos,
+						   N(infos), &nvml_info };
+	struct extres_resource_config rc = {
+		.name = "gpu",
+		.replicas = 2,
+		.sharing = EXTRES_SHARING_MPS,
+		.mps_pipe_dir = "/run/mps",
+		.mps_log_dir = "/var/log/mps",
+	};
+	const struct extres_cdi_resource res[] = { { &view, NULL, NULL, NULL,
+						     &rc } };
+
+	(void)state;
+	expect_cdi(
+		res, N(res), no_nodes,
+		"{\n"
+		"\"gpu\": {\"cdiVersion\": \"0.5.0\", \"kind\": \"extres.dev/gpu\", \"devices\": ["
+		"{\"name\": \"0\", \"containerEdits\": {\"env\": [\"EXTRES_GPU_INDEXES=0\", \"CUDA_VISIBLE_DEVICES=GPU-a\", \"CUDA_DEVICE_ORDER=PCI_BUS_ID\"]}}, "
+		"{\"name\": \"0-share-1\", \"containerEdits\": {\"env\": [\"EXTRES_GPU_INDEXES=0\", \"CUDA_VISIBLE_DEVICES=GPU-a\", \"CUDA_DEVICE_ORDER=PCI_BUS_ID\", \"EXTRES_GPU_SHARE=1/2\", \"CUDA_MPS_PIPE_DIRECTORY=/run/mps\", \"CUDA_MPS_LOG_DIRECTORY=/var/log/mps\", \"CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=50\", \"CUDA_MPS_PINNED_DEVICE_MEM_LIMIT=0=500M\"], "
+		"\"mounts\": [{\"hostPath\": \"/run/mps\", \"containerPath\": \"/run/mps\", \"options\": [\"rbind\"]}]}}, "
+		"{\"name\": \"0-share-2\", \"containerEdits\": {\"env\": [\"EXTRES_GPU_INDEXES=0\", \"CUDA_VISIBLE_DEVICES=GPU-a\", \"CUDA_DEVICE_ORDER=PCI_BUS_ID\", \"EXTRES_GPU_SHARE=2/2\", \"CUDA_MPS_PIPE_DIRECTORY=/run/mps\", \"CUDA_MPS_LOG_DIRECTORY=/var/log/mps\", \"CUDA_MPS_ACTIVE_THREAD_PERCENTAGE=50\", \"CUDA_MPS_PINNED_DEVICE_MEM_LIMIT=0=500M\"], "
+		"\"mounts\": [{\"hostPath\": \"/run/mps\", \"containerPath\": \"/run/mps\", \"options\": [\"rbind\"]}]}}, "
+		"{\"name\": \"all\", \"containerEdits\": {\"env\": [\"EXTRES_GPU_INDEXES=0\", \"CUDA_VISIBLE_DEVICES=GPU-a\", \"CUDA_DEVICE_ORDER=PCI_BUS_ID\"]}}]}\n"
+		"}\n");
+}
+
 static void test_no_resources(void **state)
 {
 	expect_cdi(NULL, 0, no_nodes, "{\n}\n");
@@ -417,7 +453,7 @@ static void test_name_escaped(void **state)
 						   1,	     { 1, 1 }, infos,
 						   N(infos), NULL };
 	const struct extres_cdi_resource res[] = { { &view, "x.io/ab", NULL,
-						     NULL } };
+						     NULL, NULL } };
 	static const char *const have[] = { "/dev/null", NULL };
 
 	expect_cdi(
@@ -479,6 +515,7 @@ int main(void)
 		cmocka_unit_test(test_base_spec),
 		cmocka_unit_test(test_base_version),
 		cmocka_unit_test(test_base_bad),
+		cmocka_unit_test(test_shares),
 		cmocka_unit_test(test_no_resources),
 		cmocka_unit_test(test_name_escaped),
 		cmocka_unit_test(test_kind_rules),

@@ -1935,6 +1935,59 @@ static void test_free_null(void **state)
 	extres_param_free(NULL);
 }
 
+/* replicas and sharing-strategy: shares per device, and how. */
+static void test_sharing(void **state)
+{
+	struct extres_config *c;
+
+	(void)state;
+	c = load_ok(GPU_OK);
+	assert_int_equal(c->resources[0].replicas, 1);
+	assert_null(c->resources[0].mps_pipe_dir);
+	extres_config_free(c);
+	c = load_ok(GPU_OK "external-resource.gpu.coordination-file: /c\n"
+			   "external-resource.gpu:\n"
+			   "  replicas: 4\n"
+			   "  sharing-strategy: mps\n"
+			   "  mps:\n"
+			   "    pipe-directory: /run/mps\n");
+	expect_warnings(c, NULL);
+	assert_int_equal(c->resources[0].replicas, 4);
+	assert_int_equal(c->resources[0].sharing, EXTRES_SHARING_MPS);
+	assert_string_equal(c->resources[0].mps_pipe_dir, "/run/mps");
+	assert_string_equal(c->resources[0].mps_log_dir,
+			    EXTRES_MPS_LOG_DEFAULT);
+	extres_config_free(c);
+	/* Keys without the key they depend on: warned about. */
+	c = load_ok(GPU_OK "external-resource.gpu.sharing-strategy: mps\n"
+			   "external-resource.gpu.mps.log-directory: /x\n");
+	expect_warnings(
+		c,
+		BUF_PATH
+		":4:1: external-resource.gpu.sharing-strategy is ignored: external-resource.gpu.replicas is not above 1",
+		NULL);
+	extres_config_free(c);
+	c = load_ok(GPU_OK "external-resource.gpu.mps.pipe-directory: /x\n");
+	expect_warnings(
+		c,
+		BUF_PATH
+		":4:1: external-resource.gpu.mps.pipe-directory is ignored: external-resource.gpu.sharing-strategy is not mps",
+		NULL);
+	extres_config_free(c);
+	expect_error(
+		GPU_OK "external-resource.gpu.replicas: 4\n", EINVAL,
+		BUF_PATH
+		":4:33: external-resource.gpu.replicas is 4, but external-resource.gpu.coordination-file is not set: shares are leased through the coordination file");
+	expect_error(
+		GPU_OK "external-resource.gpu.replicas: 0\n", EINVAL,
+		BUF_PATH
+		":4:33: external-resource.gpu.replicas is '0'; expected a whole number of shares per device from 1 to 64");
+	expect_error(
+		GPU_OK "external-resource.gpu.sharing-strategy: mig\n", EINVAL,
+		BUF_PATH
+		":4:41: external-resource.gpu.sharing-strategy is 'mig'; expected time-slicing or mps");
+}
+
 int main(void)
 {
 	/* Flink's default script depends on it (test_gpu_default_script). */
@@ -1970,6 +2023,7 @@ int main(void)
 		cmocka_unit_test(test_coordination_key),
 		cmocka_unit_test(test_refresh_interval),
 		cmocka_unit_test(test_pool),
+		cmocka_unit_test(test_sharing),
 		cmocka_unit_test(test_lock_timeout),
 		cmocka_unit_test(test_coordination_group),
 		cmocka_unit_test(test_env_var_key),

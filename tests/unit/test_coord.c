@@ -150,6 +150,11 @@ static void test_lease_line(void **state)
 	parse("2 77 900 lease=", &e);
 	assert_null(e.lease);
 	extres_coord_entry_clear(&e);
+	/* Tagged fields come in any order; unknown ones are skipped. */
+	parse("2 77\t900\tuuid=GPU-1\tlease=77-900\tx=y", &e);
+	assert_int_equal(e.parsed, 1);
+	assert_string_equal(e.lease, "77-900");
+	extres_coord_entry_clear(&e);
 	/* Without a start time there is no lease. */
 	parse("2 77 lease=77-900", &e);
 	assert_null(e.lease);

@@ -83,7 +83,9 @@ static struct extres_holder two[] = {
 	  .uid = 1000,
 	  .user = "alice",
 	  .command = "py\tthon",
-	  .since = 86400 },
+	  .since = 86400,
+	  .share_i = 2,
+	  .share_n = 4 },
 	{ .resource = "gpu",
 	  .key = "1",
 	  .pid = 200,
@@ -101,8 +103,8 @@ static void test_text(void **state)
 	assert_int_equal(extres_holders_text(&h, &text, &len), 0);
 	assert_string_equal(
 		text,
-		"gpu\t0\t100\talice\tpy?thon\t1970-01-02T00:00:00Z\tlease\t100-7\tlive\n"
-		"gpu\t1\t200\t-\t-\t-\tother\t-\treused\n");
+		"gpu\t0\t100\talice\tpy?thon\t1970-01-02T00:00:00Z\tlease\t100-7\tlive\t2/4\n"
+		"gpu\t1\t200\t-\t-\t-\tother\t-\treused\t-\n");
 	assert_int_equal(len, strlen(text));
 	free(text);
 	h.n = 0;
@@ -112,7 +114,7 @@ static void test_text(void **state)
 }
 
 /* Any bytes in a holder's fields (the file's and a command's name): the
- * text is valid UTF-8, and every line has its 9 fields. */
+ * text is valid UTF-8, and every line has its 10 fields. */
 static void test_text_bad_bytes(void **state)
 {
 	struct extres_holder bad = {
@@ -135,7 +137,7 @@ static void test_text_bad_bytes(void **state)
 	assert_string_equal(text,
 			    "gpu\t0?\xef\xbf\xbd\t100\tal\xef\xbf\xbdice\t"
 			    "sl\xef\xbf\xbd\xef\xbf\xbd?ep\t-\tlease\t"
-			    "100-7?x\tlive\n");
+			    "100-7?x\tlive\t-\n");
 	free(text);
 }
 
@@ -154,10 +156,11 @@ static void test_json(void **state)
 		"{\"resources\": {\"gpu\": {\"driver\": \"static\", \"amount\": 4, \"pool\": true}}, "
 		"\"holders\": [{\"resource\": \"gpu\", \"key\": \"0\", \"pid\": 100, \"uid\": 1000, "
 		"\"user\": \"alice\", \"command\": \"py\\tthon\", \"since\": \"1970-01-02T00:00:00Z\", "
-		"\"kind\": \"lease\", \"lease\": \"100-7\", \"state\": \"live\"}, "
+		"\"kind\": \"lease\", \"lease\": \"100-7\", \"state\": \"live\", "
+		"\"share\": {\"index\": 2, \"of\": 4}}, "
 		"{\"resource\": \"gpu\", \"key\": \"1\", \"pid\": 200, \"uid\": null, \"user\": null, "
 		"\"command\": null, \"since\": null, \"kind\": \"other\", \"lease\": null, "
-		"\"state\": \"reused\"}]}\n");
+		"\"state\": \"reused\", \"share\": null}]}\n");
 	free(text);
 	h.n = 0;
 	assert_int_equal(extres_json_view_holders(NULL, 0, &h, &text, &len), 0);

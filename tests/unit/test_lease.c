@@ -92,7 +92,9 @@ static void make_want(struct fixture *f, size_t n, uint64_t want,
 							  cpulist, NULL),
 					 0);
 	}
-	f->want = (struct extres_lease_want){ &f->res, want, f->cands };
+	f->want = (struct extres_lease_want){ .res = &f->res,
+					      .n = want,
+					      .candidates = f->cands };
 }
 
 static pid_t start_holder(void)
@@ -417,7 +419,9 @@ static void test_env_quote(void **state)
 	assert_int_equal(extres_infos_new(&f->cands), 0);
 	assert_int_equal(extres_infos_begin(f->cands, NULL), 0);
 	assert_int_equal(extres_infos_add(f->cands, "index", "it's", NULL), 0);
-	f->want = (struct extres_lease_want){ &f->res, 1, f->cands };
+	f->want = (struct extres_lease_want){ .res = &f->res,
+					      .n = 1,
+					      .candidates = f->cands };
 	assert_int_equal(extres_lease_try(&f->want, 1, f->me, f->st, NULL, 5000,
 					  &l, &busy, &err),
 			 0);

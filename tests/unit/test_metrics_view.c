@@ -81,7 +81,16 @@ static void test_metrics(void **state)
 		HOLDER("nic", EXTRES_HOLDER_LEASE, EXTRES_OWNER_DEAD, "8-1"),
 		HOLDER("nic", EXTRES_HOLDER_OTHER, EXTRES_OWNER_ZOMBIE, NULL),
 		HOLDER("nic", EXTRES_HOLDER_OTHER, EXTRES_OWNER_LIVE, NULL),
+		HOLDER("gpu", EXTRES_HOLDER_LEASE, EXTRES_OWNER_LIVE, "10-2"),
+		HOLDER("gpu", EXTRES_HOLDER_LEASE, EXTRES_OWNER_LIVE, "11-2"),
+		HOLDER("gpu", EXTRES_HOLDER_LEASE, EXTRES_OWNER_DEAD, "12-2"),
 	};
+	/* Three shares of device 5, one of them stale. */
+	for (size_t s = 7; s < 10; s++) {
+		items[s].key = "5";
+		items[s].share_i = (unsigned)s - 6;
+		items[s].share_n = 4;
+	}
 	const struct extres_holders h = { N(items), items };
 
 	expect_metrics(
@@ -105,7 +114,7 @@ static void test_metrics(void **state)
 		"# HELP extres_holders Lines of the resource's coordination file whose owner is live, by kind.\n"
 		"# TYPE extres_holders gauge\n"
 		"extres_holders{resource=\"gpu\",kind=\"daemon\"} 1\n"
-		"extres_holders{resource=\"gpu\",kind=\"lease\"} 1\n"
+		"extres_holders{resource=\"gpu\",kind=\"lease\"} 3\n"
 		"extres_holders{resource=\"gpu\",kind=\"extresd\"} 0\n"
 		"extres_holders{resource=\"gpu\",kind=\"other\"} 0\n"
 		"extres_holders{resource=\"nic\",kind=\"daemon\"} 0\n"
@@ -114,11 +123,14 @@ static void test_metrics(void **state)
 		"extres_holders{resource=\"nic\",kind=\"other\"} 1\n"
 		"# HELP extres_stale_holders Lines of the resource's coordination file whose owner is gone.\n"
 		"# TYPE extres_stale_holders gauge\n"
-		"extres_stale_holders{resource=\"gpu\"} 0\n"
+		"extres_stale_holders{resource=\"gpu\"} 1\n"
 		"extres_stale_holders{resource=\"nic\"} 2\n"
+		"# HELP extres_device_shares Live shares of a shared device, by its coordination key.\n"
+		"# TYPE extres_device_shares gauge\n"
+		"extres_device_shares{resource=\"gpu\",key=\"5\"} 2\n"
 		"# HELP extres_leases Leases (extresctl run) whose owner is live.\n"
 		"# TYPE extres_leases gauge\n"
-		"extres_leases 2\n"
+		"extres_leases 4\n"
 		"# HELP extres_reloads_total Reloads of the configuration asked for, failed ones included.\n"
 		"# TYPE extres_reloads_total counter\n"
 		"extres_reloads_total 3\n"
@@ -151,6 +163,8 @@ static void test_metrics_empty(void **state)
 		"# TYPE extres_holders gauge\n"
 		"# HELP extres_stale_holders Lines of the resource's coordination file whose owner is gone.\n"
 		"# TYPE extres_stale_holders gauge\n"
+		"# HELP extres_device_shares Live shares of a shared device, by its coordination key.\n"
+		"# TYPE extres_device_shares gauge\n"
 		"# HELP extres_leases Leases (extresctl run) whose owner is live.\n"
 		"# TYPE extres_leases gauge\n"
 		"extres_leases 0\n"
