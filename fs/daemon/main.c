@@ -37,6 +37,7 @@ static const struct fuse_opt extresd_opts[] = {
 	{ "--config=%s", offsetof(struct extresd, config_path), 0 },
 	{ "--owner-pid %s", offsetof(struct extresd, owner_arg), 0 },
 	{ "--owner-pid=%s", offsetof(struct extresd, owner_arg), 0 },
+	{ "transport=%s", offsetof(struct extresd, transport_arg), 0 },
 	FUSE_OPT_END
 };
 
@@ -57,6 +58,9 @@ static void usage(const char *prog)
 	       "    -f                     stay in the foreground\n"
 	       "    -d                     debug: log every request (implies -f)\n"
 	       "    -o OPT[,OPT...]        mount options\n"
+	       "    -o transport=auto|uring|dev\n"
+	       "                           how requests come (default:\n"
+	       "                           extres.transport, else auto)\n"
 	       "    -h, --help             this help\n"
 	       "    -V, --version          print the version\n"
 	       "\n"
@@ -268,6 +272,26 @@ static int load_config(struct extresd *d)
 	return 0;
 }
 
+/* -o transport= wins over extres.transport. */
+static int setup_transport(struct extresd *d)
+{
+	enum extres_transport_mode mode = EXTRES_TRANSPORT_AUTO;
+	struct extres_err err;
+	int r = 0;
+
+	if (d->transport_arg)
+		r = extres_transport_parse(d->transport_arg, "-o transport",
+					   &mode, &err);
+	else if (d->config->transport)
+		r = extres_transport_parse(d->config->transport,
+					   "extres.transport", &mode, &err);
+	if (r == 0)
+		r = extres_transport_prepare(&d->transport, mode, &err);
+	if (r < 0)
+		extres_log(EXTRES_LOG_ERR, "%s", err.msg);
+	return r;
+}
+
 static int build_tree(struct extresd *d)
 {
 	struct extres_err err;
@@ -351,6 +375,9 @@ static int run_session(struct extresd *d)
 		r = -EIO;
 		goto out;
 	}
+	r = extres_transport_attach(&d->transport, d->se);
+	if (r < 0)
+		goto out_unmount;
 	r = -EIO;
 	if (d->owner_watch.pidfd >= 0 &&
 	    extres_owner_start(&d->owner_watch, &err) < 0) {
@@ -397,6 +424,9 @@ out_unmount:
 	 * can wait on the kernel for a request nobody serves. */
 	extres_control_close(&d->control);
 	extres_owner_close(&d->owner_watch);
+	/* The queues end before the unmount: a request being answered on
+	 * one is answered first. */
+	extres_transport_stop(&d->transport);
 	/* Also what makes a probe still waiting on the loop return. */
 	unmount_session(d);
 	fuse_loop_cfg_destroy(loop);
@@ -442,6 +472,7 @@ static void cleanup(struct extresd *d)
 		extres_log(EXTRES_LOG_ERR, "%s", err.msg);
 	extres_allocations_free(d->allocs);
 	extres_control_close_kick(&d->control);
+	extres_transport_destroy(&d->transport);
 	if (d->se)
 		fuse_session_destroy(d->se);
 	extres_fs_destroy(&d->fs);
@@ -452,6 +483,7 @@ static void cleanup(struct extresd *d)
 	free(d->mountpoint);
 	free(d->config_path);
 	free(d->owner_arg);
+	free(d->transport_arg);
 	free(d->positional[0]);
 	free(d->positional[1]);
 	free(d->cmd.mountpoint);
@@ -472,6 +504,9 @@ int main(int argc, char *argv[])
 		.runlock = { .fd = -1 },
 		.hand_fd = -1,
 		.last_reload = "-",
+		.transport = { .lock = PTHREAD_MUTEX_INITIALIZER,
+			       .fd = -1,
+			       .kickfd = -1 },
 	};
 	struct extres_err err;
 	int r, status = 1;
@@ -533,6 +568,7 @@ int main(int argc, char *argv[])
 	 * before any device is discovered or taken. Nothing is mounted yet. */
 	if (add_mount_options(&args) < 0 || keep_mount_opts(&d, &args) != 0)
 		goto out;
+	d.fs.transport = &d.transport;
 	d.se = fuse_session_new(&args, extres_fuse_ops(),
 				sizeof(struct fuse_lowlevel_ops), &d.fs);
 	if (!d.se) {
@@ -542,7 +578,7 @@ int main(int argc, char *argv[])
 	}
 	if (d.owner_arg && setup_owner(&d) < 0)
 		goto out;
-	if (load_config(&d) < 0)
+	if (load_config(&d) < 0 || setup_transport(&d) < 0)
 		goto out;
 	r = resolve_mountpoint(&d);
 	if (r == -EINTR)
@@ -570,6 +606,9 @@ int main(int argc, char *argv[])
 		goto out;
 	}
 	d.control.watchfd = d.guard.fd;
+	d.transport.kickfd = d.control.kickfd;
+	d.transport.fail = stop_session;
+	d.transport.ctx = &d;
 	d.control.watch = extresd_guard_event;
 	r = build_tree(&d);
 	if (r == -EINTR)
