@@ -272,10 +272,12 @@ static int load_config(struct extresd *d)
 	return 0;
 }
 
-/* -o transport= wins over extres.transport. */
+/* -o transport= wins over extres.transport. The test suite runs whole
+ * over one transport with EXTRESD_TEST_TRANSPORT (.ci/run). */
 static int setup_transport(struct extresd *d)
 {
 	enum extres_transport_mode mode = EXTRES_TRANSPORT_AUTO;
+	const char *test = getenv("EXTRESD_TEST_TRANSPORT");
 	struct extres_err err;
 	int r = 0;
 
@@ -285,6 +287,9 @@ static int setup_transport(struct extresd *d)
 	else if (d->config->transport)
 		r = extres_transport_parse(d->config->transport,
 					   "extres.transport", &mode, &err);
+	else if (test && *test)
+		r = extres_transport_parse(test, "EXTRESD_TEST_TRANSPORT",
+					   &mode, &err);
 	if (r == 0)
 		r = extres_transport_prepare(&d->transport, mode, &err);
 	if (r < 0)
