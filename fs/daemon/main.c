@@ -58,9 +58,7 @@ static void usage(const char *prog)
 	       "    -f                     stay in the foreground\n"
 	       "    -d                     debug: log every request (implies -f)\n"
 	       "    -o OPT[,OPT...]        mount options\n"
-	       "    -o transport=auto|uring|dev\n"
-	       "                           how requests come (default:\n"
-	       "                           extres.transport, else auto)\n"
+	       "    -o transport=MODE      auto, uring or dev (see extresd(8))\n"
 	       "    -h, --help             this help\n"
 	       "    -V, --version          print the version\n"
 	       "\n"
@@ -269,32 +267,8 @@ static int load_config(struct extresd *d)
 	}
 	for (i = 0; i < d->config->n_warnings; i++)
 		extres_log(EXTRES_LOG_WARNING, "%s", d->config->warnings[i]);
-	return 0;
-}
-
-/* -o transport= wins over extres.transport. The test suite runs whole
- * over one transport with EXTRESD_TEST_TRANSPORT (.ci/run). */
-static int setup_transport(struct extresd *d)
-{
-	enum extres_transport_mode mode = EXTRES_TRANSPORT_AUTO;
-	const char *test = getenv("EXTRESD_TEST_TRANSPORT");
-	struct extres_err err;
-	int r = 0;
-
-	if (d->transport_arg)
-		r = extres_transport_parse(d->transport_arg, "-o transport",
-					   &mode, &err);
-	else if (d->config->transport)
-		r = extres_transport_parse(d->config->transport,
-					   "extres.transport", &mode, &err);
-	else if (test && *test)
-		r = extres_transport_parse(test, "EXTRESD_TEST_TRANSPORT",
-					   &mode, &err);
-	if (r == 0)
-		r = extres_transport_prepare(&d->transport, mode, &err);
-	if (r < 0)
-		extres_log(EXTRES_LOG_ERR, "%s", err.msg);
-	return r;
+	return extres_transport_choose(&d->transport, d->transport_arg,
+				       d->config->transport);
 }
 
 static int build_tree(struct extresd *d)
@@ -380,8 +354,8 @@ static int run_session(struct extresd *d)
 		r = -EIO;
 		goto out;
 	}
-	r = extres_transport_attach(&d->transport, d->se);
-	if (r < 0)
+	if (extres_transport_attach(&d->transport, d->se, d->control.kickfd,
+				    stop_session, d) < 0)
 		goto out_unmount;
 	r = -EIO;
 	if (d->owner_watch.pidfd >= 0 &&
@@ -429,8 +403,6 @@ out_unmount:
 	 * can wait on the kernel for a request nobody serves. */
 	extres_control_close(&d->control);
 	extres_owner_close(&d->owner_watch);
-	/* The queues end before the unmount: a request being answered on
-	 * one is answered first. */
 	extres_transport_stop(&d->transport);
 	/* Also what makes a probe still waiting on the loop return. */
 	unmount_session(d);
@@ -477,7 +449,6 @@ static void cleanup(struct extresd *d)
 		extres_log(EXTRES_LOG_ERR, "%s", err.msg);
 	extres_allocations_free(d->allocs);
 	extres_control_close_kick(&d->control);
-	extres_transport_destroy(&d->transport);
 	if (d->se)
 		fuse_session_destroy(d->se);
 	extres_fs_destroy(&d->fs);
@@ -509,9 +480,6 @@ int main(int argc, char *argv[])
 		.runlock = { .fd = -1 },
 		.hand_fd = -1,
 		.last_reload = "-",
-		.transport = { .lock = PTHREAD_MUTEX_INITIALIZER,
-			       .fd = -1,
-			       .kickfd = -1 },
 	};
 	struct extres_err err;
 	int r, status = 1;
@@ -583,7 +551,7 @@ int main(int argc, char *argv[])
 	}
 	if (d.owner_arg && setup_owner(&d) < 0)
 		goto out;
-	if (load_config(&d) < 0 || setup_transport(&d) < 0)
+	if (load_config(&d) < 0)
 		goto out;
 	r = resolve_mountpoint(&d);
 	if (r == -EINTR)
@@ -611,9 +579,6 @@ int main(int argc, char *argv[])
 		goto out;
 	}
 	d.control.watchfd = d.guard.fd;
-	d.transport.kickfd = d.control.kickfd;
-	d.transport.fail = stop_session;
-	d.transport.ctx = &d;
 	d.control.watch = extresd_guard_event;
 	r = build_tree(&d);
 	if (r == -EINTR)

@@ -5,6 +5,7 @@
 #include <linux/fuse.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -57,8 +58,10 @@ int extres_transport_prepare(struct extres_transport *t,
 	struct extres_err why;
 	int r;
 
+	pthread_mutex_init(&t->lock, NULL);
 	t->mode = mode;
 	t->fd = -1;
+	t->kickfd = -1;
 	if (mode == EXTRES_TRANSPORT_DEV) {
 		set_state(t, "dev (asked for)");
 		return 0;
@@ -74,6 +77,29 @@ int extres_transport_prepare(struct extres_transport *t,
 	set_state(t, "dev (%s)", why.msg);
 	t->mode = EXTRES_TRANSPORT_DEV;
 	return 0;
+}
+
+int extres_transport_choose(struct extres_transport *t, const char *option,
+			    const char *config)
+{
+	struct extres_err e, *err = &e;
+	enum extres_transport_mode mode = EXTRES_TRANSPORT_AUTO;
+	const char *test = getenv("EXTRESD_TEST_TRANSPORT");
+	int r = 0;
+
+	if (option)
+		r = extres_transport_parse(option, "-o transport", &mode, err);
+	else if (config)
+		r = extres_transport_parse(config, "extres.transport", &mode,
+					   err);
+	else if (test && *test)
+		r = extres_transport_parse(test, "EXTRESD_TEST_TRANSPORT",
+					   &mode, err);
+	if (r == 0)
+		r = extres_transport_prepare(t, mode, err);
+	if (r < 0)
+		extres_log(EXTRES_LOG_ERR, "%s", e.msg);
+	return r;
 }
 
 /* No io_uring after all: /dev/fuse goes on serving everything. */
@@ -208,7 +234,8 @@ static ssize_t dev_writev(int fd, struct iovec *iov, int count, void *userdata)
 	return n < 0 ? -errno : n;
 }
 
-int extres_transport_attach(struct extres_transport *t, struct fuse_session *se)
+int extres_transport_attach(struct extres_transport *t, struct fuse_session *se,
+			    int kickfd, void (*fail)(void *ctx), void *ctx)
 {
 	static const struct fuse_custom_io io = {
 		.read = dev_read,
@@ -217,6 +244,9 @@ int extres_transport_attach(struct extres_transport *t, struct fuse_session *se)
 	int r;
 
 	t->se = se;
+	t->kickfd = kickfd;
+	t->fail = fail;
+	t->ctx = ctx;
 	if (t->mode == EXTRES_TRANSPORT_DEV)
 		return 0;
 	t->fd = fuse_session_fd(se);
@@ -247,9 +277,4 @@ void extres_transport_describe(struct extres_transport *t, char *buf,
 int extres_transport_take_changed(struct extres_transport *t)
 {
 	return atomic_exchange(&t->changed, 0);
-}
-
-void extres_transport_destroy(struct extres_transport *t)
-{
-	extres_transport_stop(t);
 }

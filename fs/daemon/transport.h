@@ -70,12 +70,22 @@ int extres_transport_prepare(struct extres_transport *t,
 			     struct extres_err *err);
 
 /*
+ * The mode: -o transport= (`option`), else extres.transport (`config`),
+ * else EXTRESD_TEST_TRANSPORT (the test suite's, for a whole run over one
+ * transport), else auto; then extres_transport_prepare(). Either string
+ * may be NULL. 0, or a negative errno (logged).
+ */
+int extres_transport_choose(struct extres_transport *t, const char *option,
+			    const char *config);
+
+/*
  * After fuse_session_mount(), before the session loop: take over the
  * session's reads and writes if io_uring is to be tried. 0 or a negative
- * errno (logged).
+ * errno (logged). `kickfd` is written when the outcome changes; `fail`
+ * is called when `uring` was asked for and cannot be had.
  */
-int extres_transport_attach(struct extres_transport *t,
-			    struct fuse_session *se);
+int extres_transport_attach(struct extres_transport *t, struct fuse_session *se,
+			    int kickfd, void (*fail)(void *ctx), void *ctx);
 
 /* Stop the queues (before the unmount). Safe if none started, and twice. */
 void extres_transport_stop(struct extres_transport *t);
@@ -88,8 +98,5 @@ void extres_transport_describe(struct extres_transport *t, char *buf,
 /* Whether the outcome changed since last asked (then .meta/status is
  * built again). */
 int extres_transport_take_changed(struct extres_transport *t);
-
-/* Free what is left (after extres_transport_stop()). */
-void extres_transport_destroy(struct extres_transport *t);
 
 #endif
