@@ -7,6 +7,8 @@
 # shellcheck source=tests/integration/lib.sh
 source "$(dirname "$0")/lib.sh"
 
+# Each case says its transport: not the whole-suite one (.ci/run).
+unset EXTRESD_TEST_TRANSPORT
 PARAM=/sys/module/fuse/parameters/enable_uring
 PARAM_WAS=
 
