@@ -83,7 +83,7 @@ int extres_transport_choose(struct extres_transport *t, const char *option,
 			    const char *config)
 {
 	struct extres_err e, *err = &e;
-	enum extres_transport_mode mode = EXTRES_TRANSPORT_AUTO;
+	enum extres_transport_mode mode = EXTRES_TRANSPORT_DEV;
 	const char *test = getenv("EXTRESD_TEST_TRANSPORT");
 	int r = 0;
 
@@ -97,6 +97,12 @@ int extres_transport_choose(struct extres_transport *t, const char *option,
 					   &mode, err);
 	if (r == 0)
 		r = extres_transport_prepare(t, mode, err);
+	/* Not auto by default: a daemon killed (SIGKILL) while its queues
+	 * are registered leaves, on 6.18, a mount whose requests wait for
+	 * good instead of failing with ENOTCONN, which no restart can
+	 * replace (README "FUSE over io_uring"). */
+	if (r == 0 && !option && !config && !(test && *test))
+		set_state(t, "dev (the default; extres.transport chooses)");
 	if (r < 0)
 		extres_log(EXTRES_LOG_ERR, "%s", e.msg);
 	return r;

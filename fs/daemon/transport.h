@@ -72,7 +72,7 @@ int extres_transport_prepare(struct extres_transport *t,
 /*
  * The mode: -o transport= (`option`), else extres.transport (`config`),
  * else EXTRESD_TEST_TRANSPORT (the test suite's, for a whole run over one
- * transport), else auto; then extres_transport_prepare(). Either string
+ * transport), else dev; then extres_transport_prepare(). Either string
  * may be NULL. 0, or a negative errno (logged).
  */
 int extres_transport_choose(struct extres_transport *t, const char *option,

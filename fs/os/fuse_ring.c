@@ -8,7 +8,7 @@
 #include <pthread.h>
 #include <poll.h>
 #include <sched.h>
-#include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
@@ -91,7 +91,6 @@ struct extres_ring {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	unsigned reported;
-	atomic_uint_fast64_t served;
 	struct ring_queue *q;
 };
 
@@ -185,7 +184,9 @@ static void commit_error(struct ring_queue *q, struct ring_ent *e, int error)
 
 	memcpy(e->hdr->in_out, &out, sizeof(out));
 	e->hdr->ent.payload_sz = 0;
+	e->hdr->ent.padding = 0;
 	prep(q, e, CMD_COMMIT_AND_FETCH);
+	(void)io_uring_submit(&q->ring);
 }
 
 ssize_t extres_ring_reply(const struct iovec *iov, int count)
@@ -210,11 +211,18 @@ ssize_t extres_ring_reply(const struct iovec *iov, int count)
 		used += iov[i].iov_len;
 	}
 	total = sizeof(out) + used;
+	/* Protocol 7.46 reads `padding` as the payload's offset in a
+	 * buffer pool, which these entries do not use. */
+	e->hdr->ent.padding = 0;
 	out.len = (uint32_t)total;
 	memcpy(e->hdr->in_out, &out, sizeof(out));
 	e->hdr->ent.payload_sz = (uint32_t)used;
 	e->replied = 1;
 	prep(e->q, e, CMD_COMMIT_AND_FETCH);
+	/* Handed over now, as a write to /dev/fuse would be: what the
+	 * handler does after replying (a push of the bytes of the inode
+	 * just looked up) needs the kernel to have the reply. */
+	(void)io_uring_submit(&e->q->ring);
 	return (ssize_t)total;
 }
 
@@ -245,7 +253,6 @@ static void serve_one(struct ring_queue *q, struct ring_ent *e)
 	serving = e;
 	q->r->serve(q->r->ctx, start, in.len);
 	serving = NULL;
-	atomic_fetch_add_explicit(&q->r->served, 1, memory_order_relaxed);
 	/* Every ring request expects an answer; one libfuse gave none for
 	 * would keep its reader and this entry forever. */
 	if (!e->replied)
@@ -328,11 +335,15 @@ static void report(struct ring_queue *q, int result)
 static void *queue_main(void *arg)
 {
 	struct ring_queue *q = arg;
+	char name[16];
 	cpu_set_t cpu;
 	int result = 0, stop, r;
 
 	/* A CPU that is possible but offline takes no requests: its queue
 	 * still has to exist, and may run anywhere. */
+	/* Named, so that ps -L and the tests tell them from libfuse's. */
+	snprintf(name, sizeof(name), "extres-ring-%u", q->qid);
+	(void)pthread_setname_np(pthread_self(), name);
 	CPU_ZERO(&cpu);
 	CPU_SET(q->qid, &cpu);
 	(void)sched_setaffinity(0, sizeof(cpu), &cpu);
@@ -360,11 +371,6 @@ static void *queue_main(void *arg)
 		extres_log(EXTRES_LOG_ERR, "io_uring queue %u: %s", q->qid,
 			   strerror(-result));
 	return NULL;
-}
-
-uint64_t extres_ring_served(const struct extres_ring *r)
-{
-	return r ? atomic_load_explicit(&r->served, memory_order_relaxed) : 0;
 }
 
 unsigned extres_ring_queues(const struct extres_ring *r)

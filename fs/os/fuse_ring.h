@@ -62,9 +62,6 @@ int extres_ring_start(struct extres_ring **ret, int fuse_fd, size_t payload,
  */
 ssize_t extres_ring_reply(const struct iovec *iov, int count);
 
-/* How many requests the queues have served so far. */
-uint64_t extres_ring_served(const struct extres_ring *r);
-
 /* How many queues there are. */
 unsigned extres_ring_queues(const struct extres_ring *r);
 

@@ -35,6 +35,17 @@ set_param() {
 	fi
 }
 
+# Voluntary context switches of the daemon's io_uring threads so far.
+ring_wakeups() {
+	local t n=0 v
+	for t in /proc/"$DAEMON_PID"/task/*; do
+		[[ $(cat "$t/comm" 2>/dev/null) == extres-ring-* ]] || continue
+		v=$(awk '/^voluntary_ctxt_switches/ { print $2 }' "$t/status")
+		n=$((n + v))
+	done
+	echo "$n"
+}
+
 # Values, listings, a reload and the status line, over io_uring.
 case_uring() {
 	it_setup
@@ -48,8 +59,14 @@ case_uring() {
 	assert_eq "GPU-0f4c6d3e-1a2b-4c5d-8e9f-000000000001" "$(cat "$MNT/gpu/1/uuid")" "gpu/1/uuid"
 	assert_eq "mlx5_0" "$(cat "$MNT/nic/0/name")" "nic/0/name"
 	[[ -d $MNT/gpu/0 && ! -e $MNT/gpu/9 ]] || fail "lookups over io_uring"
-	python3 -c "import sys; assert open(sys.argv[1]).read() == '0'" "$MNT/gpu/0/index" ||
+	# The requests come over the queues: their threads wake for them.
+	local before after
+	before=$(ring_wakeups)
+	python3 -c "import sys
+for _ in range(50): assert open(sys.argv[1]).read() == '0'" "$MNT/gpu/0/index" ||
 		fail "python's open().read() (an ioctl per open) over io_uring"
+	after=$(ring_wakeups)
+	((after >= before + 25)) || fail "the io_uring threads woke $before then $after times for 50 ioctls"
 	ls -la "$MNT/gpu" >/dev/null || fail "listing over io_uring"
 	sed -i 's/memory.total: 16384 MiB/memory.total: 4096 MiB/' "$WORK/extres.yaml"
 	reload_hup
@@ -72,6 +89,7 @@ case_auto_fallback() {
 	it_setup
 	set_param N
 	write_std_config "$WORK/extres.yaml"
+	echo "extres.transport: auto" >>"$WORK/extres.yaml"
 	daemon_start -c "$WORK/extres.yaml" "$MNT"
 	assert_contains "$(status_field transport)" "dev (the fuse module's enable_uring parameter is off"
 	grep -q "serving over /dev/fuse: the fuse module's enable_uring parameter is off" "$DAEMON_ERR" ||
@@ -85,11 +103,21 @@ case_auto_uring() {
 	it_setup
 	set_param Y
 	write_std_config "$WORK/extres.yaml"
-	daemon_start -c "$WORK/extres.yaml" "$MNT"
+	daemon_start -c "$WORK/extres.yaml" -o transport=auto "$MNT"
 	local t
 	t=$(status_field transport)
 	[[ $t == "uring ("*" queues)" ]] || fail "transport is '$t', wanted io_uring"
 	assert_eq "0" "$(cat "$MNT/gpu/0/index")" "gpu/0/index"
+	daemon_stop
+}
+
+# Without a setting: /dev/fuse, whatever the kernel allows.
+case_default() {
+	it_setup
+	set_param Y
+	write_std_config "$WORK/extres.yaml"
+	daemon_start -c "$WORK/extres.yaml" "$MNT"
+	assert_eq "dev (the default; extres.transport chooses)" "$(status_field transport)" "transport"
 	daemon_stop
 }
 
