@@ -93,6 +93,32 @@ static int set_cdi_spec_dir(struct loader *l)
 	return l->config->cdi_spec_dir ? 0 : extres_cfg_oom(l);
 }
 
+/* extres.transport: how requests reach the daemon (daemon/transport.h);
+ * checked here, so that a typo is named with its place in the file. */
+static int set_transport(struct loader *l)
+{
+	static const char *const names[] = { "auto", "uring", "dev" };
+	const struct extres_flat *e = l->transport;
+	const char *text;
+	size_t i;
+	int r;
+
+	if (!e)
+		return 0;
+	r = extres_cfg_scalar_of(l, e, TRANSPORT_EXPECTED, &text);
+	if (r < 0)
+		return r;
+	for (i = 0; text && i < sizeof(names) / sizeof(names[0]); i++)
+		if (strcmp(text, names[i]) == 0) {
+			l->config->transport = strdup(text);
+			return l->config->transport ? 0 : extres_cfg_oom(l);
+		}
+	return extres_cfg_fail(l, EINVAL, extres_cfg_value_line(e),
+			       extres_cfg_value_column(e),
+			       "%s is '%s': expected " TRANSPORT_EXPECTED,
+			       e->key, text ? text : "");
+}
+
 /* extres.lock-timeout: how long any wait for a coordination file's lock
  * may last (seconds; 0 tries once). Every resource gets it. */
 static int set_lock_timeout(struct loader *l)
@@ -220,6 +246,9 @@ static int interpret(struct loader *l, yaml_node_t *root)
 	if (r < 0)
 		return r;
 	r = set_coordination_group(l);
+	if (r < 0)
+		return r;
+	r = set_transport(l);
 	if (r < 0)
 		return r;
 	r = extres_cfg_warn_unlisted(l);
@@ -429,6 +458,7 @@ void extres_config_free(struct extres_config *config)
 	free(config->resources);
 	free(config->mountpoint);
 	free(config->cdi_spec_dir);
+	free(config->transport);
 	for (i = 0; i < config->n_warnings; i++)
 		free(config->warnings[i]);
 	free(config->warnings);

@@ -33,6 +33,7 @@
  *                               coordination file's lock)
  *   extres.coordination-group  (a group name: its members may write
  *                               coordination files; see os/trust.h)
+ *   extres.transport           (auto, uring or dev: see daemon/transport.h)
  *
  * Everything else outside `external-resource.`/`extres.` is ignored silently;
  * an unknown key inside them is a warning that names it with file:line:col.
@@ -161,6 +162,7 @@ struct extres_config {
 	 * root trusts). A name that is no group is an error at its value.
 	 */
 	char *coordination_group;
+	char *transport; /* extres.transport, or NULL */
 	gid_t coordination_gid;
 	size_t n_resources;
 	struct extres_resource_config *resources; /* in list order */

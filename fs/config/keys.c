@@ -174,7 +174,8 @@ static const char *near_slot(const char *suffix)
 int extres_cfg_near_key(const struct loader *l, const char *key, char **ret)
 {
 	static const char *const extres_keys[] = { "mountpoint", "cdi-spec-dir",
-						   "lock-timeout" };
+						   "lock-timeout",
+						   "transport" };
 	const char *suffix = NULL, *near = NULL;
 	int index, r = 0;
 
@@ -336,6 +337,8 @@ int extres_cfg_sort_keys(struct loader *l)
 			r = extres_cfg_wrong_kind(l, e, LOCK_TIMEOUT_EXPECTED);
 		else if (e->section && strcmp(key, COORD_GROUP_KEY) == 0)
 			r = extres_cfg_wrong_kind(l, e, COORD_GROUP_EXPECTED);
+		else if (e->section && strcmp(key, TRANSPORT_KEY) == 0)
+			r = extres_cfg_wrong_kind(l, e, TRANSPORT_EXPECTED);
 		else if (e->section)
 			continue;
 		else if (strcmp(key, EXTRES_PREFIX "mountpoint") == 0)
@@ -346,6 +349,8 @@ int extres_cfg_sort_keys(struct loader *l)
 			l->lock_timeout = e;
 		else if (strcmp(key, COORD_GROUP_KEY) == 0)
 			l->coordination_group = e;
+		else if (strcmp(key, TRANSPORT_KEY) == 0)
+			l->transport = e;
 		else if (extres_starts_with(key, EXTRES_PREFIX) ||
 			 extres_starts_with(key, LIST_KEY "."))
 			r = warn_unknown(l, e);

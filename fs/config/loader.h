@@ -54,6 +54,8 @@ extern const char *const extres_cfg_slot_expected[N_SLOTS];
 #define MOUNTPOINT_EXPECTED "a path"
 #define LOCK_TIMEOUT_EXPECTED "a number of seconds"
 #define COORD_GROUP_KEY EXTRES_PREFIX "coordination-group"
+#define TRANSPORT_KEY EXTRES_PREFIX "transport"
+#define TRANSPORT_EXPECTED "auto, uring or dev"
 #define COORD_GROUP_EXPECTED "a group name"
 
 struct resource_keys {
@@ -84,6 +86,7 @@ struct loader {
 	const struct extres_flat *cdi_spec_dir;
 	const struct extres_flat *lock_timeout;
 	const struct extres_flat *coordination_group;
+	const struct extres_flat *transport;
 	/* Why another user could modify the file (config->untrusted), or
 	 * NULL: such a file may not widen whom we trust. */
 	const char *untrusted;

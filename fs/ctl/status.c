@@ -347,6 +347,17 @@ static void print_holders(const char *text)
 	free(copy);
 }
 
+/* How requests reach the daemon (daemon/transport.h), and why not over
+ * io_uring where it could not be. */
+static void print_transport(const char *status)
+{
+	const char *p, *nl;
+
+	for (p = status; p && (nl = strchr(p, '\n')); p = nl + 1)
+		if (strncmp(p, "transport ", 10) == 0)
+			printf("transport: %.*s\n", (int)(nl - p) - 10, p + 10);
+}
+
 /*
  * Print the daemon's "conflict ..." lines as errors (a device it serves
  * that another live process holds too), and its "unhealthy-device ..."
@@ -415,8 +426,10 @@ static int status_job(struct extres_ctl_mount *m, void *arg)
 		fputs(json, stdout);
 	else
 		print_text(m->mnt, &root);
-	if (r == 0 && !o->json)
+	if (r == 0 && !o->json) {
 		print_holders(rm.holders);
+		print_transport(rm.status);
+	}
 	if (r == 0 && print_remarks(m->mnt, &rm) > 0)
 		r = -EBUSY;
 	remarks_clear(&rm);

@@ -19,6 +19,7 @@
 #include "daemon/fuse_ops.h"
 #include "daemon/guard.h"
 #include "daemon/owner.h"
+#include "daemon/transport.h"
 #include "os/runlock.h"
 #include "core/holders.h"
 #include "core/transaction.h"
@@ -31,6 +32,7 @@ struct extresd {
 	/* Command line. */
 	char *config_path;
 	char *owner_arg;
+	char *transport_arg;
 	char *positional[2];
 	int n_positional;
 	struct fuse_cmdline_opts cmd;
@@ -113,6 +115,8 @@ struct extresd {
 		unsigned long generation;
 		int loaded;
 	} cdi_bases;
+	/* /dev/fuse or io_uring, and why. */
+	struct extres_transport transport;
 };
 
 /*

@@ -37,6 +37,7 @@ static const struct fuse_opt extresd_opts[] = {
 	{ "--config=%s", offsetof(struct extresd, config_path), 0 },
 	{ "--owner-pid %s", offsetof(struct extresd, owner_arg), 0 },
 	{ "--owner-pid=%s", offsetof(struct extresd, owner_arg), 0 },
+	{ "transport=%s", offsetof(struct extresd, transport_arg), 0 },
 	FUSE_OPT_END
 };
 
@@ -57,6 +58,7 @@ static void usage(const char *prog)
 	       "    -f                     stay in the foreground\n"
 	       "    -d                     debug: log every request (implies -f)\n"
 	       "    -o OPT[,OPT...]        mount options\n"
+	       "    -o transport=MODE      auto, uring or dev (see extresd(8))\n"
 	       "    -h, --help             this help\n"
 	       "    -V, --version          print the version\n"
 	       "\n"
@@ -265,7 +267,8 @@ static int load_config(struct extresd *d)
 	}
 	for (i = 0; i < d->config->n_warnings; i++)
 		extres_log(EXTRES_LOG_WARNING, "%s", d->config->warnings[i]);
-	return 0;
+	return extres_transport_choose(&d->transport, d->transport_arg,
+				       d->config->transport);
 }
 
 static int build_tree(struct extresd *d)
@@ -351,6 +354,9 @@ static int run_session(struct extresd *d)
 		r = -EIO;
 		goto out;
 	}
+	if (extres_transport_attach(&d->transport, d->se, d->control.kickfd,
+				    stop_session, d) < 0)
+		goto out_unmount;
 	r = -EIO;
 	if (d->owner_watch.pidfd >= 0 &&
 	    extres_owner_start(&d->owner_watch, &err) < 0) {
@@ -397,6 +403,7 @@ out_unmount:
 	 * can wait on the kernel for a request nobody serves. */
 	extres_control_close(&d->control);
 	extres_owner_close(&d->owner_watch);
+	extres_transport_stop(&d->transport);
 	/* Also what makes a probe still waiting on the loop return. */
 	unmount_session(d);
 	fuse_loop_cfg_destroy(loop);
@@ -455,6 +462,7 @@ static void cleanup(struct extresd *d)
 	free(d->mountpoint);
 	free(d->config_path);
 	free(d->owner_arg);
+	free(d->transport_arg);
 	free(d->positional[0]);
 	free(d->positional[1]);
 	free(d->cmd.mountpoint);
@@ -536,6 +544,7 @@ int main(int argc, char *argv[])
 	 * before any device is discovered or taken. Nothing is mounted yet. */
 	if (add_mount_options(&args) < 0 || keep_mount_opts(&d, &args) != 0)
 		goto out;
+	d.fs.transport = &d.transport;
 	d.se = fuse_session_new(&args, extres_fuse_ops(),
 				sizeof(struct fuse_lowlevel_ops), &d.fs);
 	if (!d.se) {

@@ -37,6 +37,7 @@ static int status_text(const struct extresd *d, size_t conflicts, char **ret,
 {
 	const char *p, *nl;
 	size_t count, len = 0, i, j;
+	char transport[512];
 	char *text = NULL;
 	int r = 0;
 	FILE *f;
@@ -52,6 +53,9 @@ static int status_text(const struct extresd *d, size_t conflicts, char **ret,
 		"last-reload %s\n",
 		(int)getpid(), d->config->path, d->generation, d->reloads,
 		d->last_reload);
+	extres_transport_describe((struct extres_transport *)&d->transport,
+				  transport, sizeof(transport));
+	fprintf(f, "transport %s\n", transport);
 	/* One "conflict ..." line each, after the count. */
 	fprintf(f, "conflicts %zu\n", conflicts);
 	for (p = d->conflicts; p && (nl = strchr(p, '\n')); p = nl + 1)

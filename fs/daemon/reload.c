@@ -401,6 +401,9 @@ long long extresd_refresh(void *ctx)
 		if (due && (next < 0 || due - now < next))
 			next = due - now;
 	}
+	/* The transport's outcome is known only after the mount. */
+	if (extres_transport_take_changed(&d->transport))
+		changed = 1;
 	if (changed) {
 		/* A device renumbered under a held line is a conflict now,
 		 * not when the coordination file next changes. */

@@ -21,6 +21,8 @@
 #include "daemon/pusher.h"
 #include "tree/tree.h"
 
+struct extres_transport;
+
 #define EXTRES_FS_RETIRED 16
 /* Changed files primed per swap: a lookup each (tens of microseconds), so a
  * swap that changes every value of a large tree stays quick. */
@@ -54,6 +56,9 @@ struct extres_fs {
 	/* Set in init() from the kernel's capabilities; read-only after. */
 	int no_open;
 	int no_opendir;
+	/* How requests come (daemon/transport.h): libfuse hands our read
+	 * and writev this struct, not the daemon's. */
+	struct extres_transport *transport;
 };
 
 /* 0, or a negative errno. `tree` (may be NULL until extres_fs_swap()) is

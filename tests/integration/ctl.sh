@@ -590,10 +590,14 @@ case_status() {
 	it_setup
 	write_std_config "$WORK/extres.yaml"
 	daemon_start -c "$WORK/extres.yaml" "$MNT"
+	# Last, how requests come: what this kernel allows.
+	local transport
+	transport="transport: $(status_field transport)
+"
 	expect_ctl 0 "$MNT: 2 resources
-$STD_STATUS" "" status "$MNT"
+$STD_STATUS$transport" "" status "$MNT"
 	(cd "$WORK" && expect_ctl 0 "$MNT: 2 resources
-$STD_STATUS" "" status mnt/)
+$STD_STATUS$transport" "" status mnt/)
 	daemon_stop
 }
 
@@ -629,7 +633,8 @@ case_status_dead() {
 	write_std_config "$WORK/extres.yaml"
 	daemon_start -c "$WORK/extres.yaml" "$MNT"
 	expect_ctl 0 "$MNT: 2 resources
-$STD_STATUS" "" status "$MNT"
+${STD_STATUS}transport: $(status_field transport)
+" "" status "$MNT"
 	kill -KILL "$DAEMON_PID"
 	daemon_reap
 	is_our_mount "$MNT" || fail "the dead mount went away by itself"
