@@ -301,6 +301,12 @@ static const struct extres_info *known_info(const struct extres_allocations *as,
 	return same_uuid(info, uuid) ? info : NULL;
 }
 
+const struct extres_info *extresd_holder_info(const struct extresd *d, size_t k,
+					      const struct extres_holder *x)
+{
+	return known_info(d->allocs, k, x->key, x->uuid);
+}
+
 int extresd_leases_build(const struct extresd *d, struct extresd_leases *l)
 {
 	const struct extres_holders *h = &d->holders;
