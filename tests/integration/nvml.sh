@@ -573,6 +573,8 @@ holders_lease() {
 	awk -F '\t' -v r="$1" '$1 == r && $8 != "-" { print $8; exit }' "$MNT/.meta/holders"
 }
 
+has_holders_lease() { [[ -n $(holders_lease "$1") ]]; }
+
 # .meta/hpc-jobs/ in DCGM-exporter's --hpc-job-mapping-dir form: a file per
 # held GPU, named by its `gpu` label (a MIG instance's: its parent GPU's),
 # one job per line: the daemon's own GPU 0 as daemon-PID, and a lease on
@@ -594,7 +596,7 @@ case_hpc_jobs() {
 	local lease=$! id
 	wait_until 10 "the lease's start" test -s "$WORK/in"
 	assert_file "$WORK/in" $'1\n1\n'
-	wait_until 10 "the lease in .meta/holders" test -n "$(holders_lease gpu)"
+	wait_until 10 "the lease in .meta/holders" has_holders_lease gpu
 	id=$(holders_lease gpu)
 	wait_until 10 "hpc-jobs/1 naming the lease" test -e "$MNT/.meta/hpc-jobs/1"
 	assert_eq $'0\n1' "$(ls "$MNT/.meta/hpc-jobs")" "ls .meta/hpc-jobs with the lease"
