@@ -90,6 +90,11 @@ struct extresd {
 	/* When to hand freed pages back to the system (monotonic ms; 0:
 	 * nothing to hand back): once reloads pause, see extresd_publish(). */
 	long long trim_due;
+	/* When .meta/nfd expires (seconds since the epoch; 0: not yet
+	 * rendered), and when to render it again before that (monotonic
+	 * ms). */
+	int64_t nfd_expires;
+	long long nfd_due;
 	/* The lock that makes this the one daemon on its mount point; held
 	 * from before any driver runs until everything is released. */
 	struct extres_runlock runlock;
@@ -137,17 +142,24 @@ void extresd_cdi_bases_free(struct extresd *d);
 /* Remove the spec files written (at stop, before devices are released). */
 void extresd_cdi_clear(struct extresd *d);
 
-/* How many files .meta has. */
-#define EXTRESD_N_META 8
+/* The files of .meta: names, modes and contents (malloc'd in text[]). */
+struct extresd_meta {
+	size_t n;
+	struct extres_snapshot_file *files;
+	char **text;
+};
 
 /*
- * The files of .meta for the current state (daemon/meta.c): names, modes
- * and contents in files[], the contents malloc'd in text[] (free each,
- * also on failure). 0 or a negative errno.
+ * The files of .meta for the current state (daemon/meta.c), the status
+ * last. 0 or a negative errno; free with extresd_meta_free() either way.
  */
-int extresd_meta_files(const struct extresd *d,
-		       struct extres_snapshot_file files[EXTRESD_N_META],
-		       char *text[EXTRESD_N_META]);
+int extresd_meta_files(const struct extresd *d, struct extresd_meta *ret);
+void extresd_meta_free(struct extresd_meta *m);
+
+/* The device a holder holds, as resource `k` serves or last found it, or
+ * NULL (daemon/holders.c). */
+const struct extres_info *extresd_holder_info(const struct extresd *d, size_t k,
+					      const struct extres_holder *x);
 
 /* SIGHUP: re-read the config and apply it, or keep everything as it is and
  * log why not. Runs on the control thread. */

@@ -341,6 +341,12 @@ static int add_share(struct extresd_leases *l, size_t i,
 	return 0;
 }
 
+const struct extres_info *extresd_holder_info(const struct extresd *d, size_t k,
+					      const struct extres_holder *x)
+{
+	return known_info(d->allocs, k, x->key, x->uuid);
+}
+
 int extresd_leases_build(const struct extresd *d, struct extresd_leases *l)
 {
 	const struct extres_holders *h = &d->holders;

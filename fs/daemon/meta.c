@@ -2,7 +2,8 @@
 /*
  * The files of .meta, built from the daemon's state at each publish: the
  * views of the allocations (env, resources.json, extres.json, cdi.json,
- * holders, metrics.prom), the last reload's error and the status.
+ * holders, metrics.prom, hpc-jobs/, nfd), the last reload's error and the
+ * status.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -15,7 +16,9 @@
 #include "daemon/extresd.h"
 #include "base/text.h"
 #include "core/cdi_view.h"
+#include "core/hpc_jobs_view.h"
 #include "core/metrics_view.h"
+#include "core/nfd_view.h"
 #include "core/views.h"
 
 /* The conflicts found: one line each. */
@@ -107,10 +110,11 @@ enum {
 	META_HOLDERS,
 	META_METRICS,
 	META_ERROR,
+	META_HPC_JOBS, /* the directory; its files follow it */
+	META_NFD,
 	META_STATUS,
 	N_META
 };
-_Static_assert(N_META == EXTRESD_N_META, "EXTRESD_N_META");
 
 /* A character device itself: lstat, so that a link under /dev/ made to
  * point at something else never counts. */
@@ -132,15 +136,97 @@ static const char *node_name(struct utsname *u)
 	return uname(u) == 0 ? u->nodename : NULL;
 }
 
-int extresd_meta_files(const struct extresd *d,
-		       struct extres_snapshot_file files[EXTRESD_N_META],
-		       char *text[EXTRESD_N_META])
+/* .meta/hpc-jobs/'s files: every holder with its device and driver. */
+static int hpc_jobs(const struct extresd *d, struct extres_hpc_file **ret,
+		    size_t *ret_n)
+{
+	const struct extres_holders *h = &d->holders;
+	struct extres_hpc_holder *items;
+	size_t i, k;
+	int r;
+
+	items = calloc(h->n ? h->n : 1, sizeof(*items));
+	if (!items)
+		return -ENOMEM;
+	for (i = 0; i < h->n; i++) {
+		items[i].holder = &h->items[i];
+		for (k = 0; k < d->allocs->n; k++)
+			if (strcmp(d->allocs->items[k]->resource,
+				   h->items[i].resource) == 0)
+				break;
+		if (k == d->allocs->n)
+			continue;
+		items[i].info = extresd_holder_info(d, k, &h->items[i]);
+		items[i].driver = &d->allocs->items[k]->driver;
+	}
+	r = extres_view_hpc_jobs(items, h->n, ret, ret_n);
+	free(items);
+	return r;
+}
+
+/* The files in order: the fixed ones, with hpc-jobs/'s after its
+ * directory. */
+static int assemble(char *text[N_META], const size_t len[N_META],
+		    struct extres_hpc_file *jobs, size_t n_jobs,
+		    struct extresd_meta *m)
 {
 	static const char *const names[N_META] = {
 		"env",	   "resources.json", "extres.json", "cdi.json",
-		"holders", "metrics.prom",   "error",	    "status",
+		"holders", "metrics.prom",   "error",	    "hpc-jobs/",
+		"nfd",	   "status",
 	};
 	static const mode_t perms[N_META] = { [META_ERROR] = 0400 };
+	size_t n = N_META + n_jobs, i, k = 0;
+
+	m->files = calloc(n, sizeof(*m->files));
+	m->text = calloc(n, sizeof(*m->text));
+	if (!m->files || !m->text)
+		return -ENOMEM;
+	for (i = 0; i < N_META; i++) {
+		m->files[k] = (struct extres_snapshot_file){ names[i], text[i],
+							     len[i], perms[i] };
+		m->text[k++] = text[i];
+		m->n = k;
+		text[i] = NULL;
+		if (i != META_HPC_JOBS)
+			continue;
+		for (; n_jobs; n_jobs--, jobs++) {
+			/* The file's path in .meta, before its content, so
+			 * both are freed as one text. */
+			size_t name_len =
+				strlen(names[i]) + strlen(jobs->name) + 1;
+			char *p = malloc(name_len + jobs->len + 1);
+
+			if (!p)
+				return -ENOMEM;
+			snprintf(p, name_len, "%s%s", names[i], jobs->name);
+			memcpy(p + name_len, jobs->text, jobs->len + 1);
+			m->files[k] =
+				(struct extres_snapshot_file){ p, p + name_len,
+							       jobs->len, 0 };
+			m->text[k++] = p;
+			m->n = k;
+		}
+	}
+	return 0;
+}
+
+void extresd_meta_free(struct extresd_meta *m)
+{
+	size_t i;
+
+	for (i = 0; m->text && i < m->n; i++)
+		free(m->text[i]);
+	free(m->text);
+	free(m->files);
+	memset(m, 0, sizeof(*m));
+}
+
+int extresd_meta_files(const struct extresd *d, struct extresd_meta *ret)
+{
+	char *text[N_META] = { NULL };
+	struct extres_hpc_file *jobs = NULL;
+	size_t n_jobs = 0;
 	struct utsname uts;
 	const struct extres_metrics_counters counters = {
 		.node_name = node_name(&uts),
@@ -228,10 +314,19 @@ int extresd_meta_files(const struct extresd *d,
 	}
 	if (text[META_ERROR])
 		len[META_ERROR] = strlen(text[META_ERROR]);
-	for (i = 0; i < N_META; i++)
-		files[i] = (struct extres_snapshot_file){ names[i], text[i],
-							  len[i], perms[i] };
+	/* Every resource the node has, pools too: labels describe the
+	 * node. */
+	if (r == 0)
+		r = extres_view_nfd(views, d->allocs->n, (time_t)d->nfd_expires,
+				    &text[META_NFD], &len[META_NFD]);
+	if (r == 0)
+		r = hpc_jobs(d, &jobs, &n_jobs);
+	if (r == 0)
+		r = assemble(text, len, jobs, n_jobs, ret);
 out:
+	extres_hpc_files_free(jobs, n_jobs);
+	for (i = 0; i < N_META; i++)
+		free(text[i]);
 	free(views);
 	free(pools);
 	free(cdi);

@@ -32,15 +32,23 @@
  */
 #define TRIM_DELAY_MS 250
 
+/*
+ * How long .meta/nfd holds (its expiry line), and how often it is made
+ * anew: NFD's worker reads it every minute by default, and drops the
+ * labels of a file that expired, so a daemon gone for good (not
+ * restarted) takes its labels with it within NFD_TTL_S.
+ */
+#define NFD_TTL_S 600
+#define NFD_RENEW_MS (NFD_TTL_S * 1000LL / 2)
+
 /* The least time between two refreshes a driver asked for. */
 #define REFRESH_ASK_GAP_MS 100
 
 int extresd_publish(struct extresd *d)
 {
 	struct extres_snapshot_resource *res = NULL;
-	struct extres_snapshot_file files[EXTRESD_N_META];
 	struct extresd_leases leases = { 0 };
-	char *text[EXTRESD_N_META] = { NULL };
+	struct extresd_meta meta = { 0 };
 	struct extres_tree *tree = NULL;
 	struct extres_err err;
 	struct timespec now;
@@ -48,8 +56,12 @@ int extresd_publish(struct extresd *d)
 	int r;
 
 	extresd_cdi_bases_update(d);
+	if (!d->nfd_expires) {
+		d->nfd_expires = (int64_t)time(NULL) + NFD_TTL_S;
+		d->nfd_due = extres_now_ms() + NFD_RENEW_MS;
+	}
 	res = calloc(d->allocs->n ? d->allocs->n : 1, sizeof(*res));
-	r = res ? extresd_meta_files(d, files, text) : -ENOMEM;
+	r = res ? extresd_meta_files(d, &meta) : -ENOMEM;
 	if (r == 0)
 		r = extresd_leases_build(d, &leases);
 	if (r < 0) {
@@ -65,7 +77,7 @@ int extresd_publish(struct extresd *d)
 	clock_gettime(CLOCK_REALTIME, &now);
 	/* Only this thread swaps trees, so reading the current one for its
 	 * time stamps needs no lock. */
-	r = extres_snapshot_build_self(res, d->allocs->n, files, EXTRESD_N_META,
+	r = extres_snapshot_build_self(res, d->allocs->n, meta.files, meta.n,
 				       leases.items, leases.n, now, d->fs.tree,
 				       &tree, &err);
 	if (r < 0) {
@@ -73,13 +85,12 @@ int extresd_publish(struct extresd *d)
 		goto out;
 	}
 	extres_fs_swap(&d->fs, d->se, tree);
-	for (i = 0; i < EXTRESD_N_META; i++)
-		if (strcmp(files[i].name, "cdi.json") == 0)
-			extresd_cdi_sync(d, files[i].data);
+	for (i = 0; i < meta.n; i++)
+		if (strcmp(meta.files[i].name, "cdi.json") == 0)
+			extresd_cdi_sync(d, meta.files[i].data);
 out:
 	extresd_leases_free(&leases);
-	for (i = 0; i < EXTRESD_N_META; i++)
-		free(text[i]);
+	extresd_meta_free(&meta);
 	free(res);
 	/*
 	 * A reload holds two configs, two allocations and two trees for a
@@ -404,11 +415,22 @@ long long extresd_refresh(void *ctx)
 	/* The transport's outcome is known only after the mount. */
 	if (extres_transport_take_changed(&d->transport))
 		changed = 1;
+	now = extres_now_ms();
+	if (d->nfd_due && d->nfd_due <= now) {
+		/* Before it expires, from the wall clock now. */
+		d->nfd_expires = 0;
+		changed = 1;
+	}
 	if (changed) {
 		/* A device renumbered under a held line is a conflict now,
 		 * not when the coordination file next changes. */
 		extresd_check_lines(d);
 		extresd_publish(d);
+	}
+	if (d->nfd_due) {
+		now = extres_now_ms();
+		if (next < 0 || d->nfd_due - now < next)
+			next = d->nfd_due - now > 0 ? d->nfd_due - now : 0;
 	}
 	if (d->trim_due) {
 		now = extres_now_ms();

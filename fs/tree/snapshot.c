@@ -131,6 +131,38 @@ static int add_self(struct extres_tree_builder *b,
 	return r;
 }
 
+/* The directory of .meta that `f` goes in (made at its first mention
+ * among the files before it) in *ret_dir, and the file's own name in
+ * *ret_name ("" for a directory alone). */
+static int meta_dir(struct extres_tree_builder *b, size_t meta,
+		    const struct extres_snapshot_file *files, size_t i,
+		    size_t *dirs, size_t *ret_dir, const char **ret_name,
+		    struct extres_err *err)
+{
+	const char *slash = strchr(files[i].name, '/');
+	size_t len, k;
+	char *name;
+	int r;
+
+	*ret_dir = meta;
+	*ret_name = files[i].name;
+	if (!slash)
+		return 0;
+	len = (size_t)(slash - files[i].name);
+	*ret_name = slash + 1;
+	for (k = 0; k < i; k++)
+		if (strncmp(files[k].name, files[i].name, len + 1) == 0) {
+			*ret_dir = dirs[k];
+			return 0;
+		}
+	name = strndup(files[i].name, len);
+	if (!name)
+		return extres_err_set(err, ENOMEM, "out of memory");
+	r = extres_tree_add_dir(b, meta, name, ret_dir, err);
+	free(name);
+	return r;
+}
+
 static int build(const struct extres_snapshot_resource *res, size_t n,
 		 const struct extres_snapshot_file *files, size_t n_files,
 		 const struct extres_snapshot_lease *leases, size_t n_leases,
@@ -138,6 +170,8 @@ static int build(const struct extres_snapshot_resource *res, size_t n,
 		 const struct extres_tree *prev, struct extres_tree **ret,
 		 struct extres_err *err)
 {
+	size_t *dirs = NULL;
+	const char *name;
 	struct extres_infos_size size = { 0 };
 	struct extres_tree_builder *b;
 	struct content c = { NULL, 0 };
@@ -178,15 +212,25 @@ static int build(const struct extres_snapshot_resource *res, size_t n,
 		if (r < 0)
 			goto fail;
 	}
+	dirs = calloc(n_files ? n_files : 1, sizeof(*dirs));
+	if (!dirs) {
+		r = extres_err_set(err, ENOMEM, "out of memory");
+		goto fail;
+	}
 	for (i = 0; i < n_files; i++) {
-		r = extres_tree_add_file_perm(
-			b, meta, files[i].name, files[i].data, files[i].len,
-			files[i].perm ? files[i].perm : 0444, NULL, err);
+		r = meta_dir(b, meta, files, i, dirs, &dirs[i], &name, err);
+		if (r == 0 && name[0])
+			r = extres_tree_add_file_perm(
+				b, dirs[i], name, files[i].data, files[i].len,
+				files[i].perm ? files[i].perm : 0444, NULL,
+				err);
 		if (r < 0)
 			goto fail;
 	}
+	free(dirs);
 	return extres_tree_seal(b, mtime, prev, ret, err);
 fail:
+	free(dirs);
 	free(c.data);
 	extres_tree_builder_free(b);
 	return r;

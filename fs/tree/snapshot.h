@@ -34,7 +34,9 @@ struct extres_snapshot_resource {
 	size_t n_infos;
 };
 
-/* A file under /.meta. */
+/* A file under /.meta, or under a directory of it: `name` is "FILE",
+ * "DIR/FILE" (DIR made at its first mention, in order), or "DIR/" for the
+ * directory alone (so that an empty one is still there). */
 struct extres_snapshot_file {
 	const char *name;
 	const char *data;

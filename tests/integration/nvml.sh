@@ -571,4 +571,71 @@ case_renumber_lease() {
 	daemon_stop
 }
 
+# The lease of a resource's holders, as .meta/holders shows it (the first).
+holders_lease() {
+	awk -F '\t' -v r="$1" '$1 == r && $8 != "-" { print $8; exit }' "$MNT/.meta/holders"
+}
+
+has_holders_lease() { [[ -n $(holders_lease "$1") ]]; }
+
+# .meta/hpc-jobs/ in DCGM-exporter's --hpc-job-mapping-dir form: a file per
+# held GPU, named by its `gpu` label (a MIG instance's: its parent GPU's),
+# one job per line: the daemon's own GPU 0 as daemon-PID, and a lease on
+# both instances of GPU 1 once, by its id, from its start to its end.
+case_hpc_jobs() {
+	nvml_setup
+	export FAKE_NVML_GPUS=3 FAKE_NVML_MIG='1:1g.10gb,2g.20gb'
+	write_node_config 1 "external-resource.gpu.coordination-file: $WORK/gpu.coord" \
+		"extres.mountpoint: $MNT"
+	daemon_start -c "$WORK/extres.yaml" "$MNT"
+	assert_eq 0 "$(ls "$MNT/.meta/hpc-jobs")" "ls .meta/hpc-jobs"
+	assert_file "$MNT/.meta/hpc-jobs/0" "daemon-$DAEMON_PID"$'\n'
+	assert_probe "dir 0555 0" stat "$MNT/.meta/hpc-jobs"
+	mkfifo "$WORK/go"
+	# shellcheck disable=SC2016 # expanded by the lease's shell
+	"$EXTRESCTL" -c "$WORK/extres.yaml" run gpu=2 -- sh -c '
+		cat "$1/self/gpu/0/parent.index" "$1/self/gpu/1/parent.index" >"$2/in"
+		read -r _ <"$2/go"' sh "$MNT" "$WORK" 2>"$WORK/run.err" &
+	local lease=$! id
+	wait_until 10 "the lease's start" test -s "$WORK/in"
+	assert_file "$WORK/in" $'1\n1\n'
+	wait_until 10 "the lease in .meta/holders" has_holders_lease gpu
+	id=$(holders_lease gpu)
+	wait_until 10 "hpc-jobs/1 naming the lease" test -e "$MNT/.meta/hpc-jobs/1"
+	assert_eq $'0\n1' "$(ls "$MNT/.meta/hpc-jobs")" "ls .meta/hpc-jobs with the lease"
+	assert_file "$MNT/.meta/hpc-jobs/1" "$id"$'\n'
+	assert_file "$MNT/.meta/hpc-jobs/0" "daemon-$DAEMON_PID"$'\n'
+	# shellcheck disable=SC2016 # expanded by the inner shell
+	timeout 10 sh -c 'echo go >"$1"' sh "$WORK/go" || fail "the lease's command is not waiting"
+	wait "$lease" || fail "the lease's command failed: $(cat "$WORK/run.err")"
+	wait_until 10 "hpc-jobs/1 gone with the lease" test ! -e "$MNT/.meta/hpc-jobs/1"
+	assert_eq 0 "$(ls "$MNT/.meta/hpc-jobs")" "ls .meta/hpc-jobs after the lease"
+	daemon_stop
+}
+
+# .meta/nfd: NFD's local-source feature file: the expiry line, ten minutes
+# ahead, then GFD-style labels under extres.dev/ for each resource.
+case_nfd() {
+	nvml_setup
+	export FAKE_NVML_GPUS=2
+	write_nvml_config 2 "$FAKE_LIB"
+	local before after first expiry
+	before=$(date +%s)
+	daemon_start -c "$WORK/extres.yaml" "$MNT"
+	after=$(date +%s)
+	first=$(head -n 1 "$MNT/.meta/nfd")
+	[[ $first =~ ^'# +expiry-time='([0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z)$ ]] ||
+		fail "the first line of .meta/nfd is no expiry line: '$first'"
+	expiry=$(date -u -d "${BASH_REMATCH[1]}" +%s)
+	((expiry >= before + 600 && expiry <= after + 600)) ||
+		fail "expiry $expiry is not 600 s after the start ($before..$after)"
+	assert_eq 'extres.dev/gpu.count=2
+extres.dev/gpu.product=NVIDIA-H100-80GB-HBM3
+extres.dev/gpu.memory=81559
+extres.dev/gpu.compute.major=9
+extres.dev/gpu.compute.minor=0' "$(tail -n +2 "$MNT/.meta/nfd")" ".meta/nfd's labels"
+	assert_probe "reg 0444 $(wc -c <"$MNT/.meta/nfd")" stat "$MNT/.meta/nfd"
+	daemon_stop
+}
+
 it_main "$@"

@@ -206,7 +206,7 @@ case_hidden() {
 	assert_eq $'.leases\n.meta\nfpga\ngpu\nnic\nself' "$(ls -A "$MNT")" "ls -A"
 	assert_eq "$MNT/fpga $MNT/gpu $MNT/nic $MNT/self" "$(echo "$MNT"/*)" "echo MNT/*"
 	assert_eq 3 "$(find "$MNT" -mindepth 1 -maxdepth 1 -type d -name '[!.]*' | wc -l)" "find -type d -name '[!.]*' | wc -l"
-	assert_eq $'cdi.json\nenv\nerror\nextres.json\nholders\nmetrics.prom\nresources.json\nstatus' "$(ls "$MNT/.meta")" "ls .meta"
+	assert_eq $'cdi.json\nenv\nerror\nextres.json\nholders\nhpc-jobs\nmetrics.prom\nnfd\nresources.json\nstatus' "$(ls "$MNT/.meta")" "ls .meta"
 	local f
 	for f in env extres.json metrics.prom resources.json status; do
 		assert_eq "444 $(wc -c <"$MNT/.meta/$f")" "$(stat -c '%a %s' "$MNT/.meta/$f")" "mode and size of .meta/$f"

@@ -30,6 +30,8 @@
 
 #define MANIFEST_GLOB EXTRES_SOURCE_ROOT "/conf/kubernetes/*.yaml"
 #define HOST_MOUNTPOINT "/run/extres"
+/* Where NFD's worker reads local-source feature files on the host. */
+#define NFD_FEATURES_DIR "/etc/kubernetes/node-feature-discovery/features.d"
 #define DEFAULT_CONFIG "/etc/extres/extres.yaml"
 /* The config the shipped DaemonSet picks on an NVIDIA node. */
 #define NVIDIA_CONFIG "/etc/extres/nvidia.yaml"
@@ -568,6 +570,39 @@ static int load_config(struct manifests *ms, struct manifest *ds,
 	return r;
 }
 
+/* 1 when `c` copies the mount's .meta/nfd, seen through a hostPath
+ * volume of the host's /run that mount propagation reaches, into NFD's
+ * features.d through a writable hostPath volume. */
+static int copies_nfd(yaml_document_t *doc, yaml_node_t *spec, yaml_node_t *c)
+{
+	yaml_node_t *mounts = get(doc, c, "volumeMounts", NULL);
+	yaml_node_t *cmd = get(doc, c, "command", NULL);
+	const char *script = scalar(seq_at(doc, cmd, seq_len(cmd) - 1));
+	int from = 0, to = 0;
+	char want[4096];
+	size_t i;
+
+	for (i = 0; script && i < seq_len(mounts); i++) {
+		yaml_node_t *vm = seq_at(doc, mounts, i);
+		const char *hp = host_path(doc, spec, vm);
+		const char *mp = scalar(get(doc, vm, "mountPath", NULL));
+		const char *prop =
+			scalar(get(doc, vm, "mountPropagation", NULL));
+
+		if (!hp || !mp)
+			continue;
+		if (strcmp(hp, NFD_FEATURES_DIR) == 0 &&
+		    !str_is(get(doc, vm, "readOnly", NULL), "true"))
+			to = strstr(script, mp) != NULL;
+		snprintf(want, sizeof(want), "%s/extres/.meta/nfd", mp);
+		if (strcmp(hp, "/run") == 0 && prop &&
+		    (strcmp(prop, "HostToContainer") == 0 ||
+		     strcmp(prop, "Bidirectional") == 0))
+			from = from || strstr(script, want) != NULL;
+	}
+	return from && to;
+}
+
 static int check_daemonset(struct manifests *ms, struct manifest *ds,
 			   struct extres_config **ret_config,
 			   struct extres_err *err)
@@ -684,6 +719,18 @@ static int check_daemonset(struct manifests *ms, struct manifest *ds,
 			name, scalar(get(doc, vm, "name", NULL)),
 			scalar(get(doc, vm, "mountPath", NULL)),
 			prop ? prop : "None");
+		goto out;
+	}
+
+	for (i = 0; i < seq_len(containers); i++)
+		if (copies_nfd(doc, spec, seq_at(doc, containers, i)))
+			break;
+	if (i == seq_len(containers)) {
+		extres_err_set(
+			err, EINVAL,
+			"DaemonSet %s: no container copies " HOST_MOUNTPOINT
+			"/.meta/nfd into NFD's " NFD_FEATURES_DIR,
+			name);
 		goto out;
 	}
 
@@ -950,6 +997,14 @@ static void test_rejects_daemonset(void **state)
 		"DaemonSet extresd: the pod template lacks the selector's label app.kubernetes.io/name: extresd",
 		"  template:\n    metadata:\n      labels:\n        app.kubernetes.io/name: extresd\n",
 		"  template:\n    metadata:\n      labels:\n        app.kubernetes.io/name: other\n");
+	expect_rejected(
+		"DaemonSet extresd: no container copies /run/extres/.meta/nfd into NFD's /etc/kubernetes/node-feature-discovery/features.d",
+		"            path: " NFD_FEATURES_DIR "\n",
+		"            path: /etc/nfd\n");
+	expect_rejected(
+		"DaemonSet extresd: no container copies /run/extres/.meta/nfd into NFD's /etc/kubernetes/node-feature-discovery/features.d",
+		"cp /host-run/extres/.meta/nfd",
+		"cp /host-run/extres/.meta/env");
 }
 
 static void test_rejects_configmap(void **state)

@@ -524,6 +524,36 @@ static void test_meta_hidden_dir(void **state)
 	extres_tree_free(t);
 }
 
+/* A directory of .meta: made at its first mention, files in it in order,
+ * one named alone with "DIR/" stays even when empty. */
+static void test_meta_subdir(void **state)
+{
+	struct extres_snapshot_file meta[] = {
+		{ "jobs/", NULL, 0, 0 },       { "jobs/0", "a\n", 2, 0 },
+		{ "status", "pid 1\n", 6, 0 }, { "jobs/1", "b\n", 2, 0 },
+		{ "none/", NULL, 0, 0 },
+	};
+	const struct extres_node *jobs, *none;
+	struct extres_tree *t;
+	struct extres_err err;
+
+	assert_int_equal(extres_snapshot_build_meta(NULL, 0, meta, 5, T0, NULL,
+						    &t, &err),
+			 0);
+	jobs = walk(t, ".meta", "jobs", NULL);
+	assert_non_null(jobs);
+	assert_true(S_ISDIR(jobs->mode));
+	assert_int_equal(jobs->n_children, 2);
+	assert_string_equal(jobs->children[0]->name, "0");
+	assert_string_equal(jobs->children[1]->name, "1");
+	assert_memory_equal(walk(t, ".meta", "jobs", "1")->data, "b\n", 2);
+	none = walk(t, ".meta", "none", NULL);
+	assert_non_null(none);
+	assert_int_equal(none->n_children, 0);
+	assert_non_null(walk(t, ".meta", "status", NULL));
+	extres_tree_free(t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -543,6 +573,7 @@ int main(void)
 		cmocka_unit_test(test_private_file_and_serial),
 		cmocka_unit_test(test_diff),
 		cmocka_unit_test(test_meta_hidden_dir),
+		cmocka_unit_test(test_meta_subdir),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
