@@ -165,6 +165,15 @@ reopen ok" "$(cat "$WORK/other.out")" "poll on an unchanged file"
 }
 
 # extresctl watch: the shell's way to wait.
+# PID holds FILE open.
+watching() {
+	local fd
+	for fd in /proc/"$1"/fd/*; do
+		[[ $(readlink "$fd" 2>/dev/null) == "$2" ]] && return 0
+	done
+	return 1
+}
+
 case_watch() {
 	it_setup
 	live_config 1 1
@@ -184,7 +193,9 @@ ok"
 	# One change, then exit 0.
 	"$EXTRESCTL" watch --timeout 30 "$MNT/live/0/health" >"$WORK/once.out" &
 	watcher=$!
-	sleep 0.3
+	# It waits once it holds the file open; a change before would be
+	# its starting value.
+	wait_until 10 "watch opening $MNT/live/0/health" watching "$watcher" "$MNT/live/0/health"
 	set_dev health 0 ecc-dbe
 	wait "$watcher" || fail "watch exited with $?"
 	assert_eq ecc-dbe "$(cat "$WORK/once.out")" "watch without --follow"
