@@ -3,8 +3,8 @@
 #
 # Deployment: mount(8) and fstab through /sbin/mount.fuse3, the systemd
 # unit (systemd-analyze verify and security, its contents, its stale-mount
-# command run for real, the unit itself run by systemd where systemd is
-# PID 1), and the Kubernetes manifests (the OpenAPI schema, the
+# command run for real, the unit itself run by a real systemd booted as
+# PID 1 of a namespace of the case's), and the Kubernetes manifests (the OpenAPI schema, the
 # DaemonSet's promises).
 #
 # mount.fuse3 runs the program it names through /bin/sh with a fixed PATH
@@ -350,34 +350,139 @@ $(grep '^- ' <<<"$out")"
 }
 
 # The unit, with the build's programs, a config in $WORK and $MNT for
-# /run/extres, run by the machine's systemd under a unique name: it mounts
-# where the host sees it, runs a discovery script and loads driver modules
-# under its seccomp filter and capability set, reloads, and stops.
-SYSTEMD_UNIT=
+# /run/extres, run by a real systemd: the host's own, booted as PID 1 of a
+# PID, mount and cgroup namespace of the case's (systemd-root.sh), with a
+# root of its own and a target that starts nothing. $WORK is shared with the
+# host's namespace, so the mount the service makes there reaches the host,
+# which checks it; it starts, reloads, comes back after a SIGKILL and stops.
+SD_PID1=
+SD_UNSHARE=
+SD_CGROUP=
+SD_ROOT=
+SD_SHARED=
 
-unit_cleanup() {
-	local rc=$?
+# sd_run CMD...: CMD inside the namespace, as a process of its systemd's.
+sd_run() {
+	timeout -s KILL 90 nsenter -t "$SD_PID1" -m -p -C -r -w timeout 60 "$@"
+}
+
+sd_ctl() {
+	sd_run systemctl --no-pager "$@"
+}
+
+# 0 once the namespace's systemd has booted, or its unshare is gone.
+sd_booted() {
+	local state
+	pid_alive "$SD_UNSHARE" || return 0
+	[[ -z $SD_PID1 ]] && SD_PID1=$(cat "/proc/$SD_UNSHARE/task/$SD_UNSHARE/children" 2>/dev/null | awk '{ print $1 }')
+	[[ -n $SD_PID1 && $(cat "/proc/$SD_PID1/comm" 2>/dev/null) == systemd ]] || return 1
+	state=$(nsenter -t "$SD_PID1" -m -p -C -r -w timeout 5 systemctl is-system-running 2>/dev/null) || true
+	[[ $state == running || $state == degraded ]]
+}
+
+sd_skip() {
+	echo "SKIP: $IT_CASE: cannot boot systemd in a namespace: $*"
+	exit 77
+}
+
+# Boot systemd (skip with the reason when it cannot): the units in
+# $WORK/units, booting $1.
+sd_boot() {
+	local target=$1 cg2 cg
+	for cg in unshare nsenter pivot_root findmnt /lib/systemd/systemd; do
+		command -v "$cg" >/dev/null || sd_skip "$cg is not installed"
+	done
+	cg2=$(findmnt -n -t cgroup2 -o TARGET | head -n 1)
+	[[ -n $cg2 ]] || sd_skip "no cgroup2 hierarchy is mounted"
+	cg=$(awk -F: '$1 == "0" { print $3 }' /proc/self/cgroup)
+	SD_CGROUP=${cg2%/}${cg%/}/extres-it.${WORK##*.}
+	mkdir "$SD_CGROUP" 2>"$RUN_ERR" || sd_skip "mkdir $SD_CGROUP: $(cat "$RUN_ERR")"
+	SD_ROOT=$(mktemp -d "${TMPDIR:-/tmp}/extres-sdroot.XXXXXX")
+	# A peer group of $WORK's own: the namespace's mounts under it come back.
+	mount --bind "$WORK" "$WORK"
+	SD_SHARED=$WORK
+	mount --make-private "$WORK"
+	mount --make-shared "$WORK"
+	# The namespace's cgroup is the one unshare starts in.
+	sh -c 'echo $$ >"$1/cgroup.procs" && shift && exec "$@"' sh "$SD_CGROUP" \
+		unshare --pid --fork --kill-child --mount --cgroup --propagation unchanged \
+		"$SRCDIR/tests/integration/systemd-root.sh" "$SD_ROOT" "$WORK" "$target" "$SRCDIR" "$BUILDDIR" \
+		</dev/null >"$WORK/systemd.log" 2>&1 &
+	SD_UNSHARE=$!
+	( wait_until 60 "systemd's boot" sd_booted ) 2>/dev/null ||
+		sd_skip "not booted within 60 s: $(tail -n 20 "$WORK/systemd.log")"
+	# wait_until ran in a subshell: find PID 1 here.
+	sd_booted || true
+	pid_alive "$SD_UNSHARE" || sd_skip "its namespace ended: $(tail -n 20 "$WORK/systemd.log")"
+	it_log "systemd $(sd_ctl --version | head -n 1) as PID 1 of a namespace, host PID $SD_PID1"
+}
+
+# Take down everything sd_boot made, then require that nothing is left.
+sd_cleanup() {
+	local rc=$? _ mp left=
 	set +e
-	if [[ -n $SYSTEMD_UNIT ]]; then
-		timeout 20 systemctl stop "$SYSTEMD_UNIT" 2>/dev/null
-		rm -f "/run/systemd/system/$SYSTEMD_UNIT"
-		systemctl daemon-reload
-		systemctl reset-failed "$SYSTEMD_UNIT" 2>/dev/null
+	# SIGKILL to a PID namespace's init kills every process in it; without
+	# one yet, unshare's --kill-child does.
+	if [[ -n $SD_PID1 ]]; then
+		kill -KILL "$SD_PID1" 2>/dev/null
+	elif [[ -n $SD_UNSHARE ]]; then
+		kill -KILL "$SD_UNSHARE" 2>/dev/null
+	fi
+	if [[ -n $SD_UNSHARE ]]; then
+		for _ in $(seq 300); do
+			pid_alive "$SD_UNSHARE" || break
+			sleep 0.1
+		done
+		pid_alive "$SD_UNSHARE" && left+=" process $SD_UNSHARE (unshare) alive 30 s after SIGKILL to PID 1;"
+	fi
+	if [[ -n $SD_SHARED ]]; then
+		for mp in $(mounts_in_work); do
+			umount -l "$mp" 2>/dev/null
+		done
+		umount -l "$WORK" 2>/dev/null
+		is_mounted "$WORK" && left+=" a mount at $WORK;"
+	fi
+	if [[ -n $SD_ROOT ]]; then
+		rmdir "$SD_ROOT" 2>/dev/null || left+=" $SD_ROOT: $(ls -A "$SD_ROOT" 2>&1 | head -n 3);"
+	fi
+	if [[ -n $SD_CGROUP && -d $SD_CGROUP ]]; then
+		for _ in $(seq 100); do
+			find "$SD_CGROUP" -depth -type d -exec rmdir {} + 2>/dev/null
+			[[ -d $SD_CGROUP ]] || break
+			sleep 0.1
+		done
+		[[ -d $SD_CGROUP ]] && left+=" cgroup $SD_CGROUP ($(cat "$SD_CGROUP/cgroup.procs" 2>&1 | head -n 3));"
+	fi
+	if [[ -n $left ]]; then
+		printf 'FAIL: %s: left behind:%s\n' "$IT_CASE" "$left" >&2
+		[[ $rc == 0 || $rc == 77 ]] && rc=1
 	fi
 	(exit "$rc")
 	it_cleanup
 }
 
+# The main PID of the unit $1 (in the namespace), once active with one.
+sd_main_pid() {
+	local pid
+	[[ $(sd_ctl show -p ActiveState --value "$1") == active ]] || return 1
+	pid=$(sd_ctl show -p MainPID --value "$1")
+	[[ $pid -gt 0 ]] || return 1
+	echo "$pid"
+}
+
+# 0 once $1 runs again with a main process other than $2, its tree at $MNT.
+sd_restarted() {
+	local pid
+	pid=$(sd_main_pid "$1") || return 1
+	[[ $pid != "$2" ]] && is_our_mount "$MNT" && [[ $(cat "$MNT/fpga/0/index" 2>/dev/null) == 5 ]]
+}
+
 case_systemd_unit() {
 	it_setup
-	local name sbindir pid t0 t1 st=0
-	if [[ $(ps -p 1 -o comm= 2>/dev/null) != systemd || ! -d /run/systemd/system ]]; then
-		echo "SKIP: $IT_CASE: PID 1 is '$(ps -p 1 -o comm= 2>/dev/null)', not systemd"
-		exit 77
-	fi
+	local name=extresd.service sbindir pid pid2 t0 t1 st=0 status
 	sbindir=$(sed -n 's|^ExecStart=\(/.*\)/extresd .*|\1|p' "$UNIT")
 	[[ -n $sbindir ]] || fail "$UNIT: no ExecStart= with an absolute path"
-	mkdir "$WORK/bin"
+	mkdir "$WORK/bin" "$WORK/units"
 	printf '#!/bin/sh\necho 4,6\n' >"$WORK/bin/discover.sh"
 	chmod 0755 "$WORK/bin/discover.sh"
 	write_std_config "$WORK/extres.yaml" "$WORK/gpu.coord"
@@ -387,26 +492,38 @@ case_systemd_unit() {
 		'external-resource.fpga.driver: script' \
 		"external-resource.fpga.param.discovery-script.path: $WORK/bin/discover.sh" \
 		>>"$WORK/extres.yaml"
-	name=extresd-it-${WORK##*.}.service
-	SYSTEMD_UNIT=$name
-	trap unit_cleanup EXIT
 	sed -e "s|^ExecStart=$sbindir/extresd |ExecStart=$EXTRESD |" \
 		-e "s|^ExecReload=$sbindir/extresctl |ExecReload=$EXTRESCTL |" \
 		-e "s|/etc/extres/extres.yaml|$WORK/extres.yaml|g" \
-		-e "s|/run/extres|$MNT|g" "$UNIT" >"/run/systemd/system/$name"
-	systemctl daemon-reload
+		-e "s|/run/extres|$MNT|g" "$UNIT" >"$WORK/units/$name"
+	# Boots with nothing started: the case starts the unit.
+	printf '[Unit]\nDescription=extres test: nothing\n' >"$WORK/units/extres-it.target"
+	# No journald in there: the service's stderr goes to a file the
+	# failures show. LeakSanitizer stops the world with ptrace, which the
+	# unit's seccomp filter refuses (EPERM): off in a sanitized build.
+	mkdir "$WORK/units/$name.d"
+	printf '[Service]\nStandardError=append:%s\n' "$WORK/unit.err" >"$WORK/units/$name.d/test.conf"
+	if it_sanitized; then
+		printf 'Environment=ASAN_OPTIONS=detect_leaks=0\n' >>"$WORK/units/$name.d/test.conf"
+	fi
+	DAEMON_ERR=$WORK/unit.err
+	trap sd_cleanup EXIT
+	sd_boot extres-it.target
+	assert_eq inactive "$(sd_ctl show -p ActiveState --value "$name")" "state of $name after boot"
 
 	# Type=notify: start returns once the tree is mounted.
-	timeout 60 systemctl start "$name" 2>"$RUN_ERR" || st=$?
-	[[ $st == 0 ]] || fail "systemctl start $name: status $st: $(journalctl -u "$name" -n 30 --no-pager 2>&1)"
-	pid=$(systemctl show -p MainPID --value "$name")
-	[[ $pid -gt 0 ]] || fail "$name has no main process"
-	# The sandbox took hold, and no mount namespace of its own.
-	grep -qx 'Seccomp:[[:space:]]*2' "/proc/$pid/status" || fail "$name runs without a seccomp filter"
-	grep -qx 'NoNewPrivs:[[:space:]]*1' "/proc/$pid/status" || fail "$name runs without NoNewPrivs"
-	assert_eq "$(readlink /proc/1/ns/mnt)" "$(readlink "/proc/$pid/ns/mnt")" "mount namespace of $name"
+	sd_ctl start "$name" 2>"$RUN_ERR" || st=$?
+	[[ $st == 0 ]] || fail "systemctl start $name: status $st: $(sd_ctl status "$name" 2>&1)"
+	pid=$(sd_main_pid "$name") || fail "$name is not active with a main process after start"
+	status=$(sd_run cat "/proc/$pid/status")
+	# The sandbox took hold, and no mount namespace of its own: systemd's.
+	grep -qx 'Seccomp:[[:space:]]*2' <<<"$status" || fail "$name runs without a seccomp filter"
+	grep -qx 'NoNewPrivs:[[:space:]]*1' <<<"$status" || fail "$name runs without NoNewPrivs"
+	assert_eq "$(sd_run readlink /proc/1/ns/mnt)" "$(sd_run readlink "/proc/$pid/ns/mnt")" "mount namespace of $name"
+	[[ $(readlink "/proc/$SD_PID1/ns/mnt") != "$(readlink /proc/self/ns/mnt)" ]] ||
+		fail "the namespace's systemd shares the case's mount namespace"
 	# CAP_SYS_ADMIN (21) only.
-	assert_eq $((1 << 21)) "$((16#$(awk '/^CapBnd:/ { print $2 }' "/proc/$pid/status")))" \
+	assert_eq $((1 << 21)) "$((16#$(awk '/^CapBnd:/ { print $2 }' <<<"$status")))" \
 		"capability bounding set of $name"
 	# Seen from here, the host's namespace.
 	is_our_mount "$MNT" || fail "$MNT is not an extresd mount in the host's namespace: '$(mount_info "$MNT")'"
@@ -416,19 +533,31 @@ case_systemd_unit() {
 
 	# ExecReload: the script runs again, the tree follows.
 	printf '#!/bin/sh\necho 5,7\n' >"$WORK/bin/discover.sh"
-	timeout 60 systemctl reload "$name" 2>"$RUN_ERR" || fail "systemctl reload $name failed"
+	sd_ctl reload "$name" 2>"$RUN_ERR" || fail "systemctl reload $name failed: $(sd_ctl status "$name" 2>&1)"
 	assert_file "$MNT/fpga/0/index" $'5\n'
 	assert_file "$MNT/fpga/1/index" $'7\n'
-	assert_eq "$pid" "$(systemctl show -p MainPID --value "$name")" "main process after reload"
+	assert_eq "$pid" "$(sd_ctl show -p MainPID --value "$name")" "main process after reload"
+
+	# SIGKILL: Restart=on-failure (RestartSec=5s) brings extresd back, which
+	# replaces the dead mount in place; the host sees the new tree.
+	sd_run kill -KILL "$pid" || fail "cannot kill $name's main process $pid"
+	wait_until 60 "$name back with a new main process and its tree at $MNT" sd_restarted "$name" "$pid"
+	pid2=$(sd_main_pid "$name") || fail "$name is not active after its restart"
+	assert_eq 1 "$(sd_ctl show -p NRestarts --value "$name")" "restarts of $name"
+	assert_file "$MNT/fpga/1/index" $'7\n'
+	assert_file "$MNT/gpu/1/uuid" $'GPU-0f4c6d3e-1a2b-4c5d-8e9f-000000000001\n'
+	[[ $(awk -v mp="$MNT" '$5 == mp' /proc/self/mountinfo | wc -l) == 1 ]] ||
+		fail "$MNT after the restart: not one mount: $(awk -v mp="$MNT" '$5 == mp' /proc/self/mountinfo)"
+	it_log "restarted: main process $pid, then $pid2"
 
 	# Stop: unmounted, devices released; the bound only catches a hang.
 	t0=$(date +%s)
-	timeout 60 systemctl stop "$name" || fail "systemctl stop $name failed"
+	sd_ctl stop "$name" || fail "systemctl stop $name failed"
 	t1=$(date +%s)
 	[[ $((t1 - t0)) -le 20 ]] || fail "systemctl stop $name took $((t1 - t0)) s"
 	! is_mounted "$MNT" || fail "$MNT still mounted after systemctl stop: $(mount_info "$MNT")"
 	assert_eq "" "$(coord_lines "$WORK/gpu.coord")" "coordination file after systemctl stop"
-	assert_eq inactive "$(systemctl show -p ActiveState --value "$name")" "state of $name after stop"
+	assert_eq inactive "$(sd_ctl show -p ActiveState --value "$name")" "state of $name after stop"
 }
 
 # ---------------------------------------------------------------------------
