@@ -15,10 +15,13 @@ declare -A allowed=(
 	[base]="base"
 	[os]="os base"
 	[config]="config os base"
-	[core]="core config os base"
-	[tree]="tree core config base"
-	[daemon]="daemon tree core config os base"
-	[ctl]="ctl core config os base"
+	[host]="host config os base"
+	[alloc]="alloc host config os base lease"
+	[views]="views alloc host config os base lease"
+	[lease]="lease views alloc host config os base"
+	[tree]="tree views alloc host config base"
+	[daemon]="daemon tree lease views alloc host config os base"
+	[ctl]="ctl lease views alloc host config os base"
 )
 bad=0
 for layer in "${!allowed[@]}"; do
@@ -46,7 +49,7 @@ for f in */*.[ch]; do
 done
 # Drivers see the ABI header and drivers/lib/, never fs/.
 for f in ../drivers/*.[ch] ../drivers/lib/*.[ch]; do
-	if grep -qE '^#include "(base|os|config|core|tree|daemon|ctl)/' "$f"; then
+	if grep -qE '^#include "(base|os|config|host|alloc|lease|views|tree|daemon|ctl)/' "$f"; then
 		echo "${f#../} includes a header of fs/: drivers may include only <extres/...> and lib/"
 		bad=1
 	fi

@@ -5,7 +5,7 @@
  * Write the CDI specs of the extresd serving MOUNTPOINT into DIR, where
  * container runtimes look for them: one file extres-<resource>.json per
  * resource. The specs are the daemon's .meta/cdi.json, split on its lines
- * (core/cdi_view.h promises one member per line), so that the command and
+ * (views/cdi_view.h promises one member per line), so that the command and
  * the view never disagree and the command needs no driver or config.
  *
  * DIR is root's: a runtime gives a container every node a spec names, so
@@ -28,7 +28,7 @@
 #include "base/fileio.h"
 #include "base/log.h"
 #include "base/text.h"
-#include "core/cdi_files.h"
+#include "views/cdi_files.h"
 #include "os/mountpoint.h"
 #include "os/trust.h"
 

@@ -9,7 +9,7 @@
  * that process only: through a pidfd opened before the start time is
  * checked, a PID reused after the check names a process that is gone, and
  * the signal fails rather than reach the newcomer. The process must hold
- * a lease command's lock (core/lease.h), which a forged line cannot give
+ * a lease command's lock (lease/lease.h), which a forged line cannot give
  * it; the daemon lists only such leases. Only root or the
  * command's owner may end it (the kernel's own rule is wider: it also
  * lets a process signal one whose saved uid matches).
@@ -23,8 +23,8 @@
 #include <unistd.h>
 
 #include "base/log.h"
-#include "core/holders.h"
-#include "core/lease.h"
+#include "views/holders.h"
+#include "lease/lease.h"
 #include "ctl/ctl.h"
 #include "os/proc.h"
 
@@ -164,7 +164,7 @@ static int kill_lease(const char *id)
 		goto out;
 	}
 	/* A line anyone who may write the file can forge: only the
-	 * command's own lock says it is a lease's (core/lease.h). */
+	 * command's own lock says it is a lease's (lease/lease.h). */
 	if (!extres_lease_command_proven(pid)) {
 		extres_log(
 			EXTRES_LOG_ERR,

@@ -2,7 +2,7 @@
 /*
  * extresctl run RESOURCE[=N]... -- COMMAND [ARG...]: COMMAND with a lease
  * of N devices of each RESOURCE, taken through the coordination files
- * with COMMAND's own process as their owner (core/lease.h). This file
+ * with COMMAND's own process as their owner (lease/lease.h). This file
  * parses the arguments and puts the steps in order: fork the command's
  * process (run_child.c), discover, take (run_take.c), let it exec, wait
  * for its end, release.
@@ -28,9 +28,9 @@
 #include "base/log.h"
 #include "base/text.h"
 #include "config/config.h"
-#include "core/coord.h"
-#include "core/lease.h"
-#include "core/module.h"
+#include "alloc/coord.h"
+#include "lease/lease.h"
+#include "host/module.h"
 #include "ctl/ctl.h"
 #include "ctl/run.h"
 #include "os/deadline.h"

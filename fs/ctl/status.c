@@ -22,7 +22,7 @@
 #include "ctl/ctl.h"
 #include "base/err.h"
 #include "base/fileio.h"
-#include "core/infos.h"
+#include "host/infos.h"
 #include "base/log.h"
 #include "os/mountpoint.h"
 
@@ -410,7 +410,7 @@ static int status_job(struct extres_ctl_mount *m, void *arg)
 	if (r == 0)
 		read_remarks(m, &rm);
 	/* The daemon's own document, written by the one function that
-	 * writes every extres JSON (core/json_view.h): the tree read above
+	 * writes every extres JSON (views/json_view.h): the tree read above
 	 * still says whether the mount serves. */
 	if (r == 0 && o->json) {
 		json = extres_ctl_read_meta(m->mnt, "extres.json");

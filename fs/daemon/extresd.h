@@ -21,8 +21,8 @@
 #include "daemon/owner.h"
 #include "daemon/transport.h"
 #include "os/runlock.h"
-#include "core/holders.h"
-#include "core/transaction.h"
+#include "views/holders.h"
+#include "alloc/transaction.h"
 #include "tree/snapshot.h"
 
 struct extres_cdi_base;

@@ -309,7 +309,7 @@ static const struct extres_info *known_info(const struct extres_allocations *as,
 }
 
 /* The property a share's device shows under self/: which share of how
- * many (core/share.h). */
+ * many (alloc/share.h). */
 static char share_key[] = "share";
 
 /* Info `in` of share holder `x`, with its `share` property added (unless

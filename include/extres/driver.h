@@ -340,7 +340,7 @@ struct extres_host {
  * the core and valid only during the discover() call it was passed to: do
  * not keep it, and call it only on the thread that runs discover().
  *
- * What the core accepts, in one discovery (fs/core/infos.h has the numbers):
+ * What the core accepts, in one discovery (fs/host/infos.h has the numbers):
  *   - at most 4096 infos, each with at most 256 properties;
  *   - keys of 1 to 255 bytes, not starting with '.', without '/' or control
  *     characters (bytes below 0x20 and 0x7f), unique within an info: each

@@ -42,7 +42,7 @@ since_of() {
 # A process that sleeps until the cleanup (or the case) ends it, as
 # user $1 (default: ours); its PID in SLEEPER.
 start_sleeper() {
-	# As a lease's command would, it proves its lease lines (core/lease.h):
+	# As a lease's command would, it proves its lease lines (lease/lease.h):
 	# without that lock, a lease line is only a holder's.
 	[[ -e $WORK/gpu.coord ]] || : >"$WORK/gpu.coord"
 	local prove=("$PROBE" lockexec "$WORK/gpu.coord" 4611686018427387904)

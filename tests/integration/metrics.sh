@@ -149,7 +149,7 @@ case_holders() {
 	local cfg=$WORK/extres.yaml sleeper st gone want got _
 	write_std_config "$cfg" "$WORK/gpu.coord"
 	daemon_start -c "$cfg" "$MNT"
-	# It proves its lease as a lease's command does (core/lease.h).
+	# It proves its lease as a lease's command does (lease/lease.h).
 	"$PROBE" lockexec "$WORK/gpu.coord" 4611686018427387904 sleep 300 &
 	sleeper=$!
 	echo "$sleeper" >"$WORK/sleeper.pid"

@@ -22,8 +22,8 @@
 
 #include "proc_files.h"
 
-#include "core/alloc.h"
-#include "core/coord.h"
+#include "alloc/alloc.h"
+#include "alloc/coord.h"
 
 struct fixture {
 	char dir[TF_DIR_LEN];

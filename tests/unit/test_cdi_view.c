@@ -13,7 +13,7 @@
 
 #include "config/cdi_base.h"
 #include "config/cdi_name.h"
-#include "core/cdi_view.h"
+#include "views/cdi_view.h"
 
 /* clang-format off */
 #define P(k, v) { (char *)(k), (char *)(v), sizeof(v) - 1 }

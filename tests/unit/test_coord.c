@@ -25,7 +25,7 @@
 
 #include "proc_files.h"
 
-#include "core/coord.h"
+#include "alloc/coord.h"
 
 #define REFUSE "; refusing to use it as a coordination file"
 

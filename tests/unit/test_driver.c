@@ -18,7 +18,7 @@
 
 #include <cmocka.h>
 
-#include "core/module.h"
+#include "host/module.h"
 #include "extres_build.h"
 
 #define MOCK(name) EXTRES_MOCK_DIR "/" name ".so"

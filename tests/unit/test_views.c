@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "core/views.h"
+#include "views/views.h"
 
 typedef int view_fn(const struct extres_view_resource *res, size_t n,
 		    char **ret_text, size_t *ret_len);
