@@ -49,7 +49,7 @@
 #define EXTRES_OWNER_REUSED 2 /* PID exists with another start time */
 #define EXTRES_OWNER_ZOMBIE 3
 #define EXTRES_OWNER_UNPARSABLE 4
-/* A queue's waiter line that its live process does not prove (lease/lease.h):
+/* A queue's waiter line that its live process does not prove (alloc/lease_line.h):
  * forged, or an older extresctl's. Judged by extresctl coord only. */
 #define EXTRES_OWNER_UNPROVEN 5
 
@@ -112,7 +112,7 @@ int extres_coord_lock_existing(const char *path, unsigned timeout_ms,
  * for the caller by extres_coord_close(), which only unlocks it. For a
  * process that must never close the file while it waits in it: closing
  * any descriptor of a file drops every POSIX lock the process holds on
- * it (lease/lease.h's proofs). `create` as in extres_coord_lock(). The
+ * it (alloc/lease_line.h's proofs). `create` as in extres_coord_lock(). The
  * caller closes *keep_fd when done; on failure it may be -1 or open.
  * `group` as in extres_coord_lock().
  */

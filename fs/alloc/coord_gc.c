@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lease/lease.h"
+#include "alloc/lease_line.h"
 
 static int is_gone(int state)
 {

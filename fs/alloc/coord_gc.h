@@ -50,7 +50,7 @@ int extres_coord_list(const char *path, unsigned timeout_ms, gid_t group,
 /*
  * Drop, under the lock, every entry whose owner is gone: dead, reused PID or
  * zombie, or a waiter's line (lease=waiting, a queue's) that no live
- * process proves (EXTRES_OWNER_UNPROVEN, lease/lease.h), and with EXTRES_COORD_GC_UNPARSABLE every unparsable line (so
+ * process proves (EXTRES_OWNER_UNPROVEN, alloc/lease_line.h), and with EXTRES_COORD_GC_UNPARSABLE every unparsable line (so
  * that a file filled with garbage up to the size limit can always be made
  * usable again). Live entries and, without that flag, unparsable lines stay
  * byte for byte and in order; the file is rewritten in place (same inode)

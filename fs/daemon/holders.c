@@ -20,6 +20,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "alloc/lease_line.h"
 #include "base/clock.h"
 #include "base/log.h"
 #include "base/text.h"

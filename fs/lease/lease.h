@@ -25,7 +25,7 @@
  * A line counts only while the process it names proves it, with a POSIX
  * read lock (fcntl F_SETLK, not an OFD lock) on a byte of the file of
  * its own, BASE + its PID, which the kernel names it as the holder of
- * (os/locks.h): a writer of the file can name any process, but cannot
+ * (os/locks.h, alloc/lease_line.h): a writer of the file can name any process, but cannot
  * make it take a lock. A waiter holds byte EXTRES_LEASE_WAITER_PROOF +
  * PID of its queue from before its line is written (under the queue's
  * lock) until it leaves; a waiter line without it
@@ -61,6 +61,7 @@
 #include "base/err.h"
 #include "config/config.h"
 #include "alloc/alloc.h"
+#include "alloc/lease_line.h"
 #include "host/infos.h"
 
 /* One resource of a lease: `n` devices of `res` (which must have a
@@ -107,14 +108,6 @@ struct extres_lease_busy {
 
 #define EXTRES_LEASE_MAX_WATCH 64
 
-/* A waiter's line in a queue carries this as its lease word. */
-#define EXTRES_LEASE_WAITING "waiting"
-
-/* Where the proofs lie (see above): one byte per PID, far past any
- * line. */
-#define EXTRES_LEASE_WAITER_PROOF (UINT64_C(1) << 61)
-#define EXTRES_LEASE_HOLDER_PROOF (UINT64_C(1) << 62)
-
 /* How often a waiter behind a running waiter looks whether it stopped. */
 #define EXTRES_LEASE_RELOOK_MS 2000
 
@@ -133,23 +126,6 @@ struct extres_lease_waiter {
  * them, which ends the proofs; accepts a zeroed one. */
 int extres_lease_waiter_init(struct extres_lease_waiter *w, size_t n);
 void extres_lease_waiter_clear(struct extres_lease_waiter *w);
-
-/* 1 if `e`, a line of the queue open at fd, is a waiter's that its
- * process proves; 0 otherwise. */
-struct extres_coord_entry;
-int extres_lease_waiter_proven(int fd, const struct extres_coord_entry *e);
-
-/* 1 if `e`, a line of the coordination file open at fd, is a lease's
- * line (lease=ID, ID naming the line's PID and start time) that the
- * lease's command proves; 0 otherwise. */
-int extres_lease_line_proven(int fd, const struct extres_coord_entry *e);
-
-/* 1 if process `pid` holds a lease command's proof on some file
- * (/proc/locks). */
-int extres_lease_command_proven(pid_t pid);
-
-/* "PID-STARTTIME" (malloc'd) into *ret. 0 or -ENOMEM. */
-int extres_lease_id(pid_t pid, uint64_t starttime, char **ret);
 
 /* FILE.queue for coordination file `file` (malloc'd). 0 or -ENOMEM. */
 int extres_lease_queue_path(const char *file, char **ret);

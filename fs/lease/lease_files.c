@@ -13,12 +13,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-int extres_lease_id(pid_t pid, uint64_t starttime, char **ret)
-{
-	return asprintf(ret, "%d-%" PRIu64, (int)pid, starttime) < 0 ? -ENOMEM :
-								       0;
-}
-
 int extres_lease_queue_path(const char *file, char **ret)
 {
 	return asprintf(ret, "%s.queue", file) < 0 ? -ENOMEM : 0;

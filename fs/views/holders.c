@@ -10,7 +10,7 @@
 #include <time.h>
 
 #include "base/text.h"
-#include "lease/lease.h"
+#include "alloc/lease_line.h"
 #include "os/proc.h"
 
 int extres_holder_kind(const struct extres_coord_entry *e, int state,
@@ -278,20 +278,4 @@ void extres_holders_json(struct extres_json *json,
 		extres_json_end_object(json);
 	}
 	extres_json_end_array(json);
-}
-
-int extres_lease_id_parse(const char *id, pid_t *ret_pid,
-			  uint64_t *ret_starttime)
-{
-	const char *dash = id ? strchr(id, '-') : NULL;
-	uint64_t pid, st;
-
-	if (!dash ||
-	    extres_parse_dec(id, (size_t)(dash - id), INT_MAX, &pid) < 0 ||
-	    pid == 0 ||
-	    extres_parse_dec(dash + 1, strlen(dash + 1), UINT64_MAX, &st) < 0)
-		return -EINVAL;
-	*ret_pid = (pid_t)pid;
-	*ret_starttime = st;
-	return 0;
 }

@@ -17,7 +17,7 @@
  *                    that PID, as a script writes, counts too);
  *           lease    the line carries lease=ID (extresctl run) and, while
  *                    its owner lives, the lease's command proves it
- *                    (lease/lease.h; an unproven one is "other");
+ *                    (alloc/lease_line.h; an unproven one is "other");
  *           extresd  another extres daemon: the live owner's comm or exe is
  *                    "extresd";
  *           other    anything else: Flink's scripts, unknown writers, and
@@ -132,12 +132,5 @@ int extres_holders_text(const struct extres_holders *h, char **ret_text,
  */
 void extres_holders_json(struct extres_json *json,
 			 const struct extres_holders *h);
-
-/*
- * A lease's id, "PID-STARTTIME" (the command's PID and start time): 0 with
- * both set, or -EINVAL when `id` is anything else. Pure.
- */
-int extres_lease_id_parse(const char *id, pid_t *ret_pid,
-			  uint64_t *ret_starttime);
 
 #endif

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc/lease_line.h"
 #include "base/text.h"
 
 /* One job on one GPU, before grouping. */

@@ -11,6 +11,7 @@
 
 #include <cmocka.h>
 
+#include "alloc/lease_line.h"
 #include "base/json.h"
 #include "views/holders.h"
 #include "views/json_view.h"

@@ -1,12 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /* Whether the process a queue or lease line names stands behind it: the
- * POSIX read lock it holds on agreed bytes of the file (lease/lease.h). */
-#include "lease/lease.h"
+ * POSIX read lock it holds on agreed bytes of the file. */
+#include "alloc/lease_line.h"
 
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "alloc/coord.h"
+#include "base/text.h"
 #include "os/locks.h"
 
 /* Whether e->pid holds its proof `base` on the file open at fd. */
@@ -44,4 +48,26 @@ int extres_lease_command_proven(pid_t pid)
 	for (i = 0; i < 3 && r != 1; i++)
 		r = extres_lock_proof_anywhere(pid, EXTRES_LEASE_HOLDER_PROOF);
 	return r == 1;
+}
+
+int extres_lease_id(pid_t pid, uint64_t starttime, char **ret)
+{
+	return asprintf(ret, "%d-%" PRIu64, (int)pid, starttime) < 0 ? -ENOMEM :
+								       0;
+}
+
+int extres_lease_id_parse(const char *id, pid_t *ret_pid,
+			  uint64_t *ret_starttime)
+{
+	const char *dash = id ? strchr(id, '-') : NULL;
+	uint64_t pid, st;
+
+	if (!dash ||
+	    extres_parse_dec(id, (size_t)(dash - id), INT_MAX, &pid) < 0 ||
+	    pid == 0 ||
+	    extres_parse_dec(dash + 1, strlen(dash + 1), UINT64_MAX, &st) < 0)
+		return -EINVAL;
+	*ret_pid = (pid_t)pid;
+	*ret_starttime = st;
+	return 0;
 }
