@@ -524,6 +524,6 @@ EXTRES_DRIVER_REGISTER(
 		.discover = amdgpu_discover, .close = amdgpu_close,
 		/* ROCm names a GPU "GPU-<unique_id as 16 hex digits>". */
 		.env_var = "ROCR_VISIBLE_DEVICES", .env_property = "unique_id",
-		.env_form = EXTRES_ENV_FORM_ROCM_UUID,
+		.env_form = EXTRES_ENV_FORM_HEX_ID, .env_id_prefix = "GPU-",
 		.control_nodes = kfd_nodes,
 		.identity_keys = identity_keys_usual)

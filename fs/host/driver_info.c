@@ -48,6 +48,7 @@ struct declared {
 	const char *const *cdi_base_specs;
 	const char *cdi_base_hint;
 	const char *const *node_keys;
+	const char *env_id_prefix;
 };
 
 /* The labels extres_device_info has of itself (views/metrics_view.h). */
@@ -150,6 +151,7 @@ static int fill(struct extres_driver_info *ret, const char *env_var,
 	d.cdi_base_specs = dup_keys(x->cdi_base_specs, &failed);
 	d.cdi_base_hint = dup_opt(x->cdi_base_hint, &failed);
 	d.node_keys = dup_keys(x->node_keys, &failed);
+	d.env_id_prefix = dup_opt(x->env_id_prefix, &failed);
 	d.coord_file = dup_opt(coord_file, &failed);
 	d.coord_how = dup_opt(coord_how, &failed);
 	if (failed) {
@@ -178,15 +180,22 @@ static int fill_labels(struct extres_driver_info *ret, size_t n,
 int extres_driver_info_from_ops(const struct extres_driver_ops *ops,
 				struct extres_driver_info *ret)
 {
-	const struct declared x = { ops->identity_keys, ops->env_fixed,
-				    ops->control_nodes, ops->cdi_base_specs,
-				    ops->cdi_base_hint, ops->node_keys };
+	struct declared x = { ops->identity_keys, ops->env_fixed,
+			      ops->control_nodes, ops->cdi_base_specs,
+			      ops->cdi_base_hint, ops->node_keys,
+			      ops->env_id_prefix };
+	uint32_t form = ops->env_form;
 	struct extres_driver_info d;
 	size_t n = 0;
 	int r;
 
-	r = fill(&d, ops->env_var, ops->env_property, ops->env_form, &x, NULL,
-		 NULL);
+	/* Modules built before env_id_prefix had one hex form, whose prefix
+	 * the ABI fixed; from here on there is one form, the prefix data. */
+	if (form == EXTRES_ENV_FORM_GPU_HEX_ID) {
+		form = EXTRES_ENV_FORM_HEX_ID;
+		x.env_id_prefix = "GPU-";
+	}
+	r = fill(&d, ops->env_var, ops->env_property, form, &x, NULL, NULL);
 	while (r == 0 && ops->metric_labels && ops->metric_labels[n].label)
 		n++;
 	if (r == 0)
@@ -206,6 +215,7 @@ int extres_driver_info_copy(const struct extres_driver_info *src,
 		(const char *const *)src->cdi_base_specs,
 		src->cdi_base_hint,
 		(const char *const *)src->node_keys,
+		src->env_id_prefix,
 	};
 	struct extres_driver_info d;
 	int r;
@@ -262,6 +272,7 @@ void extres_driver_info_clear(struct extres_driver_info *info)
 	for (i = 0; info->node_keys && info->node_keys[i]; i++)
 		free(info->node_keys[i]);
 	free(info->node_keys);
+	free(info->env_id_prefix);
 	free(info->coord_file);
 	free(info->coord_how);
 	for (i = 0; i < info->n_labels; i++) {

@@ -18,6 +18,9 @@
 
 struct extres_info;
 
+/* The longest extres_driver_ops.env_id_prefix a module may declare. */
+#define EXTRES_ENV_ID_PREFIX_MAX 15
+
 /* A copied struct extres_metric_label: property NULL for the node's name,
  * prefix never NULL ("" for none). */
 struct extres_driver_label {
@@ -29,7 +32,10 @@ struct extres_driver_label {
 struct extres_driver_info {
 	char *env_var; /* the default device variable, or NULL */
 	char *env_property; /* the property that fills it, or NULL: `index` */
-	uint32_t env_form; /* EXTRES_ENV_FORM_* */
+	/* EXTRES_ENV_FORM_AS_IS or _HEX_ID (a module's GPU_HEX_ID is read
+	 * as HEX_ID with the prefix "GPU-"). */
+	uint32_t env_form;
+	char *env_id_prefix; /* written before HEX_ID's digits, or NULL */
 	/* "NAME=VALUE" set beside the device variable (checked at load),
 	 * NULL-terminated, or NULL for none. */
 	char **env_fixed;

@@ -177,6 +177,19 @@ out:
 	return r;
 }
 
+/* A prefix goes unquoted into specs and single-quoted into .meta/env. */
+static int id_prefix_ok(const char *s)
+{
+	size_t i;
+
+	for (i = 0; s[i]; i++)
+		if (!((s[i] >= 'a' && s[i] <= 'z') ||
+		      (s[i] >= 'A' && s[i] <= 'Z') ||
+		      (s[i] >= '0' && s[i] <= '9') || strchr("_.:-", s[i])))
+			return 0;
+	return i >= 1 && i <= EXTRES_ENV_ID_PREFIX_MAX;
+}
+
 /* An env_fixed entry that breaks <extres/driver.h>'s rules, in *ret_bad
  * (-EINVAL), else 0. Values are written unquoted in CDI specs and between
  * single quotes in .meta/env: only harmless bytes. */
@@ -344,11 +357,18 @@ int extres_module_load(const char *path, struct extres_module **ret,
 				path, *node);
 			goto fail;
 		}
-	if (m->ops.env_form > EXTRES_ENV_FORM_ROCM_UUID) {
+	if (m->ops.env_form > EXTRES_ENV_FORM_HEX_ID) {
 		r = extres_err_set(
 			err, ELIBBAD,
 			"%s: driver's env_form %u is unknown to this extres",
 			path, m->ops.env_form);
+		goto fail;
+	}
+	if (m->ops.env_id_prefix && !id_prefix_ok(m->ops.env_id_prefix)) {
+		r = extres_err_set(
+			err, ELIBBAD,
+			"%s: driver's env_id_prefix '%s' is not 1 to %d letters, digits and \"_.:-\"",
+			path, m->ops.env_id_prefix, EXTRES_ENV_ID_PREFIX_MAX);
 		goto fail;
 	}
 	r = extres_driver_info_check_labels(m->ops.metric_labels, path, err);

@@ -11,8 +11,8 @@
 #include "base/json.h"
 #include "views/json_view.h"
 
-/* "GPU-" and 16 hex digits. */
-#define ROCM_UUID_LEN (4 + 16)
+/* A driver's prefix and 16 hex digits (EXTRES_ENV_FORM_HEX_ID). */
+#define HEX_ID_LEN (EXTRES_ENV_ID_PREFIX_MAX + 16)
 
 /* ---- a growing text; the first failure sticks ---- */
 
@@ -106,18 +106,19 @@ static int parse_hex_id(const char *s, uint64_t *ret)
  * NULL; `buf` holds a reformatted one. */
 static const char *device_item(const struct extres_driver_info *d,
 			       const struct extres_info *info,
-			       char buf[ROCM_UUID_LEN + 1])
+			       char buf[HEX_ID_LEN + 1])
 {
 	const char *v = extres_info_get(info, d->env_property);
 	uint64_t id;
 
 	if (v && !*v)
 		return NULL;
-	if (d->env_form != EXTRES_ENV_FORM_ROCM_UUID)
+	if (d->env_form != EXTRES_ENV_FORM_HEX_ID)
 		return v;
 	if (parse_hex_id(v, &id) < 0)
 		return NULL;
-	snprintf(buf, ROCM_UUID_LEN + 1, "GPU-%016" PRIx64, id);
+	snprintf(buf, HEX_ID_LEN + 1, "%s%016" PRIx64,
+		 d->env_id_prefix ? d->env_id_prefix : "", id);
 	return buf;
 }
 
@@ -125,7 +126,7 @@ static const char *device_item(const struct extres_driver_info *d,
 const struct extres_driver_info *
 extres_view_device_form(const struct extres_view_resource *r)
 {
-	char buf[ROCM_UUID_LEN + 1];
+	char buf[HEX_ID_LEN + 1];
 	size_t i;
 
 	if (!r->driver_info || !r->driver_info->env_property)
@@ -142,7 +143,7 @@ static void add_items(struct text *t, const struct extres_view_resource *r,
 		      const struct extres_driver_info *form, size_t first,
 		      size_t count, int quoted)
 {
-	char uuid[ROCM_UUID_LEN + 1];
+	char uuid[HEX_ID_LEN + 1];
 	const char *item;
 	int first_item = 1;
 	size_t i;

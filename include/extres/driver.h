@@ -118,11 +118,15 @@ extern "C" {
 /* Forms of extres_driver_ops.env_form. */
 /* The property's value, as it is. */
 #define EXTRES_ENV_FORM_AS_IS 0u
-/* A hexadecimal "0x..." number (amdgpu's unique_id), written as ROCm names
- * a GPU's UUID: "GPU-" and 16 lower-case hex digits, as rocminfo prints and
- * ROCR_VISIBLE_DEVICES takes. A value that is not such a non-zero number
- * counts as missing. */
-#define EXTRES_ENV_FORM_ROCM_UUID 1u
+/* What modules built before EXTRES_ENV_FORM_HEX_ID and env_id_prefix
+ * declared for the one form they had: EXTRES_ENV_FORM_HEX_ID with the prefix
+ * "GPU-". Still read so; a new module says EXTRES_ENV_FORM_HEX_ID. */
+#define EXTRES_ENV_FORM_GPU_HEX_ID 1u
+/* A hexadecimal "0x..." number (amdgpu's unique_id), written as
+ * extres_driver_ops.env_id_prefix and 16 lower-case hex digits (amdgpu's
+ * prefix "GPU-" makes the UUID its runtime's device variable takes). A
+ * value that is not such a non-zero number counts as missing. */
+#define EXTRES_ENV_FORM_HEX_ID 2u
 
 /*
  * A label of the metric extres_device_info taken from a property, so that
@@ -525,6 +529,15 @@ struct extres_driver_ops {
 	 * Static data, never freed.
 	 */
 	const struct extres_metric_label *metric_labels;
+
+	/*
+	 * Appended in ABI 1, after metric_labels: what EXTRES_ENV_FORM_HEX_ID
+	 * writes before the 16 hex digits, 1 to 15 letters, digits and
+	 * "_.:-", or NULL for none. A module breaking these rules is refused
+	 * at load. A module built before it has a struct_size that ends at
+	 * metric_labels: none.
+	 */
+	const char *env_id_prefix;
 };
 
 /* The type of the module's one exported function. It must return the same

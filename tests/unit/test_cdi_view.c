@@ -63,7 +63,8 @@ static const struct extres_driver_info nvml_info = {
 static const struct extres_driver_info amdgpu_info = {
 	.env_var = (char *)"ROCR_VISIBLE_DEVICES",
 	.env_property = (char *)"unique_id",
-	.env_form = EXTRES_ENV_FORM_ROCM_UUID,
+	.env_form = EXTRES_ENV_FORM_HEX_ID,
+	.env_id_prefix = (char *)"GPU-",
 	.control_nodes = kfd,
 };
 
