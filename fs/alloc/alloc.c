@@ -406,7 +406,7 @@ static int take_from_script(const struct extres_resource_config *res,
 		r = extres_err_set(err, -r, "out of memory");
 		goto out;
 	}
-	a->recorded_by_script = 1;
+	a->recorded_by_driver = 1;
 	a->coordination_file = file;
 	file = NULL;
 	if (drop_untaken(c, &x, 1, prev, self, starttime) || n_added) {

@@ -17,17 +17,18 @@
 
 struct extres_allocation {
 	char *resource;
-	/* NULL when not coordinated (no file, or the script coordinates). */
+	/* NULL when not coordinated (no file, or the driver coordinates). */
 	char *coordination_file;
 	char *coordination_key;
 	pid_t owner;
 	uint64_t owner_starttime;
 	unsigned lock_timeout_ms; /* the resource's, for releasing */
 	gid_t coordination_gid; /* the resource's trusted group, likewise */
-	/* The resource's script took the devices in its own coordination
-	 * file (coordination_file), recording this daemon as their owner:
-	 * nothing is written here, but the lines are ours to release. */
-	int recorded_by_script;
+	/* The resource's driver took the devices in its own coordination
+	 * file (coordination_file; extres_host.coordinated_by), recording
+	 * this daemon as their owner: nothing is written here, but the lines
+	 * are ours to release. */
+	int recorded_by_driver;
 	/* What the driver declares about itself (copied from the
 	 * candidates): the device variable and identity keys. */
 	struct extres_driver_info driver;
@@ -143,7 +144,7 @@ int extres_alloc_guard(struct extres_allocation *a,
 /*
  * A driver that coordinates by itself (extres_host.coordinated_by; the
  * script driver run with --enable-coordination) yields allocations with
- * recorded_by_script set, the driver's coordination file, and this process,
+ * recorded_by_driver set, the driver's coordination file, and this process,
  * which a Flink script records as $PPID, as the owner; and
  * extres_alloc_retake() makes sure of every line.
  */

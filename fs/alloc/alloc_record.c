@@ -71,7 +71,7 @@ static int is_our_line(const struct extres_allocation *a,
 		return 0;
 	if (e->has_starttime)
 		return e->starttime == a->owner_starttime;
-	return a->recorded_by_script;
+	return a->recorded_by_driver;
 }
 
 int extres_alloc_release(struct extres_allocation *a, struct extres_err *err)
@@ -287,7 +287,7 @@ int extres_alloc_guard(struct extres_allocation *a,
 		}
 		if (extres_coord_recorded_for(c, v, a->owner,
 					      a->owner_starttime) ||
-		    (a->recorded_by_script &&
+		    (a->recorded_by_driver &&
 		     extres_coord_has_line_of(c, v, a->owner)))
 			continue;
 		r = extres_coord_add_tagged(c, v, a->owner, a->owner_starttime,

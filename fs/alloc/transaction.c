@@ -101,7 +101,7 @@ static int allocate_one(const struct extres_config *config,
 	struct extres_driver *drv = NULL;
 	int r;
 
-	if (prev && prev->recorded_by_script && was &&
+	if (prev && prev->recorded_by_driver && was &&
 	    extres_resource_config_same(was, res)) {
 		/* Its script is not run again: the instance is only kept,
 		 * whatever became of the config's trust meanwhile. */
@@ -118,7 +118,7 @@ static int allocate_one(const struct extres_config *config,
 		if (r < 0)
 			return r;
 	}
-	if (prev && prev->recorded_by_script) {
+	if (prev && prev->recorded_by_driver) {
 		r = extres_alloc_unrecord(prev, err);
 		if (r < 0)
 			goto out;

@@ -349,7 +349,7 @@ long long extresd_refresh(void *ctx)
 			if (!rc->refresh_ms)
 				continue;
 			/* Running such a script again takes more devices. */
-			if (d->allocs->items[i]->recorded_by_script) {
+			if (d->allocs->items[i]->recorded_by_driver) {
 				extres_log(
 					EXTRES_LOG_WARNING,
 					"refresh-interval of '%s' ignored: its discovery script coordinates by itself",
@@ -372,7 +372,7 @@ long long extresd_refresh(void *ctx)
 		int asked = gap <= 0 &&
 			    extres_driver_take_refresh_request(
 				    d->allocs->drivers[i]) &&
-			    !d->allocs->items[i]->recorded_by_script;
+			    !d->allocs->items[i]->recorded_by_driver;
 
 		if (asked)
 			d->refresh_asked[i] = now;

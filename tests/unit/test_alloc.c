@@ -502,7 +502,7 @@ static void test_script_coordinated_take(void **state)
 	 * in the script's file. */
 	assert_int_equal(extres_alloc_take(&f->res, f->cands, me, &a, &err), 0);
 	assert_string_equal(a->coordination_file, f->path);
-	assert_int_equal(a->recorded_by_script, 1);
+	assert_int_equal(a->recorded_by_driver, 1);
 	assert_int_equal(a->owner, me);
 	assert_index(a, 0, "0");
 	assert_index(a, 1, "1");
