@@ -54,5 +54,33 @@ for f in ../drivers/*.[ch] ../drivers/lib/*.[ch]; do
 		bad=1
 	fi
 done
+# Nothing in fs/ names a device vendor, its runtime or a vendor's driver:
+# what a device needs comes from its driver through the ABI
+# (include/extres/driver.h), and the build names the driver and script
+# Flink's GPU factory stands for (meson.build). Whole words, code and
+# comments alike, in any case.
+vendor='nvidia|nvidia-smi|cuda|nvml|mig|rocm|rocr|rocminfo|hip|amd|amdgpu|kfd|gpu-discovery'
+# The one exception, as FILE:WORDS-ON-THE-LINE: sharing-strategy mps is
+# NVIDIA's Multi-Process Service by name (the key NVIDIA's Kubernetes device
+# plugin uses); the variables its clients read and its default directories
+# are that service's contract, which no driver declares (yet).
+allowed_vendor=(
+	'config/config.h:NVIDIA.s defaults for the MPS|/nvidia-mps"'
+	'alloc/share.[ch]:CUDA_MPS_|CUDA.s MPS client'
+)
+while IFS= read -r hit; do
+	f=${hit%%:*}
+	num=${hit#*:}
+	num=${num%%:*}
+	line=${hit#*:*:}
+	excused=0
+	for a in "${allowed_vendor[@]}"; do
+		# shellcheck disable=SC2053 # the file part is a glob
+		[[ $f == ${a%%:*} ]] && [[ $line =~ ${a#*:} ]] && excused=1
+	done
+	((excused)) && continue
+	echo "fs/$f:$num names a vendor or a vendor's driver (take it from the driver through the ABI):$line"
+	bad=1
+done < <(grep -niE "(^|[^a-z0-9])($vendor)([^a-z0-9]|$)" -- */*.[ch])
 ((bad == 0)) && echo "layers: ok"
 exit "$bad"

@@ -96,7 +96,7 @@ size_t extres_line_text(char *buf, size_t size, const char *s, size_t len);
 /*
  * The optimal string alignment distance between `a` and `b`: insertions,
  * deletions, substitutions and swaps of two neighbours, each costing 1
- * (so "amout" is 1 from "amount", "nvidai" 1 from "nvidia"). Texts longer
+ * (so "amout" is 1 from "amount", "drievr" 1 from "driver"). Texts longer
  * than EXTRES_EDIT_MAX bytes, and an allocation failure, give SIZE_MAX.
  */
 #define EXTRES_EDIT_MAX 256

@@ -59,7 +59,7 @@
  *                         driver's default
  *
  * No two resources may set the same variable, whether configured or by
- * default (two NVIDIA resources both want CUDA_VISIBLE_DEVICES): the loader
+ * default (two resources of one driver both want its variable): the loader
  * fails naming both for configured variables, and
  * extres_config_check_env() once the drivers' defaults are known, as a
  * sourced file would keep only the last value. A

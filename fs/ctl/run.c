@@ -55,7 +55,7 @@ static void usage_run(FILE *out)
 		"lease=ID), so the lease lasts exactly as long as COMMAND, even when\n"
 		"extresctl is killed. COMMAND gets the variables .meta/env would\n"
 		"export for its devices (EXTRES_<NAME>_INDEXES, and the resource's\n"
-		"device variable, e.g. CUDA_VISIBLE_DEVICES) and EXTRES_LEASE=ID\n"
+		"device variable, configured or its driver's) and EXTRES_LEASE=ID\n"
 		"(PID-STARTTIME of COMMAND). SIGINT, SIGTERM, SIGHUP and SIGQUIT are\n"
 		"passed on to COMMAND; its lines are removed when it ends.\n"
 		"\n"

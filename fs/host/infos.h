@@ -98,10 +98,10 @@ const char *extres_info_get(const struct extres_info *info, const char *key);
  * pool's listing keep one they hold). */
 int extres_info_healthy(const struct extres_info *info);
 
-/* The property that names a device for good, whatever its index (NVML's
- * "GPU-..." and "MIG-...", a ROCm unique id): written into the device's
- * coordination-file line, so that a reader can tell when the index has come
- * to name another device. */
+/* The property that names a device for good, whatever its index (a GPU's
+ * or a GPU instance's UUID, as its driver reports it): written into the
+ * device's coordination-file line, so that a reader can tell when the
+ * index has come to name another device. */
 #define EXTRES_UUID_KEY "uuid"
 
 /* info's uuid when it is a word (non-empty, no whitespace), else NULL. */

@@ -9,8 +9,8 @@
  * each line of the file as an `hpc_job` label. So there is one file per
  * GPU that some live holder holds (a GPU nobody holds has none), named by
  * the value its driver gives the label `gpu` (extres_driver_ops.
- * metric_labels: nvml's is the GPU's index, and a MIG instance's its
- * parent GPU's, as DCGM-exporter labels instance metrics), with one line
+ * metric_labels: a GPU's index, and a GPU instance's its parent GPU's,
+ * as DCGM-exporter labels instance metrics), with one line
  * per distinct job on it or its instances, in coordination-file order:
  *
  *   a lease's id ("PID-STARTTIME") for a lease; else KIND-PID, e.g.

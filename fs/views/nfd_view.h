@@ -7,7 +7,7 @@
  *
  *   # +expiry-time=2025-01-31T12:00:00Z
  *   extres.dev/gpu.count=8
- *   extres.dev/gpu.product=NVIDIA-H100-80GB-HBM3
+ *   extres.dev/gpu.product=Example-GPU-80GB
  *   extres.dev/gpu.memory=81559
  *   extres.dev/gpu.compute.major=9
  *   extres.dev/gpu.compute.minor=0

@@ -46,7 +46,7 @@ struct extres_view_resource {
  * variable, each resource's lines in turn:
  *
  *   export EXTRES_GPU_INDEXES='0,1'
- *   export CUDA_VISIBLE_DEVICES='GPU-5e1b...,GPU-9a0c...'
+ *   export GPU_DEVICES='GPU-5e1b...,GPU-9a0c...'
  *
  * `export`, so that the programs a sourcing shell starts see them. Every
  * value is in single quotes, safe or not, with each ' written as '\'' ; the
@@ -60,19 +60,18 @@ struct extres_view_resource {
  * extres_driver_ops.env_var), when there is one, holds the devices in the
  * form that survives renumbering where the driver declares one
  * (env_property, written in env_form) and every info has it; else the
- * indexes. The shipped drivers declare:
+ * indexes:
  *
- *   nvml    CUDA_VISIBLE_DEVICES from each info's `uuid` ("GPU-..."), as
- *           CUDA takes them
- *   amdgpu  ROCR_VISIBLE_DEVICES from "GPU-" and each info's `unique_id`
- *           ("0x..." from the driver) as 16 lower-case hex digits, which is
- *           how ROCm names a GPU's UUID (rocminfo's "Uuid: GPU-..."), when
- *           every info has a non-zero one
- *   others  no variable by default; a configured one holds the indexes
+ *   EXTRES_ENV_FORM_AS_IS   the property's value as it is (a `uuid`)
+ *   EXTRES_ENV_FORM_HEX_ID  the property's "0x..." value as the driver's
+ *                           env_id_prefix and 16 lower-case hex digits,
+ *                           when every info has a non-zero one
+ *   no env_property         the indexes
  *
+ * A driver without env_var sets no variable unless one is configured.
  * After a device variable come the driver's fixed variables
- * (extres_driver_ops.env_fixed), each once: nvml's CUDA_DEVICE_ORDER
- * ='PCI_BUS_ID', so that CUDA numbers GPUs as NVML does.
+ * (extres_driver_ops.env_fixed), each once, e.g. an order that makes the
+ * device runtime number devices as the driver does.
  *
  * (the indexes as in EXTRES_<NAME>_INDEXES). No infos give ''.
  */
