@@ -82,5 +82,16 @@ for f in */*.[ch]; do
 		bad=1
 	done < <(sed -n 's/^#include "\([a-z_]*\/[a-z_.]*\)".*/\1/p' "$f")
 done
+# A header's include guard is named after it (EXTRES_..._NAME_H for
+# NAME.h), so that a guard copied with a header's text shows.
+for h in */*.h ../drivers/*.h ../drivers/lib/*.h ../include/extres/*.h; do
+	name=$(basename "$h" .h | tr 'a-z' 'A-Z')
+	guard=$(sed -n 's/^#ifndef \([A-Za-z0-9_]*\)$/\1/p' "$h" | head -n 1)
+	if [[ $guard != "${name}_H" && $guard != *"_${name}_H" ]]; then
+		[[ $h == ../* ]] && h=${h#../} || h=fs/$h
+		echo "$h has the include guard '$guard': name it after the file (..._${name}_H)"
+		bad=1
+	fi
+done
 ((bad == 0)) && echo "layers: ok"
 exit "$bad"
