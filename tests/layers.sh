@@ -93,5 +93,34 @@ for h in */*.h ../drivers/*.h ../drivers/lib/*.h ../include/extres/*.h; do
 		bad=1
 	fi
 done
+# A path that a comment names exists, so that a file that moved leaves no
+# comment pointing at its old place: fs/DIR/NAME.[ch], and DIR/NAME.[ch]
+# for a folder DIR of fs/. Linux's fs/fuse/ is not ours.
+while IFS=: read -r file line path; do
+	case $path in
+	fs/fuse/*) continue ;;
+	fs/*) rel=${path#fs/} ;;
+	*)
+		[[ -d ${path%%/*} ]] || continue
+		rel=$path
+		;;
+	esac
+	[[ $file == ../* ]] && file=${file#../} || file=fs/$file
+	if [[ ! -e $rel ]]; then
+		echo "$file:$line names $path in a comment, and there is no fs/$rel"
+		bad=1
+	fi
+done < <(awk '
+	/^[ \t]*#[ \t]*include/ { next }
+	/^[ \t]*(\/\*|\*)/ || /\/\*/ || /\/\// {
+		s = $0
+		while (match(s, /(^|[^A-Za-z0-9_.\/-])(fs\/)?[a-z_]+\/[A-Za-z0-9_]+\.[ch]([^A-Za-z0-9_]|$)/)) {
+			t = substr(s, RSTART, RLENGTH)
+			s = substr(s, RSTART + RLENGTH)
+			match(t, /(fs\/)?[a-z_]+\/[A-Za-z0-9_]+\.[ch]/)
+			print FILENAME ":" FNR ":" substr(t, RSTART, RLENGTH)
+		}
+	}' */*.[ch] ../drivers/*.[ch] ../drivers/lib/*.[ch] ../include/extres/*.h \
+	../tests/unit/*.[ch] ../tests/fuzz/*.[ch])
 ((bad == 0)) && echo "layers: ok"
 exit "$bad"
