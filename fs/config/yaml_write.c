@@ -43,16 +43,16 @@ static int buffer_write(void *arg, unsigned char *text, size_t size)
 	return 1;
 }
 
-/* Emit `ev` if making it succeeded (`made`); yaml_emitter_emit() frees the
- * event, also when it fails. */
+/* Emit `ev` if making it succeeded (`made`). yaml_emitter_emit() frees the
+ * event, also when it fails; an event it is not given is freed here. */
 static int emit(struct extres_yaml_write *w, yaml_event_t *ev, int made)
 {
-	if (w->error)
-		return w->error;
-	if (w->finished)
-		return w->error = -EINVAL;
 	if (!made)
-		return w->error = -ENOMEM;
+		return w->error ? w->error : (w->error = -ENOMEM);
+	if (w->error || w->finished) {
+		yaml_event_delete(ev);
+		return w->error ? w->error : (w->error = -EINVAL);
+	}
 	if (!yaml_emitter_emit(&w->em, ev))
 		w->error = w->em.error == YAML_MEMORY_ERROR ? -ENOMEM : -EINVAL;
 	return w->error;
