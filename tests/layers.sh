@@ -44,18 +44,18 @@ for f in */*.[ch]; do
 		;;
 	esac
 done
+# Drivers see the ABI header and drivers/lib/, never fs/.
+for f in ../drivers/*.[ch] ../drivers/lib/*.[ch]; do
+	if grep -qE '^#include "(base|os|config|core|tree|daemon|ctl)/' "$f"; then
+		echo "${f#../} includes a header of fs/: drivers may include only <extres/...> and lib/"
+		bad=1
+	fi
+done
 # common/include/ holds header-only helpers that fs/ and drivers share: it
 # includes neither.
 for f in ../common/include/*.h; do
 	if grep -q '^#include "' "$f"; then
 		echo "${f#../} includes a header of extres: common/include/ may include only system headers"
-		bad=1
-	fi
-done
-# Drivers see the ABI header, drivers/lib/ and common/include/, never fs/.
-for f in ../drivers/*.[ch] ../drivers/lib/*.[ch]; do
-	if grep -qE '^#include "(base|os|config|core|tree|daemon|ctl)/' "$f"; then
-		echo "${f#../} includes a header of fs/: drivers may include only <extres/...>, lib/ and common/include/"
 		bad=1
 	fi
 done
