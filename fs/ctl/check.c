@@ -13,7 +13,7 @@
 #include "config/config.h"
 #include "ctl/ctl.h"
 #include "config/cdi_base.h"
-#include "core/module.h"
+#include "core/instance.h"
 #include "core/infos.h"
 #include "core/json_view.h"
 #include "core/lease.h"

@@ -30,7 +30,7 @@
 #include "config/config.h"
 #include "core/coord.h"
 #include "core/lease.h"
-#include "core/module.h"
+#include "core/instance.h"
 #include "ctl/ctl.h"
 #include "ctl/run.h"
 #include "os/deadline.h"

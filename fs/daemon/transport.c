@@ -160,7 +160,7 @@ static ssize_t dev_read(int fd, void *buf, size_t len, void *userdata)
 }
 
 /* The payload buffer the kernel wants: as large as max_write and as
- * max_pages pages (fs/fuse/dev_uring.c). */
+ * max_pages pages (Linux's fs/fuse/dev_uring.c). */
 static size_t payload_size(const struct fuse_init_out *out)
 {
 	size_t page = (size_t)sysconf(_SC_PAGESIZE), size = 8192;

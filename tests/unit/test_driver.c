@@ -18,6 +18,7 @@
 
 #include <cmocka.h>
 
+#include "core/instance.h"
 #include "core/module.h"
 #include "extres_build.h"
 
