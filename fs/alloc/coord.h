@@ -92,7 +92,7 @@ struct extres_coord {
  * Waits at most `timeout_ms` for the lock: then -ETIMEDOUT, naming the file
  * and the processes holding a lock on it (from /proc/locks). A SIGTERM or
  * SIGINT pending (blocked) in this process ends the wait at once with
- * -EINTR (see fs/stop.h). On success *ret holds the lock until
+ * -EINTR (see os/stop.h). On success *ret holds the lock until
  * extres_coord_close(). `group` is the trusted group (config->coordination_gid, EXTRES_NO_GROUP
  * for none; see extres_check_trusted_shared()).
  */

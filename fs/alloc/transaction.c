@@ -7,7 +7,7 @@
 #include <sys/types.h>
 #include <time.h>
 
-#include "host/module.h"
+#include "host/instance.h"
 #include "base/clock.h"
 
 int extres_discover_resource(const struct extres_config *config,

@@ -2,7 +2,10 @@
 /*
  * Text helpers without extres concepts: ASCII character classes that do not
  * depend on the locale, whitespace word splitting, checked integers, text
- * built in a memory stream, UTF-8 that any bytes can be turned into.
+ * built in a memory stream, UTF-8 that any bytes can be turned into. The
+ * scanning that drivers need too is common/include/text_scan.h's, which
+ * extres_is_space(), extres_starts_with(), extres_next_word() and
+ * extres_parse_dec() give fs/ under its own names.
  */
 #ifndef EXTRES_TEXT_H
 #define EXTRES_TEXT_H

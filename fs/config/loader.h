@@ -16,6 +16,7 @@
 
 #include "base/err.h"
 #include "config/config.h"
+#include "config/yaml_doc.h"
 #include "config/yaml_load.h"
 
 #define LIST_KEY "external-resources"

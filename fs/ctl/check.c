@@ -13,7 +13,7 @@
 #include "config/config.h"
 #include "ctl/ctl.h"
 #include "config/cdi_base.h"
-#include "host/module.h"
+#include "host/instance.h"
 #include "host/infos.h"
 #include "views/json_view.h"
 #include "lease/lease.h"

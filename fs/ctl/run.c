@@ -30,7 +30,7 @@
 #include "config/config.h"
 #include "alloc/coord.h"
 #include "lease/lease.h"
-#include "host/module.h"
+#include "host/instance.h"
 #include "ctl/ctl.h"
 #include "ctl/run.h"
 #include "os/deadline.h"
@@ -319,7 +319,7 @@ static const cpu_set_t *local_cpus(const struct extres_lease *l, cpu_set_t *set)
 }
 
 /* How long COMMAND may wait for its lease to show under an extresd
- * mount's self/, all told (README says it): the daemon follows the
+ * mount's self/, all told (extresctl(8) says it): the daemon follows the
  * coordination files within about 50 ms, and one that does not answer
  * (SIGSTOP, a deadlock) must not hold COMMAND back longer than this. */
 #define VISIBLE_WAIT_MS 2000

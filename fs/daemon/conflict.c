@@ -3,7 +3,7 @@
  * Keeping our coordination-file lines, and telling when we cannot.
  *
  * Runs on the control thread (like reloads, which change the allocations):
- * when the guard (fs/guard.h) saw one of our files change, after every
+ * when the guard (daemon/guard.h) saw one of our files change, after every
  * start and reload, and once a second while a conflict lasts, since the
  * other holder's exit changes nothing in the file. A conflict cannot be
  * undone from here (the other process may be using the device already), so

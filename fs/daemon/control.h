@@ -14,7 +14,7 @@
  * The three signals must be blocked in every thread: call
  * extres_control_block_signals() in the main thread before any other thread
  * starts. Until the thread runs they stay pending (see
- * extres_stop_pending() (fs/stop.h)).
+ * extres_stop_pending() (os/stop.h)).
  */
 #ifndef EXTRES_CONTROL_H
 #define EXTRES_CONTROL_H

@@ -19,7 +19,7 @@
 #include "daemon/extresd.h"
 #include "base/log.h"
 #include "base/text.h"
-#include "host/module.h"
+#include "host/instance.h"
 #include "os/sdnotify.h"
 #include "tree/snapshot.h"
 #include "base/clock.h"

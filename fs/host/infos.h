@@ -14,7 +14,7 @@
 #include "config/name.h"
 #include "host/driver_info.h"
 
-/* Limits a driver's output must respect (documented in README). */
+/* Limits a driver's output must respect (documented in extres-driver(3)). */
 #define EXTRES_MAX_INFOS 4096
 #define EXTRES_MAX_PROPERTIES 256
 #define EXTRES_MAX_KEY_LEN EXTRES_MAX_NAME_LEN

@@ -1,10 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/*
- * Driver instances: a loaded module opened for one resource, the host and
- * sink callbacks it is given, and what it keeps of the settings it was
- * opened with (see extres_driver_open() in host/module.h).
- */
-#include "host/module.h"
+#include "host/instance.h"
 
 #include <errno.h>
 #include <stdatomic.h>
@@ -16,6 +11,7 @@
 
 #include "base/log.h"
 #include "config/param.h"
+#include "host/module.h"
 #include "os/stop.h"
 #include "os/trust.h"
 #include "base/text.h"

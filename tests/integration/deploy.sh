@@ -630,7 +630,7 @@ case_kubernetes_schema() {
 	assert_contains "$out" '/spec/template/spec/containers/0/readinessProbe/periodSeconds must be integer' "validator on a wrong type"
 }
 
-# The DaemonSet's promises (README, Kubernetes): scheduled by NFD's PCI
+# The DaemonSet's promises (extresd(8), KUBERNETES): scheduled by NFD's PCI
 # vendor labels or the override label, Guaranteed QoS, privileged only as
 # Bidirectional propagation requires, read-only root, no API token.
 case_kubernetes_policy() {

@@ -3,7 +3,7 @@
 #
 # A device is never held by two processes: extresd beside Flink-style
 # scripts and against other local users. Each case reproduces one way the
-# promise broke (see the coordination-file rules in README.md).
+# promise broke (see COORDINATION FILE in extresd(8)).
 # shellcheck source=tests/integration/lib.sh
 source "$(dirname "$0")/lib.sh"
 

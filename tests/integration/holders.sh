@@ -487,7 +487,7 @@ case_bad_bytes() {
 	wait_holders "$(line_of 0 "$DAEMON_PID" root extresd daemon)
 "
 	cp "$(command -v sleep)" "$WORK/$name"
-	# The lease's proof (a read lock of its own, README) on the file that
+	# The lease's proof (a read lock of its own, extresctl(8) run) on the file that
 	# replaces the coordination file below.
 	: >"$WORK/gpu.coord.new"
 	"$PROBE" lockexec "$WORK/gpu.coord.new" 4611686018427387904 \

@@ -551,7 +551,7 @@ case_listing_snapshot() {
 	# The readers fill the time the daemon and the reloads leave (nice),
 	# so that 1,000 reloads take seconds, not minutes, on two CPUs.
 	for r in $(seq 8); do
-		# A listing that outlives 16 reloads ends in ESTALE (README):
+		# A listing that outlives 16 reloads ends in ESTALE (extresd(8), SIGHUP):
 		# reported as such, never as a count, so that only a torn
 		# listing counts as one no generation had. ls may print names
 		# before its error: the error is its "ls: " line.

@@ -18,6 +18,7 @@
 
 #include <cmocka.h>
 
+#include "host/instance.h"
 #include "host/module.h"
 #include "extres_build.h"
 
