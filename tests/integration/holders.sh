@@ -537,5 +537,4 @@ conflict resource 'gpu': device index 0 is held by PID $pid (a$u?b?c$u$u 300) in
 	daemon_stop
 }
 
-case=${1:?usage: holders.sh CASE}
-"case_${case//-/_}"
+it_main "$@"

@@ -567,10 +567,18 @@ wait_until() {
 	fail "$what: not within $secs s"
 }
 
-# Dispatch: run case_$1 of the sourcing script.
+# Dispatch: run case_$1 of the sourcing script. `--list` prints its cases,
+# one a line: meson registers them from there (tests/integration/meson.build).
 it_main() {
-	local name=${1:-}
-	[[ -n $name ]] || { echo "usage: $0 CASE" >&2; exit 2; }
+	local name=${1:-} f
+	if [[ $name == --list ]]; then
+		for f in $(compgen -A function case_); do
+			f=${f#case_}
+			echo "${f//_/-}"
+		done
+		exit 0
+	fi
+	[[ -n $name ]] || { echo "usage: $0 CASE | --list" >&2; exit 2; }
 	declare -F "case_${name//-/_}" >/dev/null || { echo "$0: no case '$name'" >&2; exit 2; }
 	IT_CASE=$name
 	"case_${name//-/_}"
