@@ -98,6 +98,17 @@ push_thread_state() {
 	echo none
 }
 
+# Whether the notifier thread has slept at this and the two looks before
+# (counted in the caller's idle).
+push_idle() {
+	if [[ $(push_thread_state) == S ]]; then
+		idle=$((idle + 1))
+	else
+		idle=0
+	fi
+	((idle >= 3))
+}
+
 # Once the kernel knows a file (here from a listing), the daemon hands it
 # the file's bytes, so the first read of each sends no READ, and reads the
 # right bytes.
@@ -112,16 +123,7 @@ case_push() {
 	# three looks in a row, which takes milliseconds; 10 s only catches a
 	# hang. Reading /proc makes no request.
 	idle=0
-	for _ in $(seq 200); do
-		if [[ $(push_thread_state) == S ]]; then
-			idle=$((idle + 1))
-			((idle < 3)) || break
-		else
-			idle=0
-		fi
-		sleep 0.05
-	done
-	((idle >= 3)) || fail "the notifier thread is not idle after 10 s (state $(push_thread_state))"
+	wait_until 10 "the notifier thread idle" push_idle
 	mark=$(wc -l <"$DAEMON_ERR")
 	assert_eq "$(expected_contents "$infos" "$props")" "$(mounted_contents)" \
 		"contents read after a listing"
@@ -161,6 +163,13 @@ case_reload_primed() {
 	daemon_stop
 }
 
+# Whether VmRSS is at most 1.5 times $1 KiB.
+rss_within() {
+	local rss
+	rss=$(vm_rss_kib)
+	((rss * 2 <= $1 * 3))
+}
+
 vm_rss_kib() {
 	awk '$1 == "VmRSS:" { print $2 }' "/proc/$DAEMON_PID/status"
 }
@@ -184,14 +193,10 @@ case_rss_reloads() {
 		gen=$((1 + r % 2))
 		write_static_config "$WORK/extres.yaml" "$infos" "$props" "$gen"
 		kill -HUP "$DAEMON_PID"
-		for _ in $(seq 400); do
-			[[ $(cat "$f") == "gen-$gen" ]] && break
-			sleep 0.025
-		done
-		[[ $(cat "$f") == "gen-$gen" ]] || fail "reload $r: $f does not read gen-$gen after 10 s"
+		wait_until 10 "reload $r: $f reading gen-$gen" content_is "$f" "gen-$gen"
 	done
 	# Freed pages go back to the system once reloads pause (250 ms).
-	sleep 1
+	poll_until 10 rss_within "$rss0" || true
 	rss1=$(vm_rss_kib)
 	it_log "VmRSS after start $rss0 KiB, after 100 reloads $rss1 KiB"
 	((rss1 * 2 <= rss0 * 3)) ||
