@@ -98,15 +98,16 @@ push_thread_state() {
 	echo none
 }
 
-# Whether the notifier thread has slept at this and the two looks before
-# (counted in the caller's idle).
+# Whether the notifier thread has slept at this look and those of the
+# 150 ms before (wait_until looks every 10 ms; counted in the caller's
+# idle): longer than its longest nap between retries (64 ms).
 push_idle() {
 	if [[ $(push_thread_state) == S ]]; then
 		idle=$((idle + 1))
 	else
 		idle=0
 	fi
-	((idle >= 3))
+	((idle >= 15))
 }
 
 # Once the kernel knows a file (here from a listing), the daemon hands it
@@ -120,8 +121,8 @@ case_push() {
 	wait_mounted "$MNT"
 	find "$MNT/gpu" -type f >/dev/null
 	# The pushes run on their own thread: wait until it has slept for
-	# three looks in a row, which takes milliseconds; 10 s only catches a
-	# hang. Reading /proc makes no request.
+	# 150 ms of looks in a row; 10 s only catches a hang. Reading /proc
+	# makes no request.
 	idle=0
 	wait_until 10 "the notifier thread idle" push_idle
 	mark=$(wc -l <"$DAEMON_ERR")
