@@ -88,10 +88,15 @@ case_cold_listing() {
 
 # The state (R, S, ...) of extresd's notifier thread, "none" without one.
 push_thread_state() {
-	local t
+	local t comm stat
+	# Builtins only: looks taken every 10 ms must not load the machine
+	# whose kernel the pushes wait on.
 	for t in "/proc/$DAEMON_PID/task/"*; do
-		if [[ $(cat "$t/comm" 2>/dev/null) == extres-push ]]; then
-			awk '{ print $3 }' "$t/stat"
+		read -r comm <"$t/comm" 2>/dev/null || continue
+		if [[ $comm == extres-push ]]; then
+			read -r stat <"$t/stat" || break
+			stat=${stat##*) }
+			echo "${stat%% *}"
 			return
 		fi
 	done
