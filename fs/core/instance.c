@@ -486,7 +486,11 @@ int extres_driver_discover(struct extres_driver *drv,
 			drv->host.resource, OPS(drv)->name, d.err.msg);
 	else if (r != 0)
 		r = driver_failed(drv, "discover", r, err);
-	if (r == 0 && extres_driver_info_copy(&drv->info, &d.infos->driver) < 0)
+	/* Packed now, before anyone sees them: allocations and refreshes then
+	 * share each device's properties instead of copying them. */
+	if (r == 0 &&
+	    (extres_infos_pack(d.infos) < 0 ||
+	     extres_driver_info_copy(&drv->info, &d.infos->driver) < 0))
 		r = extres_err_set(err, ENOMEM, "resource '%s': out of memory",
 				   drv->host.resource);
 	if (r < 0) {
