@@ -231,7 +231,7 @@ void extres_tree_index_ino(struct extres_tree *t, const struct extres_node *n)
 
 	while (t->by_ino[i])
 		i = (i + 1) & t->mask;
-	t->by_ino[i] = n;
+	t->by_ino[i] = (uint32_t)(n - t->nodes) + 1;
 }
 
 /* -EEXIST if the directory already has a child of that name. */
@@ -240,10 +240,10 @@ static int insert_name(struct extres_tree *t, const struct extres_node *n)
 	size_t i = name_hash(n->parent, n->name) & t->mask;
 
 	for (; t->by_name[i]; i = (i + 1) & t->mask)
-		if (t->by_name[i]->parent == n->parent &&
-		    strcmp(t->by_name[i]->name, n->name) == 0)
+		if (slot_node(t, t->by_name[i])->parent == n->parent &&
+		    strcmp(slot_node(t, t->by_name[i])->name, n->name) == 0)
 			return -EEXIST;
-	t->by_name[i] = n;
+	t->by_name[i] = (uint32_t)(n - t->nodes) + 1;
 	return 0;
 }
 
@@ -304,7 +304,8 @@ int extres_tree_seal(struct extres_tree_builder *b, struct timespec now,
 	int r;
 
 	t = calloc(1, sizeof(*t));
-	if (!t)
+	/* The tables hold 32-bit indexes. */
+	if (!t || b->n >= UINT32_MAX)
 		goto fail;
 	t->n = b->n;
 	t->serial = prev ? prev->serial + 1 : 0;
@@ -449,14 +450,14 @@ const struct extres_node *extres_tree_get(const struct extres_tree *t,
 {
 	size_t i;
 
-	for (i = mix(ino) & t->mask; t->by_ino[i]; i = (i + 1) & t->mask)
-		if (t->by_ino[i]->ino == ino)
+	for (i = mix(ino) & t->mask; t->by_ino[i]; i = (i + 1) & t->mask) {
+		const struct extres_node *n = slot_node(t, t->by_ino[i]);
+
+		if (n->ino == ino)
 			/* A file without bytes was shed (see
 			 * extres_tree_shed()). */
-			return S_ISDIR(t->by_ino[i]->mode) ||
-					       t->by_ino[i]->data ?
-				       t->by_ino[i] :
-				       NULL;
+			return S_ISDIR(n->mode) || n->data ? n : NULL;
+	}
 	return NULL;
 }
 
@@ -470,7 +471,7 @@ const struct extres_node *extres_tree_lookup(const struct extres_tree *t,
 		return NULL;
 	for (i = name_hash(parent, name) & t->mask; t->by_name[i];
 	     i = (i + 1) & t->mask) {
-		const struct extres_node *n = t->by_name[i];
+		const struct extres_node *n = slot_node(t, t->by_name[i]);
 
 		if (n->parent == parent && strcmp(n->name, name) == 0)
 			return n;
@@ -486,7 +487,7 @@ void extres_tree_stat(const struct extres_node *n, struct stat *st)
 	st->st_nlink = S_ISDIR(n->mode) ? 2 + n->n_subdirs : 1;
 	st->st_size = S_ISDIR(n->mode) ? 0 : (off_t)n->size;
 	st->st_blksize = 4096;
-	st->st_blocks = ((off_t)n->size + 511) / 512;
+	st->st_blocks = S_ISDIR(n->mode) ? 0 : ((off_t)n->size + 511) / 512;
 	st->st_atim = n->mtime;
 	st->st_mtim = n->mtime;
 	st->st_ctim = n->mtime;
