@@ -309,7 +309,9 @@ int extres_tree_seal(struct extres_tree_builder *b, struct timespec now,
 		goto fail;
 	t->n = b->n;
 	t->serial = prev ? prev->serial + 1 : 0;
-	while (cap < 2 * b->n)
+	/* At most three quarters full: short probes, and half the slots of
+	 * a table twice the nodes, which a large tree felt. */
+	while (cap < b->n + b->n / 3 + 1)
 		cap *= 2;
 	t->mask = cap - 1;
 	for (i = 0; i < b->n; i++)
