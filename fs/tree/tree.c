@@ -302,6 +302,7 @@ int extres_tree_seal(struct extres_tree_builder *b, struct timespec now,
 	size_t cap = 16, i, n_children = 0, next_child = 0;
 	char *pool;
 	int r;
+	int64_t now_ns = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
 
 	t = calloc(1, sizeof(*t));
 	/* The tables hold 32-bit indexes. */
@@ -412,9 +413,9 @@ int extres_tree_seal(struct extres_tree_builder *b, struct timespec now,
 			n->mode = (bn->is_link ? S_IFLNK : S_IFREG) | bn->perm;
 			n->data = bn->data;
 			n->size = bn->size;
-			n->mtime = was[i] && was[i]->ino == n->ino ?
-					   was[i]->mtime :
-					   now;
+			n->mtime_ns = was[i] && was[i]->ino == n->ino ?
+					      was[i]->mtime_ns :
+					      now_ns;
 		}
 		extres_tree_index_ino(t, n);
 		if (i > 0 && insert_name(t, n) < 0) {
@@ -430,7 +431,8 @@ int extres_tree_seal(struct extres_tree_builder *b, struct timespec now,
 		struct extres_node *n = &t->nodes[i];
 
 		if (S_ISDIR(n->mode))
-			n->mtime = same_dir(n, was[i]) ? was[i]->mtime : now;
+			n->mtime_ns =
+				same_dir(n, was[i]) ? was[i]->mtime_ns : now_ns;
 	}
 	free(was);
 	free(path_hash);
@@ -490,9 +492,10 @@ void extres_tree_stat(const struct extres_node *n, struct stat *st)
 	st->st_size = S_ISDIR(n->mode) ? 0 : (off_t)n->size;
 	st->st_blksize = 4096;
 	st->st_blocks = S_ISDIR(n->mode) ? 0 : ((off_t)n->size + 511) / 512;
-	st->st_atim = n->mtime;
-	st->st_mtim = n->mtime;
-	st->st_ctim = n->mtime;
+	st->st_mtim.tv_sec = (time_t)(n->mtime_ns / 1000000000);
+	st->st_mtim.tv_nsec = (long)(n->mtime_ns % 1000000000);
+	st->st_atim = st->st_mtim;
+	st->st_ctim = st->st_mtim;
 }
 
 size_t extres_tree_size(const struct extres_tree *t)
@@ -518,8 +521,7 @@ static int diff_node(const struct extres_tree *new, const struct extres_node *o,
 	if (!n || !!S_ISDIR(n->mode) != !!S_ISDIR(o->mode) ||
 	    n->parent != o->parent || strcmp(n->name, o->name) != 0)
 		return fn(ctx, EXTRES_TREE_REMOVED, o, NULL);
-	if (n->mtime.tv_sec != o->mtime.tv_sec ||
-	    n->mtime.tv_nsec != o->mtime.tv_nsec) {
+	if (n->mtime_ns != o->mtime_ns) {
 		r = fn(ctx, EXTRES_TREE_CHANGED, o, n);
 		if (r < 0)
 			return r;

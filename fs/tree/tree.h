@@ -46,8 +46,9 @@ struct extres_node {
 	};
 	mode_t mode; /* S_IFDIR | 0555, S_IFREG | 0444 or less, S_IFLNK | 0777 */
 	uint32_t n_children; /* directories; 0 for the others */
-	/* When this node last changed (see extres_tree_seal()). */
-	struct timespec mtime;
+	/* When this node last changed (see extres_tree_seal()), in ns since
+	 * the epoch: half a struct timespec. */
+	int64_t mtime_ns;
 };
 
 struct extres_tree;
