@@ -262,6 +262,35 @@ static int interpret(struct loader *l, yaml_node_t *root)
  * YAML comes from `fd` when it is not -1, else from `buf`. `untrusted`
  * (NULL: trusted) becomes config->untrusted.
  */
+/* Every resource's params in one block each, or none (-ENOMEM). */
+static int pack_params(struct extres_config *config)
+{
+	struct extres_param **packed;
+	size_t i;
+	int r = 0;
+
+	packed = calloc(config->n_resources ? config->n_resources : 1,
+			sizeof(*packed));
+	if (!packed)
+		return -ENOMEM;
+	for (i = 0; r == 0 && i < config->n_resources; i++)
+		if (config->resources[i].params)
+			r = extres_param_pack(config->resources[i].params,
+					      &packed[i]);
+	for (i = 0; i < config->n_resources; i++) {
+		if (r < 0) {
+			extres_param_unref(packed[i]);
+			continue;
+		}
+		extres_param_free(config->resources[i].params);
+		config->resources[i].params = packed[i];
+	}
+	if (r == 0)
+		config->params_packed = 1;
+	free(packed);
+	return r;
+}
+
 static int load(const char *file, const char *abs_path, int fd, const char *buf,
 		size_t len, char *untrusted, struct extres_config **ret_config,
 		struct extres_err *err)
@@ -297,6 +326,8 @@ static int load(const char *file, const char *abs_path, int fd, const char *buf,
 		goto out_config;
 	l.yaml.doc = &doc;
 	r = interpret(&l, yaml_document_get_root_node(&doc));
+	if (r == 0 && pack_params(l.config) < 0)
+		r = extres_cfg_oom(&l);
 	if (r == 0) {
 		*ret_config = l.config;
 		l.config = NULL;
@@ -441,7 +472,10 @@ void extres_config_free(struct extres_config *config)
 
 		free(res->name);
 		free(res->driver);
-		extres_param_free(res->params);
+		if (config->params_packed)
+			extres_param_unref(res->params);
+		else
+			extres_param_free(res->params);
 		free(res->param_default);
 		free(res->coordination_file);
 		free(res->coordination_key);

@@ -169,6 +169,9 @@ struct extres_config {
 	struct extres_resource_config *resources; /* in list order */
 	size_t n_warnings;
 	char **warnings; /* "file:line:col: ..." each */
+	/* Every resource's params is packed (extres_param_pack()): shared
+	 * with the drivers opened with it. */
+	int params_packed;
 };
 
 /*

@@ -21,4 +21,18 @@ void extres_param_clear(struct extres_param *param);
 /* Free a param tree made by the loader. Accepts NULL. */
 void extres_param_free(struct extres_param *param);
 
+/*
+ * An immutable copy of the tree `src` in one block, which extres_param_ref()
+ * shares and the last extres_param_unref() frees: the config's params and
+ * every driver opened with them hold one tree between them, instead of a
+ * block per key, value and list each. The copy has src's kinds, keys,
+ * values, order and positions. Thread-safe references. 0 or -ENOMEM.
+ */
+int extres_param_pack(const struct extres_param *src,
+		      struct extres_param **ret);
+/* `packed` (from extres_param_pack()) once more; returns it. */
+struct extres_param *extres_param_ref(struct extres_param *packed);
+/* Accepts NULL. */
+void extres_param_unref(struct extres_param *packed);
+
 #endif

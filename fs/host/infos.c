@@ -2,10 +2,32 @@
 #include "host/infos.h"
 
 #include <errno.h>
+#include <stddef.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/text.h"
+
+/*
+ * What an info's props array starts with. Built property by property, the
+ * array and each key and value are blocks of their own; packed
+ * (extres_infos_pack()), the array, keys and values are one immutable
+ * block, shared by every copy and freed by the last clear. Thousands of
+ * devices of tens of properties would otherwise cost a block per key and
+ * per value, and a copy of all of them per holder.
+ */
+struct props_head {
+	atomic_size_t refs; /* packed: the copies sharing it */
+	size_t packed;
+	struct extres_property props[];
+};
+
+static struct props_head *head_of(const struct extres_property *props)
+{
+	return (struct props_head *)((char *)props -
+				     offsetof(struct props_head, props));
+}
 
 int extres_infos_new(struct extres_infos **ret)
 {
@@ -19,15 +41,21 @@ int extres_infos_new(struct extres_infos **ret)
 
 void extres_info_clear(struct extres_info *info)
 {
+	struct props_head *head;
 	size_t i;
 
-	if (!info)
+	if (!info || !info->props)
 		return;
-	for (i = 0; i < info->n_props; i++) {
-		free(info->props[i].key);
-		free(info->props[i].value);
+	head = head_of(info->props);
+	if (!head->packed) {
+		for (i = 0; i < info->n_props; i++) {
+			free(info->props[i].key);
+			free(info->props[i].value);
+		}
+		free(head);
+	} else if (atomic_fetch_sub(&head->refs, 1) == 1) {
+		free(head);
 	}
-	free(info->props);
 	info->props = NULL;
 	info->n_props = 0;
 }
@@ -154,6 +182,7 @@ int extres_infos_add(struct extres_infos *infos, const char *key,
 	struct extres_infos_size size = infos->size;
 	struct extres_info *info;
 	struct extres_property *props, *p;
+	struct props_head *head;
 	size_t len;
 	int r;
 
@@ -183,10 +212,17 @@ int extres_infos_add(struct extres_infos *infos, const char *key,
 		return extres_err_prefix(err, E2BIG,
 					 "property '%s' of info %zu", key,
 					 infos->n - 1);
-	props = realloc(info->props, (info->n_props + 1) * sizeof(*props));
-	if (!props)
+	/* A packed info is complete: extres_infos_pack() comes last. */
+	if (info->props && head_of(info->props)->packed)
+		return extres_err_set(err, EINVAL,
+				      "property '%s' added to a packed info",
+				      key);
+	head = realloc(info->props ? head_of(info->props) : NULL,
+		       sizeof(*head) + (info->n_props + 1) * sizeof(*props));
+	if (!head)
 		return extres_err_set(err, ENOMEM, "out of memory");
-	info->props = props;
+	head->packed = 0;
+	props = info->props = head->props;
 	p = &props[info->n_props];
 	p->key = strdup(key);
 	p->value = strdup(value);
@@ -229,28 +265,64 @@ const char *extres_info_uuid(const struct extres_info *info)
 	return v && v[0] ? v : NULL;
 }
 
-int extres_info_copy(const struct extres_info *src, struct extres_info *ret)
+/* `src` copied into one new packed block. */
+static int pack(const struct extres_info *src, struct extres_info *ret)
 {
-	struct extres_info copy = { 0 };
+	struct props_head *head;
+	size_t i, bytes = sizeof(*head) + src->n_props * sizeof(head->props[0]);
+	char *text;
+
+	if (!src->n_props) {
+		*ret = (struct extres_info){ 0 };
+		return 0;
+	}
+	/* Each term is bounded by the limits on an info: no overflow. */
+	for (i = 0; i < src->n_props; i++)
+		bytes += strlen(src->props[i].key) + 1 +
+			 src->props[i].value_len + 1;
+	head = malloc(bytes);
+	if (!head)
+		return -ENOMEM;
+	atomic_init(&head->refs, 1);
+	head->packed = 1;
+	text = (char *)&head->props[src->n_props];
+	for (i = 0; i < src->n_props; i++) {
+		const struct extres_property *p = &src->props[i];
+		size_t key_len = strlen(p->key);
+
+		head->props[i].key = memcpy(text, p->key, key_len + 1);
+		text += key_len + 1;
+		head->props[i].value = memcpy(text, p->value, p->value_len + 1);
+		text += p->value_len + 1;
+		head->props[i].value_len = p->value_len;
+	}
+	*ret = (struct extres_info){ .n_props = src->n_props,
+				     .props = head->props };
+	return 0;
+}
+
+int extres_infos_pack(struct extres_infos *infos)
+{
+	struct extres_info packed;
 	size_t i;
 
-	if (src->n_props) {
-		copy.props = calloc(src->n_props, sizeof(*copy.props));
-		if (!copy.props)
+	for (i = 0; i < infos->n; i++) {
+		if (!infos->items[i].props ||
+		    head_of(infos->items[i].props)->packed)
+			continue;
+		if (pack(&infos->items[i], &packed) < 0)
 			return -ENOMEM;
+		extres_info_clear(&infos->items[i]);
+		infos->items[i] = packed;
 	}
-	for (i = 0; i < src->n_props; i++) {
-		struct extres_property *p = &copy.props[i];
+	return 0;
+}
 
-		p->key = strdup(src->props[i].key);
-		p->value = strdup(src->props[i].value);
-		copy.n_props = i + 1;
-		if (!p->key || !p->value) {
-			extres_info_clear(&copy);
-			return -ENOMEM;
-		}
-		p->value_len = src->props[i].value_len;
-	}
-	*ret = copy;
+int extres_info_copy(const struct extres_info *src, struct extres_info *ret)
+{
+	if (!src->props || !head_of(src->props)->packed)
+		return pack(src, ret);
+	atomic_fetch_add(&head_of(src->props)->refs, 1);
+	*ret = *src;
 	return 0;
 }

@@ -41,6 +41,10 @@ struct extres_property {
 	size_t value_len;
 };
 
+/* An info that extres_infos_add() built or extres_info_copy() made has its
+ * props in a block of the core's (see infos.c); one that a caller lays out
+ * itself (a view of other infos) is only ever read, never copied with
+ * extres_info_copy() or cleared. */
 struct extres_info {
 	size_t n_props;
 	struct extres_property *props;
@@ -107,8 +111,23 @@ int extres_info_healthy(const struct extres_info *info);
 /* info's uuid when it is a word (non-empty, no whitespace), else NULL. */
 const char *extres_info_uuid(const struct extres_info *info);
 
-/* Deep copy of one info into *ret (which the caller frees with
- * extres_info_clear()). 0 or -ENOMEM. */
+/*
+ * Turn every info of the list into its immutable, shared form (see
+ * extres_info_copy()), once the list is complete: a device's properties are
+ * then held once however many allocations, leases and refreshes copy it.
+ * The properties (keys, values, order) stay the same; pointers into the old
+ * ones do not. 0, or -ENOMEM (the list is then still whole, only partly
+ * packed).
+ */
+int extres_infos_pack(struct extres_infos *infos);
+
+/*
+ * A copy of one info into *ret, which the caller frees with
+ * extres_info_clear(): a packed info (extres_infos_pack()) is shared, not
+ * copied, so its properties must never be changed in place; another is
+ * copied into one packed block. Thread-safe: copies may be made and
+ * cleared on any threads. 0 or -ENOMEM.
+ */
 int extres_info_copy(const struct extres_info *src, struct extres_info *ret);
 void extres_info_clear(struct extres_info *info);
 

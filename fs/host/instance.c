@@ -30,9 +30,10 @@ struct extres_driver {
 	 * frees the config it came from, and the driver holds on to its
 	 * params and the host's strings. Of `settings`, only what
 	 * extres_resource_config_same() compares is set; its params are
-	 * `params`. */
+	 * `params`, the config's own where it packed them (shared, not
+	 * copied). */
 	struct extres_resource_config settings;
-	struct extres_param params;
+	struct extres_param *params;
 	char *config_path, *config_dir;
 	/* The config's untrusted: why nothing it names may run, or NULL. */
 	char *config_untrusted;
@@ -233,34 +234,6 @@ static int driver_failed(struct extres_driver *drv, const char *op, int32_t r,
 			      resource, name, strerror(-r));
 }
 
-/* A deep copy of `src` into *dst, which extres_param_clear() frees. */
-static int param_copy(const struct extres_param *src, struct extres_param *dst)
-{
-	struct extres_param *items;
-	uint32_t i;
-
-	*dst = (struct extres_param){ .kind = src->kind,
-				      .line = src->line,
-				      .column = src->column };
-	if ((src->key && !(dst->key = strdup(src->key))) ||
-	    (src->value && !(dst->value = strdup(src->value))))
-		goto fail;
-	if (src->count) {
-		items = calloc(src->count, sizeof(*items));
-		if (!items)
-			goto fail;
-		dst->items = items;
-		/* Counted as copied, so that a failure frees exactly those. */
-		for (i = 0; i < src->count; i++, dst->count++)
-			if (param_copy(&src->items[i], &items[i]) < 0)
-				goto fail;
-	}
-	return 0;
-fail:
-	extres_param_clear(dst);
-	return -ENOMEM;
-}
-
 static int copy_text(const char *src, char **ret)
 {
 	*ret = NULL;
@@ -278,7 +251,7 @@ static void driver_free(struct extres_driver *drv)
 	free(drv->settings.driver);
 	free(drv->settings.coordination_file);
 	free(drv->settings.coordination_key);
-	extres_param_clear(&drv->params);
+	extres_param_unref(drv->params);
 	free(drv->config_path);
 	free(drv->config_dir);
 	free(drv->config_untrusted);
@@ -303,13 +276,16 @@ static int copy_settings(struct extres_driver *drv,
 	    copy_text(res->coordination_key, &s->coordination_key) < 0 ||
 	    copy_text(config->path, &drv->config_path) < 0 ||
 	    copy_text(config->dir, &drv->config_dir) < 0 ||
-	    copy_text(config->untrusted, &drv->config_untrusted) < 0 ||
-	    param_copy(res->params ? res->params : &no_params, &drv->params) <
-		    0)
+	    copy_text(config->untrusted, &drv->config_untrusted) < 0)
+		return -ENOMEM;
+	if (config->params_packed && res->params)
+		drv->params = extres_param_ref(res->params);
+	else if (extres_param_pack(res->params ? res->params : &no_params,
+				   &drv->params) < 0)
 		return -ENOMEM;
 	s->amount = res->amount;
 	s->pool = res->pool;
-	s->params = &drv->params;
+	s->params = drv->params;
 	return 0;
 }
 
@@ -373,7 +349,7 @@ int extres_driver_open(const struct extres_config *config,
 
 	drv->has_error = 0;
 	drv->opening = 1;
-	r = OPS(drv)->open(&drv->host, &drv->params, &handle);
+	r = OPS(drv)->open(&drv->host, drv->params, &handle);
 	drv->opening = 0;
 	if (r != 0) {
 		/* A positive result is no success either: the driver broke
@@ -482,7 +458,11 @@ int extres_driver_discover(struct extres_driver *drv,
 			drv->host.resource, OPS(drv)->name, d.err.msg);
 	else if (r != 0)
 		r = driver_failed(drv, "discover", r, err);
-	if (r == 0 && extres_driver_info_copy(&drv->info, &d.infos->driver) < 0)
+	/* Packed now, before anyone sees them: allocations and refreshes then
+	 * share each device's properties instead of copying them. */
+	if (r == 0 &&
+	    (extres_infos_pack(d.infos) < 0 ||
+	     extres_driver_info_copy(&drv->info, &d.infos->driver) < 0))
 		r = extres_err_set(err, ENOMEM, "resource '%s': out of memory",
 				   drv->host.resource);
 	if (r < 0) {

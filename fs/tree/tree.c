@@ -231,7 +231,7 @@ void extres_tree_index_ino(struct extres_tree *t, const struct extres_node *n)
 
 	while (t->by_ino[i])
 		i = (i + 1) & t->mask;
-	t->by_ino[i] = n;
+	t->by_ino[i] = (uint32_t)(n - t->nodes) + 1;
 }
 
 /* -EEXIST if the directory already has a child of that name. */
@@ -240,10 +240,10 @@ static int insert_name(struct extres_tree *t, const struct extres_node *n)
 	size_t i = name_hash(n->parent, n->name) & t->mask;
 
 	for (; t->by_name[i]; i = (i + 1) & t->mask)
-		if (t->by_name[i]->parent == n->parent &&
-		    strcmp(t->by_name[i]->name, n->name) == 0)
+		if (slot_node(t, t->by_name[i])->parent == n->parent &&
+		    strcmp(slot_node(t, t->by_name[i])->name, n->name) == 0)
 			return -EEXIST;
-	t->by_name[i] = n;
+	t->by_name[i] = (uint32_t)(n - t->nodes) + 1;
 	return 0;
 }
 
@@ -302,13 +302,17 @@ int extres_tree_seal(struct extres_tree_builder *b, struct timespec now,
 	size_t cap = 16, i, n_children = 0, next_child = 0;
 	char *pool;
 	int r;
+	int64_t now_ns = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
 
 	t = calloc(1, sizeof(*t));
-	if (!t)
+	/* The tables hold 32-bit indexes. */
+	if (!t || b->n >= UINT32_MAX)
 		goto fail;
 	t->n = b->n;
 	t->serial = prev ? prev->serial + 1 : 0;
-	while (cap < 2 * b->n)
+	/* At most three quarters full: short probes, and half the slots of
+	 * a table twice the nodes, which a large tree felt. */
+	while (cap < b->n + b->n / 3 + 1)
 		cap *= 2;
 	t->mask = cap - 1;
 	for (i = 0; i < b->n; i++)
@@ -409,9 +413,9 @@ int extres_tree_seal(struct extres_tree_builder *b, struct timespec now,
 			n->mode = (bn->is_link ? S_IFLNK : S_IFREG) | bn->perm;
 			n->data = bn->data;
 			n->size = bn->size;
-			n->mtime = was[i] && was[i]->ino == n->ino ?
-					   was[i]->mtime :
-					   now;
+			n->mtime_ns = was[i] && was[i]->ino == n->ino ?
+					      was[i]->mtime_ns :
+					      now_ns;
 		}
 		extres_tree_index_ino(t, n);
 		if (i > 0 && insert_name(t, n) < 0) {
@@ -427,7 +431,8 @@ int extres_tree_seal(struct extres_tree_builder *b, struct timespec now,
 		struct extres_node *n = &t->nodes[i];
 
 		if (S_ISDIR(n->mode))
-			n->mtime = same_dir(n, was[i]) ? was[i]->mtime : now;
+			n->mtime_ns =
+				same_dir(n, was[i]) ? was[i]->mtime_ns : now_ns;
 	}
 	free(was);
 	free(path_hash);
@@ -449,14 +454,14 @@ const struct extres_node *extres_tree_get(const struct extres_tree *t,
 {
 	size_t i;
 
-	for (i = mix(ino) & t->mask; t->by_ino[i]; i = (i + 1) & t->mask)
-		if (t->by_ino[i]->ino == ino)
+	for (i = mix(ino) & t->mask; t->by_ino[i]; i = (i + 1) & t->mask) {
+		const struct extres_node *n = slot_node(t, t->by_ino[i]);
+
+		if (n->ino == ino)
 			/* A file without bytes was shed (see
 			 * extres_tree_shed()). */
-			return S_ISDIR(t->by_ino[i]->mode) ||
-					       t->by_ino[i]->data ?
-				       t->by_ino[i] :
-				       NULL;
+			return S_ISDIR(n->mode) || n->data ? n : NULL;
+	}
 	return NULL;
 }
 
@@ -470,7 +475,7 @@ const struct extres_node *extres_tree_lookup(const struct extres_tree *t,
 		return NULL;
 	for (i = name_hash(parent, name) & t->mask; t->by_name[i];
 	     i = (i + 1) & t->mask) {
-		const struct extres_node *n = t->by_name[i];
+		const struct extres_node *n = slot_node(t, t->by_name[i]);
 
 		if (n->parent == parent && strcmp(n->name, name) == 0)
 			return n;
@@ -486,10 +491,11 @@ void extres_tree_stat(const struct extres_node *n, struct stat *st)
 	st->st_nlink = S_ISDIR(n->mode) ? 2 + n->n_subdirs : 1;
 	st->st_size = S_ISDIR(n->mode) ? 0 : (off_t)n->size;
 	st->st_blksize = 4096;
-	st->st_blocks = ((off_t)n->size + 511) / 512;
-	st->st_atim = n->mtime;
-	st->st_mtim = n->mtime;
-	st->st_ctim = n->mtime;
+	st->st_blocks = S_ISDIR(n->mode) ? 0 : ((off_t)n->size + 511) / 512;
+	st->st_mtim.tv_sec = (time_t)(n->mtime_ns / 1000000000);
+	st->st_mtim.tv_nsec = (long)(n->mtime_ns % 1000000000);
+	st->st_atim = st->st_mtim;
+	st->st_ctim = st->st_mtim;
 }
 
 size_t extres_tree_size(const struct extres_tree *t)
@@ -515,8 +521,7 @@ static int diff_node(const struct extres_tree *new, const struct extres_node *o,
 	if (!n || !!S_ISDIR(n->mode) != !!S_ISDIR(o->mode) ||
 	    n->parent != o->parent || strcmp(n->name, o->name) != 0)
 		return fn(ctx, EXTRES_TREE_REMOVED, o, NULL);
-	if (n->mtime.tv_sec != o->mtime.tv_sec ||
-	    n->mtime.tv_nsec != o->mtime.tv_nsec) {
+	if (n->mtime_ns != o->mtime_ns) {
 		r = fn(ctx, EXTRES_TREE_CHANGED, o, n);
 		if (r < 0)
 			return r;

@@ -26,21 +26,29 @@
 
 #define EXTRES_ROOT_INO 1
 
+/* A tree holds one per file and directory, tens of thousands of them: what
+ * only a directory has shares the place of what only a file has. */
 struct extres_node {
 	uint64_t ino;
 	uint64_t parent; /* the parent's inode number; root: itself */
 	const char *name; /* "" for the root */
+	union {
+		/* Files: the content (not NUL-terminated for readers; len
+		 * is size); symlinks: the target. */
+		const char *data;
+		/* Directories: children in insertion order (readdir
+		 * order). */
+		const struct extres_node **children;
+	};
+	union {
+		size_t size; /* files and symlinks */
+		size_t n_subdirs; /* directories, whose size is 0 */
+	};
 	mode_t mode; /* S_IFDIR | 0555, S_IFREG | 0444 or less, S_IFLNK | 0777 */
-	/* Files: the content (not NUL-terminated for readers; len is size);
-	 * symlinks: the target. */
-	const char *data;
-	size_t size;
-	/* Directories: children in insertion order (readdir order). */
-	const struct extres_node **children;
-	size_t n_children;
-	size_t n_subdirs;
-	/* When this node last changed (see extres_tree_seal()). */
-	struct timespec mtime;
+	uint32_t n_children; /* directories; 0 for the others */
+	/* When this node last changed (see extres_tree_seal()), in ns since
+	 * the epoch: half a struct timespec. */
+	int64_t mtime_ns;
 };
 
 struct extres_tree;

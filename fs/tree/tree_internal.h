@@ -11,9 +11,11 @@ struct extres_tree {
 	const struct extres_node **child_ptrs; /* all children arrays, packed */
 	char **strings; /* names and contents we own */
 	size_t n_strings;
-	/* Open-addressing tables, capacity a power of two. */
-	const struct extres_node **by_ino;
-	const struct extres_node **by_name; /* NULL in a retired tree */
+	/* Open-addressing tables, capacity a power of two, of indexes into
+	 * nodes plus one (0: an empty slot): half the bytes of pointers,
+	 * for a table of twice as many slots as nodes. */
+	uint32_t *by_ino;
+	uint32_t *by_name; /* NULL in a retired tree */
 	size_t mask;
 	uint64_t
 		serial; /* 0 for a first tree, one more than its predecessor's */
@@ -30,7 +32,14 @@ static inline uint64_t mix(uint64_t x)
 	return x;
 }
 
-/* Enter `n` in t->by_ino, which must have room. */
+/* The node of a table slot (not 0). */
+static inline const struct extres_node *slot_node(const struct extres_tree *t,
+						  uint32_t slot)
+{
+	return &t->nodes[slot - 1];
+}
+
+/* Enter `n`, one of t->nodes, in t->by_ino, which must have room. */
 void extres_tree_index_ino(struct extres_tree *t, const struct extres_node *n);
 
 #endif

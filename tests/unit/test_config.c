@@ -199,6 +199,7 @@ static void test_extres_own_file(void **state)
 	struct extres_config *c = load_file_ok(FIXTURE("extres.yaml"));
 	const struct extres_resource_config *fpga = &c->resources[0];
 	const struct extres_param *devices, *dev;
+	struct extres_param *held;
 	char *dir = real(EXTRES_FIXTURES "/config");
 	char want[PATH_MAX + 64];
 
@@ -236,8 +237,16 @@ static void test_extres_own_file(void **state)
 	assert_string_equal(extres_param_scalar(&devices->items[0], "serial"),
 			    "XFL1A");
 	expect_warnings(c, NULL);
+	/* One tree, shared: what a driver holds outlives the config. */
+	assert_int_equal(c->params_packed, 1);
+	held = extres_param_ref(fpga->params);
 	free(dir);
 	extres_config_free(c);
+	devices = extres_param_get(held, "devices");
+	assert_non_null(devices);
+	assert_string_equal(extres_param_scalar(&devices->items[1], "serial"),
+			    "XFL1B");
+	extres_param_unref(held);
 }
 
 static void test_legacy_names(void **state)

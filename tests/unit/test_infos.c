@@ -329,6 +329,40 @@ static void test_info_copy(void **state)
 	extres_info_clear(&copy);
 }
 
+/* A packed list's infos are shared by their copies, not copied: a device's
+ * properties are held once however many hold the device. */
+static void test_pack_shares(void **state)
+{
+	struct extres_infos *infos = *state;
+	struct extres_info a = { 0 }, b = { 0 };
+	const char *value;
+
+	assert_int_equal(extres_infos_begin(infos, NULL), 0);
+	assert_int_equal(extres_infos_begin(infos, NULL), 0);
+	assert_int_equal(extres_infos_add(infos, "index", "3", NULL), 0);
+	assert_int_equal(extres_infos_add(infos, "uuid", "GPU-d", NULL), 0);
+	assert_int_equal(extres_infos_pack(infos), 0);
+	assert_int_equal(extres_infos_pack(infos), 0);
+	assert_int_equal(infos->items[0].n_props, 0);
+	value = extres_info_get(&infos->items[1], "uuid");
+	assert_string_equal(value, "GPU-d");
+	assert_int_equal(infos->items[1].props[1].value_len, 5);
+	/* Complete once packed. */
+	assert_int_equal(extres_infos_add(infos, "name", "x", NULL), -EINVAL);
+
+	assert_int_equal(extres_info_copy(&infos->items[1], &a), 0);
+	assert_int_equal(extres_info_copy(&a, &b), 0);
+	assert_ptr_equal(extres_info_get(&a, "uuid"), value);
+	assert_ptr_equal(extres_info_get(&b, "uuid"), value);
+	/* Each copy outlives the list and the other copies. */
+	extres_infos_free(infos);
+	*state = NULL;
+	extres_info_clear(&a);
+	assert_string_equal(extres_info_get(&b, "index"), "3");
+	extres_info_clear(&b);
+	assert_null(b.props);
+}
+
 static void test_free_null(void **state)
 {
 	extres_infos_free(NULL);
@@ -355,6 +389,8 @@ int main(void)
 		cmocka_unit_test(test_size_add),
 		cmocka_unit_test_setup_teardown(test_info_get, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_info_copy, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_pack_shares, setup,
 						teardown),
 		cmocka_unit_test(test_free_null),
 	};
