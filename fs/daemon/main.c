@@ -481,6 +481,7 @@ int main(int argc, char *argv[])
 			     .kickfd = -1 },
 		.guard = { .fd = -1 },
 		.runlock = { .fd = -1 },
+		.transport = { .gate = -1, .open = 1 },
 		.hand_fd = -1,
 		.last_reload = "-",
 	};

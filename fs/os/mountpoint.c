@@ -328,6 +328,17 @@ int extres_mountpoint_owner(const char *mnt, long *ret_owner,
 	return r < 0 ? r : 0;
 }
 
+/* Whether a request failed because the connection is gone: ENOTCONN, or
+ * what the kernel answers for one it had given the daemon or queued when
+ * the daemon died. Over io_uring a killed daemon's connection is aborted
+ * only once the kernel has torn its queues down, a moment after its
+ * death: a request made in that moment gets ECONNABORTED, or ECANCELED
+ * when it was on its way to a queue of the dying daemon. */
+static int dead_errno(int e)
+{
+	return e == ENOTCONN || e == ECONNABORTED || e == ECANCELED;
+}
+
 /* In the probe's child: statfs always reaches the daemon (stat may be
  * answered from the kernel's cache even when the daemon is dead). Exit 1
  * for a dead mount, 0 for any answer. */
@@ -336,7 +347,7 @@ static int probe_child(void *arg, struct extres_deadline_child *c)
 	struct statfs sfs;
 
 	(void)c;
-	return statfs(arg, &sfs) < 0 && errno == ENOTCONN;
+	return statfs(arg, &sfs) < 0 && dead_errno(errno);
 }
 
 /*
@@ -563,7 +574,7 @@ int extres_mountpoint_check_live(const char *mnt, struct extres_err *err)
 	 * kernel's cache after the daemon died. */
 	if (statfs(mnt, &sfs) == 0)
 		return 0;
-	if (errno != ENOTCONN)
+	if (!dead_errno(errno))
 		return extres_err_set(err, errno, "%s: %s", mnt,
 				      strerror(errno));
 	return extres_err_set(
