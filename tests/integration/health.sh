@@ -167,9 +167,12 @@ reopen ok" "$(cat "$WORK/other.out")" "poll on an unchanged file"
 # extresctl watch: the shell's way to wait.
 # PID holds FILE open.
 watching() {
-	local fd
-	for fd in /proc/"$1"/fd/*; do
-		[[ $(readlink "$fd" 2>/dev/null) == "$2" ]] && return 0
+	local pid fd
+	# With --timeout, watch asks the mount from a child process.
+	for pid in "$1" $(cat /proc/"$1"/task/*/children 2>/dev/null); do
+		for fd in /proc/"$pid"/fd/*; do
+			[[ $(readlink "$fd" 2>/dev/null) == "$2" ]] && return 0
+		done
 	done
 	return 1
 }
