@@ -21,6 +21,7 @@
 #include "daemon/owner.h"
 #include "daemon/transport.h"
 #include "os/runlock.h"
+#include "os/sentinel.h"
 #include "core/holders.h"
 #include "core/transaction.h"
 #include "tree/snapshot.h"
@@ -122,6 +123,8 @@ struct extresd {
 	} cdi_bases;
 	/* /dev/fuse or io_uring, and why. */
 	struct extres_transport transport;
+	/* Aborts the connection should we die without unmounting. */
+	struct extres_sentinel sentinel;
 };
 
 /*

@@ -234,6 +234,31 @@ static void unmount_session(struct extresd *d)
 	    extres_fusemount_unmount(d->mountpoint, d->hand_fd, &err) < 0)
 		extres_log(EXTRES_LOG_ERR, "%s", err.msg);
 	fuse_session_unmount(d->se);
+	extres_sentinel_release(&d->sentinel);
+}
+
+/*
+ * Over io_uring a daemon killed while one of its own threads waited on the
+ * mount (a prime's lookup, the readiness probe) never finishes dying, and
+ * its mount hangs instead of failing (os/sentinel.h): a sentinel aborts
+ * the connection then. Without one the mount still serves.
+ */
+static void start_sentinel(struct extresd *d)
+{
+	struct extres_err err;
+	unsigned minor;
+	int r;
+
+	if (d->transport.mode == EXTRES_TRANSPORT_DEV)
+		return;
+	r = extres_mountpoint_dev(d->mountpoint, &minor, &err);
+	if (r == 0)
+		r = extres_sentinel_start(&d->sentinel, minor, &err);
+	if (r < 0)
+		extres_log(
+			EXTRES_LOG_WARNING,
+			"no sentinel for %s (a kill -9 may leave it hanging): %s",
+			d->mountpoint, err.msg);
 }
 
 static int setup_owner(struct extresd *d)
@@ -354,6 +379,7 @@ static int run_session(struct extresd *d)
 		r = -EIO;
 		goto out;
 	}
+	start_sentinel(d);
 	if (extres_transport_attach(&d->transport, d->se, d->control.kickfd,
 				    stop_session, d) < 0)
 		goto out_unmount;
@@ -482,6 +508,7 @@ int main(int argc, char *argv[])
 		.guard = { .fd = -1 },
 		.runlock = { .fd = -1 },
 		.transport = { .gate = -1, .open = 1 },
+		.sentinel = { .fd = -1 },
 		.hand_fd = -1,
 		.last_reload = "-",
 	};
