@@ -146,10 +146,9 @@ int extres_transport_choose(struct extres_transport *t, const char *option,
 					   &mode, err);
 	if (r == 0)
 		r = extres_transport_prepare(t, mode, err);
-	/* Not auto by default: a daemon killed (SIGKILL) while its queues
-	 * are registered leaves, on 6.18, a mount whose requests wait for
-	 * good instead of failing with ENOTCONN, which no restart can
-	 * replace (README "FUSE over io_uring"). */
+	/* Not auto by default: over io_uring every request is the daemon's
+	 * as soon as it is made, so a reader of a stopped daemon cannot be
+	 * interrupted, even by SIGKILL (README "FUSE over io_uring"). */
 	if (r == 0 && !option && !config && !(test && *test))
 		set_state(t, "dev (the default; extres.transport chooses)");
 	if (r < 0)
