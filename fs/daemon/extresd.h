@@ -123,8 +123,11 @@ struct extresd {
 	} cdi_bases;
 	/* /dev/fuse or io_uring, and why. */
 	struct extres_transport transport;
-	/* Aborts the connection should we die without unmounting. */
+	/* Aborts the connection should we die without unmounting; it takes
+	 * a name of its own in its copy of our argument strings. */
 	struct extres_sentinel sentinel;
+	char *args;
+	size_t args_len;
 };
 
 /*

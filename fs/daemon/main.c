@@ -253,7 +253,8 @@ static void start_sentinel(struct extresd *d)
 		return;
 	r = extres_mountpoint_dev(d->mountpoint, &minor, &err);
 	if (r == 0)
-		r = extres_sentinel_start(&d->sentinel, minor, &err);
+		r = extres_sentinel_start(&d->sentinel, minor, d->args,
+					  d->args_len, &err);
 	if (r < 0)
 		extres_log(
 			EXTRES_LOG_WARNING,
@@ -513,7 +514,7 @@ int main(int argc, char *argv[])
 		.last_reload = "-",
 	};
 	struct extres_err err;
-	int r, status = 1;
+	int i, r, status = 1;
 
 	/* First of all, before any thread exists (all of them inherit the
 	 * mask, and SIGHUP reaches only the control thread's signalfd): a
@@ -533,6 +534,12 @@ int main(int argc, char *argv[])
 	mallopt(M_ARENA_MAX, 1);
 	mallopt(M_MMAP_THRESHOLD, 128 * 1024);
 	d.main_thread = pthread_self();
+	/* The argument strings lie one after the other from argv[0]. */
+	d.args = argv[0];
+	for (i = 0; i < argc; i++)
+		if (argv[i] + strlen(argv[i]) + 1 > d.args + d.args_len)
+			d.args_len = (size_t)(argv[i] + strlen(argv[i]) + 1 -
+					      d.args);
 	if (r == 0)
 		r = extres_fs_init(&d.fs, NULL);
 	if (r < 0) {

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -66,16 +67,33 @@ static void report(int fd, int e)
 	while (n < 0 && errno == EINTR);
 }
 
+#define NAME "extresd-sentinel"
+
+/* Our name in ps and /proc/PID/cmdline: not the daemon's arguments. */
+static void retitle(char *args, size_t len)
+{
+	size_t i;
+
+	if (!args || len < sizeof(NAME))
+		return;
+	for (i = 0; i < len; i++)
+		args[i] = i < sizeof(NAME) ? NAME[i] : '\0';
+	prctl(PR_SET_NAME, "extres-sentinel", 0, 0, 0);
+}
+
 /* The sentinel: async-signal-safe calls only (forked from a threaded
  * process). */
 static void __attribute__((noreturn))
-child_main(int pidfd, int pipe_r, int rep, const char *abort_name)
+child_main(int pidfd, int pipe_r, int rep, const char *abort_name, char *args,
+	   size_t args_len)
 {
 	struct pollfd p[2] = { { .fd = pidfd, .events = POLLIN },
 			       { .fd = pipe_r, .events = POLLIN } };
 	int null, fs, mnt, abort_fd, e;
 	sigset_t none;
 	char c;
+
+	retitle(args, args_len);
 
 	/* The daemon blocks its stop signals for its signalfd: a plain
 	 * kill ends the sentinel. */
@@ -135,8 +153,8 @@ child_main(int pidfd, int pipe_r, int rep, const char *abort_name)
 	_exit(0);
 }
 
-int extres_sentinel_start(struct extres_sentinel *s, unsigned minor,
-			  struct extres_err *err)
+int extres_sentinel_start(struct extres_sentinel *s, unsigned minor, char *args,
+			  size_t args_len, struct extres_err *err)
 {
 	int pidfd, p[2] = { -1, -1 }, rep[2] = { -1, -1 }, e = 0, r = 0;
 	char name[32];
@@ -163,7 +181,7 @@ int extres_sentinel_start(struct extres_sentinel *s, unsigned minor,
 		goto out;
 	}
 	if (pid == 0)
-		child_main(pidfd, p[0], rep[1], name);
+		child_main(pidfd, p[0], rep[1], name, args, args_len);
 	close(rep[1]);
 	rep[1] = -1;
 	/* The child makes a few system calls, none of which waits on

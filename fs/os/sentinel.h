@@ -32,11 +32,15 @@ struct extres_sentinel {
 /*
  * From the main thread of the daemon, with the FUSE connection `minor`
  * mounted: start the sentinel. Only async-signal-safe calls run in the
- * child, so any other thread may be running. 0 once it is watching, or a
- * negative errno with the reason in *err (nothing left running).
+ * child, so any other thread may be running. `args`, `args_len`: the
+ * process's argument strings (main()'s argv[0] up to the end of the last
+ * one), which the sentinel overwrites with its own name in its copy, so
+ * that ps and /proc/PID/cmdline tell it from the daemon (NULL: left as
+ * they are). 0 once it is watching, or a negative errno with the reason in
+ * *err (nothing left running).
  */
-int extres_sentinel_start(struct extres_sentinel *s, unsigned minor,
-			  struct extres_err *err);
+int extres_sentinel_start(struct extres_sentinel *s, unsigned minor, char *args,
+			  size_t args_len, struct extres_err *err);
 
 /*
  * The mount is gone (unmounted): the sentinel exits without aborting
