@@ -14,6 +14,7 @@ PARAM_WAS=
 
 restore_param() {
 	local rc=$?
+	set +e
 	if [[ -n $PARAM_WAS ]]; then
 		echo "$PARAM_WAS" >"$PARAM" 2>/dev/null || true
 	fi
