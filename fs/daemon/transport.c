@@ -17,9 +17,9 @@
 
 static const char *const mode_names[] = { "auto", "uring", "dev" };
 
-/* The longest a request waits for .meta/status to show the outcome: only
- * a control thread kept busy (a reload waiting on a lock) takes that long,
- * and then the request is answered all the same. */
+/* The longest the INIT reply waits for .meta/status to show the outcome:
+ * only a control thread kept busy (a reload waiting on a lock) takes that
+ * long, and then the reply goes out all the same. */
 #define GATE_MS 2000
 
 int extres_transport_parse(const char *value, const char *what,
