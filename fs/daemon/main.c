@@ -623,7 +623,9 @@ int main(int argc, char *argv[])
 		status = 0;
 	if (r < 0)
 		goto out;
-	if (run_session(&d) == 0)
+	/* A session ended because `uring` could not be had is a failed
+	 * start (said when it ended), not a stop. */
+	if (run_session(&d) == 0 && !d.transport.failed)
 		status = 0;
 out:
 	if (d.dead_mount)

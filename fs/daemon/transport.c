@@ -162,6 +162,7 @@ static void give_up(struct extres_transport *t, const char *why)
 	if (t->mode == EXTRES_TRANSPORT_URING) {
 		extres_log(EXTRES_LOG_ERR, "transport uring: %s", why);
 		set_state(t, "dev (%s)", why);
+		t->failed = 1;
 		if (t->fail)
 			t->fail(t->ctx);
 	} else {

@@ -43,6 +43,9 @@ struct extres_transport {
 	uint64_t init_unique;
 	int init_seen;
 	int kernel_offers;
+	/* `uring` was asked for and could not be had after the mount: the
+	 * start failed. */
+	int failed;
 	struct extres_ring *ring;
 	pthread_mutex_t lock;
 	char state[512]; /* "uring N queues", or "dev <why>" */

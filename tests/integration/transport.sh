@@ -168,6 +168,24 @@ case_uring_off() {
 	assert_startup_error "transport uring" "enable_uring" "$PARAM"
 }
 
+# Asked for io_uring, allowed when extresd starts, not when it mounts (a
+# discovery script turns the parameter off in between): the start fails.
+case_uring_lost() {
+	it_setup
+	set_param Y
+	cat >"$WORK/discover.sh" <<-EOF
+	#!/bin/sh
+	echo N >$PARAM
+	echo 0
+	EOF
+	chmod 0755 "$WORK/discover.sh"
+	printf '%s\n' 'external-resources: fpga' 'external-resource.fpga.amount: 1' \
+		'external-resource.fpga.driver: script' \
+		"external-resource.fpga.param.discovery-script.path: $WORK/discover.sh" >"$WORK/extres.yaml"
+	daemon_run_fail -f -c "$WORK/extres.yaml" -o transport=uring "$MNT"
+	assert_startup_error "transport uring" "did not offer io_uring at INIT"
+}
+
 # auto without the parameter: /dev/fuse, and why, in the log and status.
 case_auto_fallback() {
 	it_setup
