@@ -70,6 +70,7 @@ int extres_ctl_on_mount(const char *path, long step_s, long total_s,
 	struct extres_deadline dl = {
 		.step_ms = (unsigned)step_s * 1000,
 		.total_ms = (unsigned)total_s * 1000,
+		.keep_stdio = 1,
 	};
 	int r;
 

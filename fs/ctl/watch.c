@@ -19,7 +19,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/vfs.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "base/clock.h"
@@ -122,6 +124,129 @@ static int wait_change(const char *path, int fd, long long deadline)
 	}
 }
 
+struct watch {
+	const char *path;
+	int follow;
+	long timeout;
+	long long deadline;
+};
+
+static int watch_file(const struct watch *w)
+{
+	char *value = NULL;
+	int fd, r, status = 1;
+	unsigned long changes;
+
+	/* Without --follow the value before the change is not shown. */
+	fd = open_value(w->path, w->follow ? &value : NULL);
+	for (changes = 0; fd >= 0; changes++) {
+		if (value) {
+			printf("%s\n", value);
+			free(value);
+			value = NULL;
+			if (fflush(stdout) != 0)
+				break;
+		}
+		if (changes && !w->follow) {
+			status = 0;
+			break;
+		}
+		r = wait_change(w->path, fd, w->deadline);
+		if (r <= 0) {
+			/* A follower's timeout ends it as asked. */
+			status = r == 0 && w->follow ? 0 : 1;
+			if (r == 0 && !w->follow)
+				extres_log(EXTRES_LOG_ERR,
+					   "%s: no change within %ld s",
+					   w->path, w->timeout);
+			break;
+		}
+		close(fd);
+		fd = open_value(w->path, &value);
+	}
+	if (fd >= 0)
+		close(fd);
+	free(value);
+	return extres_ctl_flush_stdout(status);
+}
+
+/* Copy what is readable on `from` to `to`; 0 at the end (or when `to` is
+ * gone), 1 while more may come. */
+static int relay(int from, int to)
+{
+	char buf[4096];
+	ssize_t n, w, off;
+
+	n = read(from, buf, sizeof(buf));
+	if (n < 0)
+		return errno == EINTR ? 1 : 0;
+	for (off = 0; off < n; off += w) {
+		w = write(to, buf + off, (size_t)(n - off));
+		if (w < 0 && errno == EINTR)
+			w = 0;
+		else if (w < 0)
+			return 0;
+	}
+	return n > 0;
+}
+
+/*
+ * With --timeout, the mount is asked from a child: a daemon that stops
+ * answering holds a request to it (open, read, poll) for good, and once
+ * the daemon has taken the request (over io_uring, at once) not even
+ * SIGKILL ends that wait. This process never asks the mount: it relays the
+ * child's output through pipes (so the child holds none of the caller's),
+ * and SIGALRM's default action ends it SLACK_S past the timeout; the
+ * child dies with it (PR_SET_PDEATHSIG) once the daemon lets go.
+ */
+static int watch_in_child(const struct watch *w)
+{
+	pid_t parent = getpid(), pid;
+	int out[2] = { -1, -1 }, err[2] = { -1, -1 }, null, status;
+	struct pollfd p[2];
+
+	fflush(NULL);
+	if (pipe2(out, O_CLOEXEC) < 0 || pipe2(err, O_CLOEXEC) < 0 ||
+	    (pid = fork()) < 0) {
+		extres_log(EXTRES_LOG_ERR, "cannot start a process: %s",
+			   strerror(errno));
+		return 1;
+	}
+	if (pid == 0) {
+		close(out[0]);
+		close(err[0]);
+		null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 ||
+		    getppid() != parent || null < 0 || dup2(null, 0) < 0 ||
+		    dup2(out[1], 1) < 0 || dup2(err[1], 2) < 0)
+			_exit(1);
+		_exit(watch_file(w));
+	}
+	close(out[1]);
+	close(err[1]);
+	p[0] = (struct pollfd){ .fd = out[0], .events = POLLIN };
+	p[1] = (struct pollfd){ .fd = err[0], .events = POLLIN };
+	while (p[0].fd >= 0 || p[1].fd >= 0) {
+		if (poll(p, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		if (p[0].revents && !relay(out[0], 1))
+			p[0].fd = -1;
+		if (p[1].revents && !relay(err[0], 2))
+			p[1].fd = -1;
+	}
+	close(out[0]);
+	close(err[0]);
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return 1;
+	if (WIFSIGNALED(status))
+		return 128 + WTERMSIG(status);
+	return WEXITSTATUS(status);
+}
+
 int extres_ctl_watch(int argc, char *argv[])
 {
 	static const struct option longopts[] = {
@@ -130,23 +255,19 @@ int extres_ctl_watch(int argc, char *argv[])
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	long long deadline = 0;
-	char *value = NULL;
-	const char *path;
-	int c, fd, follow = 0, r, status = 1;
-	unsigned long changes;
-	long timeout = 0;
+	struct watch w = { 0 };
+	int c;
 
 	optind = 0;
 	while ((c = extres_ctl_next_opt("watch", "watch", argc, argv, ":h",
 					longopts)) != -1) {
 		if (c == 'f') {
-			follow = 1;
+			w.follow = 1;
 			continue;
 		}
 		if (c == 't') {
 			if (extres_ctl_parse_seconds(optarg, 1, 31536000,
-						     &timeout) < 0)
+						     &w.timeout) < 0)
 				return extres_ctl_usage_error(
 					"watch",
 					"watch: --timeout '%s' is not a number of seconds from 1 to 31536000",
@@ -161,49 +282,17 @@ int extres_ctl_watch(int argc, char *argv[])
 	if (optind >= argc)
 		return extres_ctl_usage_error("watch",
 					      "watch: FILE is missing");
-	path = argv[optind++];
+	w.path = argv[optind++];
 	if (optind < argc)
 		return extres_ctl_usage_error("watch",
 					      "watch: unexpected argument '%s'",
 					      argv[optind]);
-	if (timeout) {
-		deadline = extres_now_ms() + timeout * 1000LL;
-		/* A daemon that stops answering holds a request to it
-		 * (open, read, poll) for good, and only a fatal signal ends
-		 * that: SIGALRM's default action, SLACK_S past the timeout. */
-		signal(SIGALRM, SIG_DFL);
-		alarm((unsigned)timeout + SLACK_S);
-	}
-
-	/* Without --follow the value before the change is not shown. */
-	fd = open_value(path, follow ? &value : NULL);
-	for (changes = 0; fd >= 0; changes++) {
-		if (value) {
-			printf("%s\n", value);
-			free(value);
-			value = NULL;
-			if (fflush(stdout) != 0)
-				break;
-		}
-		if (changes && !follow) {
-			status = 0;
-			break;
-		}
-		r = wait_change(path, fd, deadline);
-		if (r <= 0) {
-			/* A follower's timeout ends it as asked. */
-			status = r == 0 && follow ? 0 : 1;
-			if (r == 0 && !follow)
-				extres_log(EXTRES_LOG_ERR,
-					   "%s: no change within %ld s", path,
-					   timeout);
-			break;
-		}
-		close(fd);
-		fd = open_value(path, &value);
-	}
-	if (fd >= 0)
-		close(fd);
-	free(value);
-	return extres_ctl_flush_stdout(status);
+	if (!w.timeout)
+		return watch_file(&w);
+	w.deadline = extres_now_ms() + w.timeout * 1000LL;
+	/* Only a fatal signal ends a wait on a daemon that stopped
+	 * answering: SIGALRM's default action, SLACK_S past the timeout. */
+	signal(SIGALRM, SIG_DFL);
+	alarm((unsigned)w.timeout + SLACK_S);
+	return watch_in_child(&w);
 }

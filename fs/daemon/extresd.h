@@ -21,6 +21,7 @@
 #include "daemon/owner.h"
 #include "daemon/transport.h"
 #include "os/runlock.h"
+#include "os/sentinel.h"
 #include "views/holders.h"
 #include "alloc/transaction.h"
 #include "tree/snapshot.h"
@@ -122,6 +123,11 @@ struct extresd {
 	} cdi_bases;
 	/* /dev/fuse or io_uring, and why. */
 	struct extres_transport transport;
+	/* Aborts the connection should we die without unmounting; it takes
+	 * a name of its own in its copy of our argument strings. */
+	struct extres_sentinel sentinel;
+	char *args;
+	size_t args_len;
 };
 
 /*

@@ -234,6 +234,32 @@ static void unmount_session(struct extresd *d)
 	    extres_fusemount_unmount(d->mountpoint, d->hand_fd, &err) < 0)
 		extres_log(EXTRES_LOG_ERR, "%s", err.msg);
 	fuse_session_unmount(d->se);
+	extres_sentinel_release(&d->sentinel);
+}
+
+/*
+ * Over io_uring a daemon killed while one of its own threads waited on the
+ * mount (a prime's lookup, the readiness probe) never finishes dying, and
+ * its mount hangs instead of failing (os/sentinel.h): a sentinel aborts
+ * the connection then. Without one the mount still serves.
+ */
+static void start_sentinel(struct extresd *d)
+{
+	struct extres_err err;
+	unsigned minor;
+	int r;
+
+	if (d->transport.mode == EXTRES_TRANSPORT_DEV)
+		return;
+	r = extres_mountpoint_dev(d->mountpoint, &minor, &err);
+	if (r == 0)
+		r = extres_sentinel_start(&d->sentinel, minor, d->args,
+					  d->args_len, &err);
+	if (r < 0)
+		extres_log(
+			EXTRES_LOG_WARNING,
+			"no sentinel for %s (a kill -9 may leave it hanging): %s",
+			d->mountpoint, err.msg);
 }
 
 static int setup_owner(struct extresd *d)
@@ -354,6 +380,7 @@ static int run_session(struct extresd *d)
 		r = -EIO;
 		goto out;
 	}
+	start_sentinel(d);
 	if (extres_transport_attach(&d->transport, d->se, d->control.kickfd,
 				    stop_session, d) < 0)
 		goto out_unmount;
@@ -481,11 +508,13 @@ int main(int argc, char *argv[])
 			     .kickfd = -1 },
 		.guard = { .fd = -1 },
 		.runlock = { .fd = -1 },
+		.transport = { .gate = -1, .open = 1 },
+		.sentinel = { .fd = -1 },
 		.hand_fd = -1,
 		.last_reload = "-",
 	};
 	struct extres_err err;
-	int r, status = 1;
+	int i, r, status = 1;
 
 	/* First of all, before any thread exists (all of them inherit the
 	 * mask, and SIGHUP reaches only the control thread's signalfd): a
@@ -505,6 +534,12 @@ int main(int argc, char *argv[])
 	mallopt(M_ARENA_MAX, 1);
 	mallopt(M_MMAP_THRESHOLD, 128 * 1024);
 	d.main_thread = pthread_self();
+	/* The argument strings lie one after the other from argv[0]. */
+	d.args = argv[0];
+	for (i = 0; i < argc; i++)
+		if (argv[i] + strlen(argv[i]) + 1 > d.args + d.args_len)
+			d.args_len = (size_t)(argv[i] + strlen(argv[i]) + 1 -
+					      d.args);
 	if (r == 0)
 		r = extres_fs_init(&d.fs, NULL);
 	if (r < 0) {
@@ -588,7 +623,9 @@ int main(int argc, char *argv[])
 		status = 0;
 	if (r < 0)
 		goto out;
-	if (run_session(&d) == 0)
+	/* A session ended because `uring` could not be had is a failed
+	 * start (said when it ended), not a stop. */
+	if (run_session(&d) == 0 && !d.transport.failed)
 		status = 0;
 out:
 	if (d.dead_mount)

@@ -13,6 +13,13 @@
  * all. */
 #define MAX_TRIES 8
 #define RETRY_NS 1000000L
+/* A store may land while the reader that asked is still setting the new
+ * inode up, whose attributes, applied last, then drop the stored pages
+ * again (the reader runs on the CPU of the thread that answered it, so
+ * over io_uring this is common): every store is made again, about 4 and
+ * 32 ms later (as retries 3 and 6). */
+#define AGAIN_FIRST 3
+#define AGAIN_LAST 6
 
 static void put(struct extres_pusher *p, struct extres_push_item it)
 {
@@ -72,12 +79,23 @@ static void *run(void *arg)
 		pthread_mutex_unlock(&p->lock);
 		r = p->push(p->ctx, it.ino);
 		pthread_mutex_lock(&p->lock);
-		if (r == 0)
+		if (r == 0 && !it.again)
 			p->pushed++;
-		else if (r == EXTRES_PUSH_LATER && ++it.tries < MAX_TRIES &&
-			 later && n_later < p->cap)
+		if (r == 0 && it.tries < AGAIN_LAST) {
+			it.tries = it.tries < AGAIN_FIRST ? AGAIN_FIRST :
+							    AGAIN_LAST;
+			it.again = 1;
+		} else if (r != EXTRES_PUSH_LATER || it.again ||
+			   ++it.tries >= MAX_TRIES) {
+			/* Done, given up, or a repeat for an inode the
+			 * kernel has dropped since (it needs no bytes). */
+			if (r != 0 && !it.again)
+				p->dropped++;
+			continue;
+		}
+		if (later && n_later < p->cap)
 			later[n_later++] = it;
-		else
+		else if (!it.again)
 			p->dropped++;
 	}
 	pthread_mutex_unlock(&p->lock);

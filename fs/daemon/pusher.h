@@ -27,6 +27,7 @@ struct extres_pusher {
 	struct extres_push_item {
 		uint64_t ino;
 		unsigned tries;
+		int again; /* stored already: this is a repeat */
 	} * ring;
 	size_t cap, head, n;
 	int stop;
@@ -35,7 +36,8 @@ struct extres_pusher {
 	/* 0, or EXTRES_PUSH_LATER; anything else drops `ino`. */
 	int (*push)(void *ctx, uint64_t ino);
 	void *ctx;
-	/* Pushes made, and given up, for statistics and tests. */
+	/* Pushes made (each counted once, however often it is stored
+	 * again), and given up, for statistics and tests. */
 	unsigned long long pushed, dropped;
 };
 

@@ -426,6 +426,7 @@ long long extresd_refresh(void *ctx)
 		 * not when the coordination file next changes. */
 		extresd_check_lines(d);
 		extresd_publish(d);
+		extres_transport_settled(&d->transport);
 	}
 	if (d->nfd_due) {
 		now = extres_now_ms();

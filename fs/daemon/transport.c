@@ -3,10 +3,12 @@
 
 #include <errno.h>
 #include <linux/fuse.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include "base/log.h"
@@ -14,6 +16,11 @@
 #include "os/fuse_ring.h"
 
 static const char *const mode_names[] = { "auto", "uring", "dev" };
+
+/* The longest the INIT reply waits for .meta/status to show the outcome:
+ * only a control thread kept busy (a reload waiting on a lock) takes that
+ * long, and then the reply goes out all the same. */
+#define GATE_MS 2000
 
 int extres_transport_parse(const char *value, const char *what,
 			   enum extres_transport_mode *mode,
@@ -51,6 +58,46 @@ static void set_state(struct extres_transport *t, const char *fmt, ...)
 	atomic_store(&t->changed, 1);
 }
 
+static void kick(struct extres_transport *t)
+{
+	uint64_t one = 1;
+
+	if (t->kickfd >= 0 && write(t->kickfd, &one, sizeof(one)) < 0)
+		extres_log(EXTRES_LOG_DEBUG, "cannot kick the control thread");
+}
+
+static void open_gate(struct extres_transport *t)
+{
+	uint64_t one = 1;
+
+	if (atomic_exchange(&t->open, 1) || t->gate < 0)
+		return;
+	if (write(t->gate, &one, sizeof(one)) < 0)
+		extres_log(EXTRES_LOG_DEBUG, "cannot open the request gate");
+}
+
+/*
+ * The outcome is known (at INIT): have .meta/status say it before the INIT
+ * reply lets any request through, so that no reader sees "uring
+ * (starting)". The control thread builds it: until the kernel has the
+ * reply it asks nothing of the mount (nothing has been looked up, so
+ * nothing is primed) and so cannot wait on us. GATE_MS at most.
+ */
+static void show(struct extres_transport *t)
+{
+	struct pollfd p = { .fd = t->gate, .events = POLLIN };
+
+	pthread_mutex_lock(&t->lock);
+	t->final = 1;
+	pthread_mutex_unlock(&t->lock);
+	kick(t);
+	if (t->gate < 0)
+		return;
+	while (!atomic_load(&t->open) && poll(&p, 1, GATE_MS) < 0 &&
+	       errno == EINTR)
+		;
+}
+
 int extres_transport_prepare(struct extres_transport *t,
 			     enum extres_transport_mode mode,
 			     struct extres_err *err)
@@ -62,6 +109,8 @@ int extres_transport_prepare(struct extres_transport *t,
 	t->mode = mode;
 	t->fd = -1;
 	t->kickfd = -1;
+	t->gate = -1;
+	atomic_store(&t->open, 1);
 	if (mode == EXTRES_TRANSPORT_DEV) {
 		set_state(t, "dev (asked for)");
 		return 0;
@@ -97,10 +146,9 @@ int extres_transport_choose(struct extres_transport *t, const char *option,
 					   &mode, err);
 	if (r == 0)
 		r = extres_transport_prepare(t, mode, err);
-	/* Not auto by default: a daemon killed (SIGKILL) while its queues
-	 * are registered leaves, on 6.18, a mount whose requests wait for
-	 * good instead of failing with ENOTCONN, which no restart can
-	 * replace (extresd(8), TRANSPORT). */
+	/* Not auto by default: over io_uring every request is the daemon's
+	 * as soon as it is made, so a reader of a stopped daemon cannot be
+	 * interrupted, even by SIGKILL (extresd(8), TRANSPORT). */
 	if (r == 0 && !option && !config && !(test && *test))
 		set_state(t, "dev (the default; extres.transport chooses)");
 	if (r < 0)
@@ -114,6 +162,7 @@ static void give_up(struct extres_transport *t, const char *why)
 	if (t->mode == EXTRES_TRANSPORT_URING) {
 		extres_log(EXTRES_LOG_ERR, "transport uring: %s", why);
 		set_state(t, "dev (%s)", why);
+		t->failed = 1;
 		if (t->fail)
 			t->fail(t->ctx);
 	} else {
@@ -121,14 +170,6 @@ static void give_up(struct extres_transport *t, const char *why)
 			   why);
 		set_state(t, "dev (%s)", why);
 	}
-}
-
-static void kick(struct extres_transport *t)
-{
-	uint64_t one = 1;
-
-	if (t->kickfd >= 0 && write(t->kickfd, &one, sizeof(one)) < 0)
-		extres_log(EXTRES_LOG_DEBUG, "cannot kick the control thread");
 }
 
 static void serve(void *ctx, void *req, size_t len)
@@ -187,13 +228,13 @@ static ssize_t init_reply(struct extres_transport *t, struct iovec *iov,
 	memcpy(&out, iov[0].iov_base, sizeof(out));
 	if (!t->kernel_offers || out.error != 0 || count != 2 ||
 	    iov[1].iov_len != sizeof(arg)) {
-		n = writev(t->fd, iov, count);
 		if (out.error == 0)
 			give_up(t,
 				t->kernel_offers ?
 					"libfuse's INIT reply is not one this daemon knows" :
 					"the kernel did not offer io_uring at INIT (enable_uring was off when mounting)");
-		kick(t);
+		show(t);
+		n = writev(t->fd, iov, count);
 		return n < 0 ? -errno : n;
 	}
 	memcpy(&arg, iov[1].iov_base, sizeof(arg));
@@ -202,22 +243,29 @@ static ssize_t init_reply(struct extres_transport *t, struct iovec *iov,
 	mine[0] = iov[0];
 	mine[1].iov_base = &arg;
 	mine[1].iov_len = sizeof(arg);
+	/* What the queues will be, unless the kernel refuses them (then the
+	 * status says so a moment later). */
+	set_state(t, "uring (%u queues)", extres_ring_possible_queues());
+	show(t);
 	n = writev(t->fd, mine, 2);
-	if (n < 0)
-		return -errno;
+	if (n < 0) {
+		n = -errno;
+		give_up(t, "the kernel refused the INIT reply");
+		kick(t);
+		return n;
+	}
 	/* The kernel has taken the reply (the write returns after it did):
 	 * it accepts registrations from now on. */
 	r = extres_ring_start(&t->ring, t->fd, payload_size(&arg), serve, t,
 			      &err);
 	if (r < 0) {
 		give_up(t, err.msg);
+		kick(t);
 	} else {
 		extres_log(EXTRES_LOG_NOTICE,
 			   "serving over io_uring: %u queues",
 			   extres_ring_queues(t->ring));
-		set_state(t, "uring (%u queues)", extres_ring_queues(t->ring));
 	}
-	kick(t);
 	return n;
 }
 
@@ -256,6 +304,11 @@ int extres_transport_attach(struct extres_transport *t, struct fuse_session *se,
 	if (t->mode == EXTRES_TRANSPORT_DEV)
 		return 0;
 	t->fd = fuse_session_fd(se);
+	/* Without it INIT is answered at once: the status may then say
+	 * "starting" for a moment, nothing worse. */
+	t->gate = eventfd(0, EFD_CLOEXEC);
+	if (t->gate >= 0)
+		atomic_store(&t->open, 0);
 	/* The session keeps its descriptor (and closes it): only the
 	 * reads and writes become ours. */
 	r = fuse_session_custom_io(se, &io, t->fd);
@@ -268,8 +321,12 @@ int extres_transport_attach(struct extres_transport *t, struct fuse_session *se,
 
 void extres_transport_stop(struct extres_transport *t)
 {
+	open_gate(t);
 	extres_ring_stop(t->ring);
 	t->ring = NULL;
+	if (t->gate >= 0)
+		close(t->gate);
+	t->gate = -1;
 }
 
 void extres_transport_describe(struct extres_transport *t, char *buf,
@@ -277,7 +334,19 @@ void extres_transport_describe(struct extres_transport *t, char *buf,
 {
 	pthread_mutex_lock(&t->lock);
 	snprintf(buf, size, "%s", t->state[0] ? t->state : "dev");
+	t->shown = t->final;
 	pthread_mutex_unlock(&t->lock);
+}
+
+void extres_transport_settled(struct extres_transport *t)
+{
+	int shown;
+
+	pthread_mutex_lock(&t->lock);
+	shown = t->shown;
+	pthread_mutex_unlock(&t->lock);
+	if (shown)
+		open_gate(t);
 }
 
 int extres_transport_take_changed(struct extres_transport *t)

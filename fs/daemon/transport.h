@@ -43,10 +43,21 @@ struct extres_transport {
 	uint64_t init_unique;
 	int init_seen;
 	int kernel_offers;
+	/* `uring` was asked for and could not be had after the mount: the
+	 * start failed. */
+	int failed;
 	struct extres_ring *ring;
 	pthread_mutex_t lock;
 	char state[512]; /* "uring N queues", or "dev <why>" */
 	atomic_int changed;
+	/* The INIT reply waits until .meta/status shows how requests will
+	 * come (extres_transport_settled()): `final` once the outcome is
+	 * known, `shown` once a status built since says it, `gate` an
+	 * eventfd readable from then on (-1: nothing waits). */
+	int final;
+	int shown;
+	atomic_int open;
+	int gate;
 };
 
 /*
@@ -98,5 +109,12 @@ void extres_transport_describe(struct extres_transport *t, char *buf,
 /* Whether the outcome changed since last asked (then .meta/status is
  * built again). */
 int extres_transport_take_changed(struct extres_transport *t);
+
+/*
+ * After a new .meta/status is served (control thread): once it shows the
+ * outcome, the INIT reply held for it goes out, so that no reader ever
+ * sees "uring (starting)".
+ */
+void extres_transport_settled(struct extres_transport *t);
 
 #endif

@@ -39,11 +39,12 @@ void extres_deadline_done(struct extres_deadline_child *c)
 	say(c, DONE);
 }
 
-static void child_main(int fd, pid_t parent,
+static void child_main(int fd, pid_t parent, int keep_stdio,
 		       int (*fn)(void *arg, struct extres_deadline_child *c),
 		       void *arg)
 {
 	struct extres_deadline_child c = { CHILD_FD };
+	int null, i;
 
 	/* A caller killed at its own deadline must not leave us blocked on
 	 * the mount for good. */
@@ -51,6 +52,14 @@ static void child_main(int fd, pid_t parent,
 		_exit(1);
 	if (fd != CHILD_FD && dup2(fd, CHILD_FD) < 0)
 		_exit(1);
+	if (!keep_stdio) {
+		null = open("/dev/null", O_RDWR | O_CLOEXEC);
+		if (null < 0)
+			_exit(1);
+		for (i = 0; i < 3; i++)
+			if (null != i && dup2(null, i) < 0)
+				_exit(1);
+	}
 	/* Nothing of the caller's that outlives it: a lock it holds (flock)
 	 * must not stay held by a child stuck in the kernel. */
 	close_range(CHILD_FD + 1, ~0U, 0);
@@ -139,7 +148,7 @@ int extres_deadline_run(const struct extres_deadline *dl,
 	}
 	if (pid == 0) {
 		close(fds[0]);
-		child_main(fds[1], parent, fn, arg);
+		child_main(fds[1], parent, dl->keep_stdio, fn, arg);
 	}
 	close(fds[1]);
 	r = follow(dl, fds[0]);

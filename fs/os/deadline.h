@@ -9,9 +9,10 @@
  * step it completes through a pipe; the caller waits on that pipe, never on
  * the mount.
  *
- * One limit remains: a request the hung daemon has already read off
- * /dev/fuse cannot be aborted even by SIGKILL. The caller does not wait for
- * such a child: it returns at the deadline all the same, and the child,
+ * One limit remains: a request the hung daemon has already taken (read off
+ * /dev/fuse; over io_uring, every request once its queues are registered)
+ * cannot be aborted even by SIGKILL. The caller does not wait for such a
+ * child: it returns at the deadline all the same, and the child,
  * reparented to init, goes when the daemon answers or dies.
  */
 #ifndef EXTRES_DEADLINE_H
@@ -31,12 +32,17 @@ struct extres_deadline {
 	/* Asked every few tens of milliseconds while waiting (may be NULL):
 	 * non-zero ends the wait and kills the child. */
 	int (*stop_requested)(void);
+	/* Non-zero: the child keeps descriptors 0, 1 and 2 of the caller's,
+	 * to print after extres_deadline_done(); else they are /dev/null, so
+	 * that a child the caller gave up on holds no pipe of the caller's
+	 * open (`$(cmd)` would wait for it). */
+	int keep_stdio;
 };
 
 /*
  * Run `fn(arg, child)` in a child process and wait for it.
  *
- * The child starts with only descriptors 0, 1 and 2 of the caller's, and
+ * The child starts with only descriptors 0, 1 and 2 (see keep_stdio), and
  * dies with the calling thread (PR_SET_PDEATHSIG). It ends with
  * _exit(fn's return value & 0xff): whatever fn buffered (stdio) it must
  * flush itself. In a multithreaded caller fn may only use

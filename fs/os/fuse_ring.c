@@ -378,6 +378,11 @@ unsigned extres_ring_queues(const struct extres_ring *r)
 	return r ? r->n : 0;
 }
 
+unsigned extres_ring_possible_queues(void)
+{
+	return possible_cpus();
+}
+
 void extres_ring_stop(struct extres_ring *r)
 {
 	uint64_t one = 1;

@@ -65,6 +65,9 @@ ssize_t extres_ring_reply(const struct iovec *iov, int count);
 /* How many queues there are. */
 unsigned extres_ring_queues(const struct extres_ring *r);
 
+/* How many queues extres_ring_start() sets up: one per possible CPU. */
+unsigned extres_ring_possible_queues(void);
+
 /*
  * Stop the threads (a request being served is answered first; none waits
  * on anything else) and free everything. Safe with NULL.

@@ -48,18 +48,20 @@ static void unescape(char *s)
 }
 
 /* Fields: id parent dev root MOUNTPOINT opts [optional...] - FSTYPE src super */
-static int parse_line(char *line, long *id, long *parent, char **mnt,
-		      char **fstype, char **super)
+static int parse_line(char *line, long *id, long *parent, char **dev,
+		      char **mnt, char **fstype, char **super)
 {
 	char *save = NULL, *tok;
 	int field = 0;
 
-	*mnt = *fstype = *super = NULL;
+	*dev = *mnt = *fstype = *super = NULL;
 	*id = *parent = -1;
 	for (tok = strtok_r(line, " ", &save); tok;
 	     tok = strtok_r(NULL, " ", &save), field++) {
 		if (field <= 1)
 			*(field ? parent : id) = strtol(tok, NULL, 10);
+		if (field == 2)
+			*dev = tok;
 		if (field == 4)
 			*mnt = tok;
 		if (field >= 6 && strcmp(tok, "-") == 0) {
@@ -69,7 +71,7 @@ static int parse_line(char *line, long *id, long *parent, char **mnt,
 			break;
 		}
 	}
-	return *mnt && *fstype ? 0 : -EINVAL;
+	return *dev && *mnt && *fstype ? 0 : -EINVAL;
 }
 
 /* The N of a "user_id=N" super option (a FUSE mount's owner), or -1. */
@@ -106,7 +108,7 @@ int extres_mountinfo_lookup(const char *mountinfo, const char *path,
 /* A mount at the path looked up. */
 struct entry {
 	long id, parent;
-	const char *fstype, *super;
+	const char *dev, *fstype, *super;
 };
 
 /*
@@ -126,10 +128,10 @@ static int stack_at(char *copy, const char *path, struct entry **ret_all,
 	for (line = strtok_r(copy, "\n", &save); line;
 	     line = strtok_r(NULL, "\n", &save)) {
 		struct entry e;
-		char *mnt, *fstype, *super;
+		char *dev, *mnt, *fstype, *super;
 
-		if (parse_line(line, &e.id, &e.parent, &mnt, &fstype, &super) <
-		    0)
+		if (parse_line(line, &e.id, &e.parent, &dev, &mnt, &fstype,
+			       &super) < 0)
 			continue;
 		unescape(mnt);
 		if (strcmp(mnt, path) != 0)
@@ -140,6 +142,7 @@ static int stack_at(char *copy, const char *path, struct entry **ret_all,
 			return -ENOMEM;
 		}
 		all = grown;
+		e.dev = dev;
 		e.fstype = fstype;
 		e.super = super;
 		all[n++] = e;
@@ -328,6 +331,53 @@ int extres_mountpoint_owner(const char *mnt, long *ret_owner,
 	return r < 0 ? r : 0;
 }
 
+int extres_mountpoint_dev(const char *mnt, unsigned *ret_minor,
+			  struct extres_err *err)
+{
+	const struct entry *top, *below;
+	struct entry *all = NULL;
+	char *info = NULL, *end;
+	unsigned long minor;
+	int r;
+
+	r = read_mountinfo(&info, err);
+	if (r < 0)
+		return r;
+	r = stack_at(info, mnt, &all, &top, &below);
+	if (r < 0) {
+		r = extres_err_set(err, ENOMEM, "out of memory");
+	} else if (r == 0) {
+		r = extres_err_set(err, ENOENT, "nothing is mounted at %s",
+				   mnt);
+	} else {
+		/* "MAJOR:MINOR"; FUSE mounts have major 0. */
+		end = strchr(top->dev, ':');
+		errno = 0;
+		minor = end ? strtoul(end + 1, &end, 10) : 0;
+		if (!end || *end || errno || minor > UINT32_MAX)
+			r = extres_err_set(
+				err, EINVAL,
+				"/proc/self/mountinfo: %s: bad device '%s'",
+				mnt, top->dev);
+		else
+			*ret_minor = (unsigned)minor;
+	}
+	free(all);
+	free(info);
+	return r < 0 ? r : 0;
+}
+
+/* Whether a request failed because the connection is gone: ENOTCONN, or
+ * what the kernel answers for one it had given the daemon or queued when
+ * the daemon died. Over io_uring a killed daemon's connection is aborted
+ * only once the kernel has torn its queues down, a moment after its
+ * death: a request made in that moment gets ECONNABORTED, or ECANCELED
+ * when it was on its way to a queue of the dying daemon. */
+static int dead_errno(int e)
+{
+	return e == ENOTCONN || e == ECONNABORTED || e == ECANCELED;
+}
+
 /* In the probe's child: statfs always reaches the daemon (stat may be
  * answered from the kernel's cache even when the daemon is dead). Exit 1
  * for a dead mount, 0 for any answer. */
@@ -336,7 +386,7 @@ static int probe_child(void *arg, struct extres_deadline_child *c)
 	struct statfs sfs;
 
 	(void)c;
-	return statfs(arg, &sfs) < 0 && errno == ENOTCONN;
+	return statfs(arg, &sfs) < 0 && dead_errno(errno);
 }
 
 /*
@@ -563,7 +613,7 @@ int extres_mountpoint_check_live(const char *mnt, struct extres_err *err)
 	 * kernel's cache after the daemon died. */
 	if (statfs(mnt, &sfs) == 0)
 		return 0;
-	if (errno != ENOTCONN)
+	if (!dead_errno(errno))
 		return extres_err_set(err, errno, "%s: %s", mnt,
 				      strerror(errno));
 	return extres_err_set(

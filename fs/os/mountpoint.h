@@ -140,4 +140,11 @@ int extres_mountinfo_lookup_owner(const char *mountinfo, const char *path,
 int extres_mountpoint_owner(const char *mnt, long *ret_owner,
 			    struct extres_err *err);
 
+/* The minor device number of the topmost mount at the absolute path
+ * `mnt`, from /proc/self/mountinfo (for a FUSE mount, the number of its
+ * connection under /sys/fs/fuse/connections): 0, or a negative errno with
+ * a message. Asks nothing of the mount. */
+int extres_mountpoint_dev(const char *mnt, unsigned *ret_minor,
+			  struct extres_err *err);
+
 #endif

@@ -44,7 +44,15 @@ until_reads() {
 # Whether PID sleeps in poll() or epoll_wait(): a poll that found its event
 # ready returns without sleeping.
 sleeps_in_poll() {
-	proc_sleeps_in "$1" '*poll*' 7 232 271 281 441
+	local pid kids
+	# With --timeout, extresctl watch asks the mount from a child process
+	# and relays its output: then the child is the one that must sleep
+	# (its parent polls the pipe from the start).
+	kids=$(cat /proc/"$1"/task/*/children 2>/dev/null)
+	for pid in ${kids:-$1}; do
+		proc_sleeps_in "$pid" '*poll*' 7 232 271 281 441 && return 0
+	done
+	return 1
 }
 
 # A driver's request reaches the files without any refresh-interval.

@@ -13,9 +13,13 @@ PARAM=/sys/module/fuse/parameters/enable_uring
 PARAM_WAS=
 
 restore_param() {
+	local rc=$?
+	set +e
 	if [[ -n $PARAM_WAS ]]; then
 		echo "$PARAM_WAS" >"$PARAM" 2>/dev/null || true
 	fi
+	# The case's status, for it_cleanup to exit with.
+	(exit "$rc")
 	it_cleanup
 }
 
@@ -63,16 +67,96 @@ case_uring() {
 	local before after
 	before=$(ring_wakeups)
 	python3 -c "import sys
-for _ in range(50): assert open(sys.argv[1]).read() == '0'" "$MNT/gpu/0/index" ||
+for _ in range(50): assert open(sys.argv[1]).read() == '0\n'" "$MNT/gpu/0/index" ||
 		fail "python's open().read() (an ioctl per open) over io_uring"
 	after=$(ring_wakeups)
 	((after >= before + 25)) || fail "the io_uring threads woke $before then $after times for 50 ioctls"
 	ls -la "$MNT/gpu" >/dev/null || fail "listing over io_uring"
 	sed -i 's/memory.total: 16384 MiB/memory.total: 4096 MiB/' "$WORK/extres.yaml"
 	reload_hup
-	wait_for 10 "the reloaded value" grep -qx "4096 MiB" "$MNT/gpu/0/memory.total"
+	wait_until 10 "the reloaded value" grep -qx "4096 MiB" "$MNT/gpu/0/memory.total"
 	assert_eq "$t" "$(status_field transport)" "transport after a reload"
 	daemon_stop
+}
+
+# The daemon's child that aborts the connection should the daemon die
+# without unmounting (os/sentinel.h), or nothing.
+sentinel_of() {
+	local kids
+	kids=$(cat /proc/"$1"/task/*/children 2>/dev/null || true)
+	# shellcheck disable=SC2086 # the words, trimmed
+	echo $kids
+}
+
+# The descriptors of PID that are /dev/fuse.
+fuse_fds() {
+	local fd
+	for fd in /proc/"$1"/fd/*; do
+		[[ $(readlink "$fd" 2>/dev/null) == /dev/fuse ]] && echo "${fd##*/}"
+	done
+	return 0
+}
+
+gone() {
+	! pid_alive "$1"
+}
+
+# The mount answers statfs as FUSE (a dead one fails).
+serving() {
+	[[ $(stat -f -c %t "$MNT" 2>/dev/null) == 65735546 ]]
+}
+
+# kill -9 over io_uring while something else keeps the connection's
+# /dev/fuse open (as a thread of the daemon stuck on its own mount, or the
+# kernel's queue references, would): the kernel then never aborts the
+# connection by itself, and without the sentinel every request would wait
+# for good. The mount must fail fast instead, the sentinel go, and a new
+# daemon mount there again.
+case_uring_kill9() {
+	it_setup
+	set_param Y
+	write_std_config "$WORK/extres.yaml"
+	daemon_start -c "$WORK/extres.yaml" -o transport=uring "$MNT"
+	local sentinel holder
+	sentinel=$(sentinel_of "$DAEMON_PID")
+	[[ $sentinel =~ ^[0-9]+$ ]] || fail "the daemon's children: '$sentinel', wanted one sentinel"
+	assert_eq "" "$(fuse_fds "$sentinel")" "the sentinel's /dev/fuse descriptors"
+	local -a fds
+	mapfile -t fds < <(fuse_fds "$DAEMON_PID")
+	((${#fds[@]} > 0)) || fail "the daemon holds no /dev/fuse"
+	# pidfd_getfd (438): a copy of each of the daemon's /dev/fuse.
+	python3 -c '
+import ctypes, os, sys, time
+libc = ctypes.CDLL(None, use_errno=True)
+pfd = os.pidfd_open(int(sys.argv[1]))
+for fd in sys.argv[2:]:
+    if libc.syscall(438, pfd, int(fd), 0) < 0:
+        sys.exit("pidfd_getfd: " + os.strerror(ctypes.get_errno()))
+print("holding", flush=True)
+time.sleep(600)' "$DAEMON_PID" "${fds[@]}" >"$WORK/holder.out" 2>&1 &
+	holder=$!
+	echo "$holder" >"$WORK/holder.pid"
+	wait_until 10 "the holder's start" grep -q holding "$WORK/holder.out"
+	kill -KILL "$DAEMON_PID"
+	daemon_reap
+	# The bound only catches a hang: the answer comes at once.
+	local says
+	says=$(timeout -s KILL 10 stat -f -c %T "$MNT" 2>&1) || true
+	[[ $says == *"Transport endpoint is not connected"* || $says == *"connection abort"* ]] ||
+		fail "statfs of the mount after kill -9: '$says', wanted ENOTCONN"
+	wait_until 10 "the sentinel's exit" gone "$sentinel"
+	kill "$holder"
+	wait "$holder" 2>/dev/null || true
+	# The dead mount is an extresd mount too: wait for one that answers.
+	daemon_spawn -f -c "$WORK/extres.yaml" -o transport=uring "$MNT"
+	wait_until 10 "the new daemon's mount" serving
+	assert_eq "0" "$(cat "$MNT/gpu/0/index")" "gpu/0/index from the new daemon"
+	assert_contains "$(cat "$DAEMON_ERR")" "mounted beneath the dead extresd mount" "the new daemon's log"
+	sentinel=$(sentinel_of "$DAEMON_PID")
+	[[ $sentinel =~ ^[0-9]+$ ]] || fail "the new daemon's children: '$sentinel', wanted one sentinel"
+	daemon_stop
+	# A clean stop takes its sentinel along.
+	! pid_alive "$sentinel" || fail "the sentinel ($sentinel) outlived a clean stop"
 }
 
 # Asked for io_uring, which the kernel does not allow: a clear error.
@@ -84,6 +168,24 @@ case_uring_off() {
 	assert_startup_error "transport uring" "enable_uring" "$PARAM"
 }
 
+# Asked for io_uring, allowed when extresd starts, not when it mounts (a
+# discovery script turns the parameter off in between): the start fails.
+case_uring_lost() {
+	it_setup
+	set_param Y
+	cat >"$WORK/discover.sh" <<-EOF
+	#!/bin/sh
+	echo N >$PARAM
+	echo 0
+	EOF
+	chmod 0755 "$WORK/discover.sh"
+	printf '%s\n' 'external-resources: fpga' 'external-resource.fpga.amount: 1' \
+		'external-resource.fpga.driver: script' \
+		"external-resource.fpga.param.discovery-script.path: $WORK/discover.sh" >"$WORK/extres.yaml"
+	daemon_run_fail -f -c "$WORK/extres.yaml" -o transport=uring "$MNT"
+	assert_startup_error "transport uring" "did not offer io_uring at INIT"
+}
+
 # auto without the parameter: /dev/fuse, and why, in the log and status.
 case_auto_fallback() {
 	it_setup
@@ -91,7 +193,7 @@ case_auto_fallback() {
 	write_std_config "$WORK/extres.yaml"
 	echo "extres.transport: auto" >>"$WORK/extres.yaml"
 	daemon_start -c "$WORK/extres.yaml" "$MNT"
-	assert_contains "$(status_field transport)" "dev (the fuse module's enable_uring parameter is off"
+	assert_contains "$(status_field transport)" "dev (the fuse module's enable_uring parameter is off" "transport"
 	grep -q "serving over /dev/fuse: the fuse module's enable_uring parameter is off" "$DAEMON_ERR" ||
 		fail "no fallback line in the log: $(cat "$DAEMON_ERR")"
 	assert_eq "0" "$(cat "$MNT/gpu/0/index")" "gpu/0/index over /dev/fuse"

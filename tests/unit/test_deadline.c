@@ -5,6 +5,8 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -124,12 +126,58 @@ static void test_stop(void **state)
 	assert_true(now_ms() - t0 < 5000);
 }
 
+/* In the child: exit 1 when descriptors 0, 1 and 2 are all /dev/null,
+ * 2 when they are the caller's (`arg`: the caller's fd 1's inode). */
+static int child_stdio(void *arg, struct extres_deadline_child *c)
+{
+	const struct stat *caller = arg;
+	struct stat null, st;
+	int fd, nulls = 0;
+
+	(void)c;
+	if (stat("/dev/null", &null) < 0)
+		return 9;
+	for (fd = 0; fd < 3; fd++)
+		if (fstat(fd, &st) == 0 && st.st_rdev == null.st_rdev &&
+		    st.st_ino == null.st_ino)
+			nulls++;
+	if (nulls == 3)
+		return 1;
+	if (fstat(1, &st) == 0 && st.st_ino == caller->st_ino &&
+	    st.st_dev == caller->st_dev)
+		return 2;
+	return 8;
+}
+
+/* A child the caller gives up on must hold none of its pipes, unless it
+ * is to print. */
+static void test_stdio(void **state)
+{
+	struct extres_deadline dl = { .step_ms = 5000 };
+	int fds[2], saved;
+	struct stat st;
+
+	(void)state;
+	assert_int_equal(pipe(fds), 0);
+	saved = dup(1);
+	assert_true(saved >= 0);
+	assert_true(dup2(fds[1], 1) == 1);
+	assert_int_equal(fstat(1, &st), 0);
+	assert_int_equal(extres_deadline_run(&dl, child_stdio, &st), 1);
+	dl.keep_stdio = 1;
+	assert_int_equal(extres_deadline_run(&dl, child_stdio, &st), 2);
+	assert_true(dup2(saved, 1) == 1);
+	close(saved);
+	close(fds[0]);
+	close(fds[1]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_status), cmocka_unit_test(test_step),
 		cmocka_unit_test(test_total),  cmocka_unit_test(test_done),
-		cmocka_unit_test(test_stop),
+		cmocka_unit_test(test_stop),   cmocka_unit_test(test_stdio),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

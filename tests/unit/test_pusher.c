@@ -110,8 +110,16 @@ static void test_in_order(void **state)
 	wait_calls(&s, 2);
 	assert_int_equal(s.inos[0], 2);
 	assert_int_equal(s.inos[1], 3);
+	/* Each stored twice more, a few ms later, then no more. */
+	wait_calls(&s, 6);
+	nanosleep(&(struct timespec){ 0, 300000000 }, NULL);
+	pthread_mutex_lock(&s.lock);
+	assert_int_equal(s.calls[2], 3);
+	assert_int_equal(s.calls[3], 3);
+	pthread_mutex_unlock(&s.lock);
 	extres_pusher_destroy(&p);
 	assert_int_equal(p.pushed, 2);
+	assert_int_equal(p.dropped, 0);
 	extres_pusher_destroy(&p);
 }
 
