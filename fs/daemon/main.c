@@ -238,10 +238,12 @@ static void unmount_session(struct extresd *d)
 }
 
 /*
- * Over io_uring a daemon killed while one of its own threads waited on the
- * mount (a prime's lookup, the readiness probe) never finishes dying, and
- * its mount hangs instead of failing (os/sentinel.h): a sentinel aborts
- * the connection then. Without one the mount still serves.
+ * A daemon killed while one of its own threads waited on the mount (a
+ * prime's lookup, the readiness probe, an invalidation waiting for a
+ * directory's lock that a lookup its dead workers never answered holds)
+ * never finishes dying, and its mount hangs instead of failing, on either
+ * transport (os/sentinel.h): a sentinel aborts the connection then.
+ * Without one the mount still serves.
  */
 static void start_sentinel(struct extresd *d)
 {
@@ -249,8 +251,6 @@ static void start_sentinel(struct extresd *d)
 	unsigned minor;
 	int r;
 
-	if (d->transport.mode == EXTRES_TRANSPORT_DEV)
-		return;
 	r = extres_mountpoint_dev(d->mountpoint, &minor, &err);
 	if (r == 0)
 		r = extres_sentinel_start(&d->sentinel, minor, d->args,

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
+#include <sys/signalfd.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -87,10 +88,11 @@ static void __attribute__((noreturn))
 child_main(int pidfd, int pipe_r, int rep, const char *abort_name, char *args,
 	   size_t args_len)
 {
-	struct pollfd p[2] = { { .fd = pidfd, .events = POLLIN },
-			       { .fd = pipe_r, .events = POLLIN } };
+	struct pollfd p[3] = { { .fd = pidfd, .events = POLLIN },
+			       { .fd = pipe_r, .events = POLLIN },
+			       { .fd = -1, .events = POLLIN } };
 	int null, fs, mnt, abort_fd, e;
-	sigset_t none;
+	sigset_t none, orphaned;
 	char c;
 
 	retitle(args, args_len);
@@ -128,10 +130,24 @@ child_main(int pidfd, int pipe_r, int rep, const char *abort_name, char *args,
 		_exit(1);
 	}
 	close(mnt);
+	/* The pidfd of the main thread never reads as exited while another
+	 * thread lives (the kernel holds back a group leader's exit until
+	 * its group is empty), which is just the case of a thread stuck on
+	 * the mount. The parent-death signal is sent when the thread that
+	 * forked us, the main thread, exits, whatever the other threads do.
+	 * Set before the report, so the main thread is alive for it. */
+	sigemptyset(&orphaned);
+	sigaddset(&orphaned, SIGUSR1);
+	sigprocmask(SIG_BLOCK, &orphaned, NULL);
+	p[2].fd = signalfd(-1, &orphaned, SFD_CLOEXEC);
+	if (p[2].fd < 0 || prctl(PR_SET_PDEATHSIG, SIGUSR1) < 0) {
+		report(rep, errno);
+		_exit(1);
+	}
 	report(rep, 0);
 	close(rep);
 	for (;;) {
-		if (poll(p, 2, -1) < 0) {
+		if (poll(p, 3, -1) < 0) {
 			if (errno == EINTR)
 				continue;
 			break;
@@ -143,7 +159,7 @@ child_main(int pidfd, int pipe_r, int rep, const char *abort_name, char *args,
 				_exit(0);
 			break;
 		}
-		if (p[0].revents)
+		if (p[0].revents || p[2].revents)
 			break;
 	}
 	/* Died without unmounting: requests fail (ENOTCONN) from now on,

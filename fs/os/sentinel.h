@@ -11,7 +11,9 @@
  *
  * The sentinel is a small process, forked at mount time, that holds none
  * of the daemon's descriptors (so never keeps /dev/fuse open itself): it
- * sleeps on a pidfd of the daemon's main thread and on a pipe, and when
+ * sleeps on a pidfd of the daemon's main thread, on its parent-death
+ * signal (sent when the main thread exits, even while another thread is
+ * stuck, which the pidfd does not report) and on a pipe, and when
  * the daemon dies without saying that the mount is gone, it writes the
  * connection's abort file (/sys/fs/fuse/connections/N/abort, opened at
  * start on a mount of fusectl of its own, so that it can only ever abort

@@ -400,4 +400,83 @@ case_start_race() {
 	done
 }
 
+# A SIGKILL while a daemon thread waits in the kernel on its own mount: a
+# reload's invalidation of a dropped entry waits for gpu/'s lock, held by a
+# lookup the FUSE workers (held by strace) never read. The process cannot
+# finish dying, so /dev/fuse stays open and, without the sentinel aborting
+# the connection, the mount hangs for good.
+stuck_pool_config() {
+	printf '%s\n' 'external-resources: gpu' 'external-resource.gpu.driver: static' \
+		"external-resource.gpu.param.indexes: $1" 'external-resource.gpu.pool: true' \
+		"external-resource.gpu.coordination-file: $WORK/gpu" >"$WORK/extres.yaml"
+}
+
+# The threads of $1 that wait in the kernel function $2; 1 when none.
+threads_in() {
+	local t found=1
+	for t in /proc/"$1"/task/*; do
+		[[ $(cat "$t/wchan" 2>/dev/null) == "$2" ]] && echo "${t##*/}" && found=0
+	done
+	return $found
+}
+
+process_ended() {
+	[[ ! -e /proc/$1 ]] || grep -q '^Threads:.1$' /proc/"$1"/status 2>/dev/null ||
+		[[ $(proc_state "$1") == Z ]]
+}
+
+# Let a hung mount go, so that the case can clean up after a failure.
+abort_connection() {
+	local dev conn mounted=
+	conn=$(awk -v m="$1" '$5 == m { split($3, d, ":"); print d[1] * 1048576 + d[2] }' /proc/self/mountinfo)
+	mountpoint -q /sys/fs/fuse/connections ||
+		{ mount -t fusectl fusectl /sys/fs/fuse/connections && mounted=1; }
+	for dev in $conn; do
+		echo 1 >/sys/fs/fuse/connections/"$dev"/abort 2>/dev/null
+	done
+	[[ -z $mounted ]] || umount /sys/fs/fuse/connections
+}
+
+case_kill9_stuck_thread() {
+	command -v strace >/dev/null || { echo "strace is not installed (scripts/deps installs it)"; exit 77; }
+	it_setup
+	: >"$WORK/gpu"
+	stuck_pool_config 0,1,2,3
+	daemon_start -c "$WORK/extres.yaml" "$MNT"
+	ls "$MNT/gpu" >/dev/null
+	local workers tracer lookup args=() t
+	wait_until 10 "FUSE workers waiting for requests" threads_in "$DAEMON_PID" fuse_dev_do_read
+	workers=$(threads_in "$DAEMON_PID" fuse_dev_do_read)
+	for t in $workers; do args+=(-p "$t"); done
+	# Every read of a worker waits 30 s before it is made.
+	strace -qq -o /dev/null -e trace=read,readv,splice \
+		-e inject=read,readv,splice:delay_enter=30000000 "${args[@]}" 2>/dev/null &
+	tracer=$!
+	echo "$tracer" >"$WORK/tracer.pid"
+	wait_until 10 "strace attached to the workers" \
+		grep -q "^TracerPid:.$tracer\$" /proc/"$DAEMON_PID"/task/"${args[1]}"/status
+	stat "$MNT/gpu/no-such-info" >/dev/null 2>&1 &
+	lookup=$!
+	wait_until 10 "the lookup waiting for an answer" proc_sleeps_in "$lookup" request_wait_answer
+	stuck_pool_config 0,1,2
+	kill -HUP "$DAEMON_PID"
+	wait_until 10 "the reload's invalidation stuck behind the lookup" \
+		threads_in "$DAEMON_PID" fuse_reverse_inval_entry
+	kill -KILL "$DAEMON_PID"
+	kill "$tracer"
+	wait "$tracer" 2>/dev/null || true
+	# The bound only catches the hang: the process ends at once.
+	if ! poll_until 10 process_ended "$DAEMON_PID"; then
+		abort_connection "$MNT"
+		fail "extresd had not ended 10 s after SIGKILL (a thread stuck on its own mount)"
+	fi
+	wait "$lookup" 2>/dev/null || true
+	daemon_reap
+	local says
+	says=$(timeout -s KILL 10 stat -f -c %T "$MNT" 2>&1) || true
+	[[ $says == *"not connected"* || $says == *"abort"* ]] ||
+		fail "statfs of the mount after kill -9: '$says', wanted ENOTCONN"
+	umount -l "$MNT" 2>/dev/null || true
+}
+
 it_main "$@"
