@@ -249,7 +249,8 @@ static int uuid_conflicts(const struct extres_allocation *a,
 
 int extres_alloc_guard(struct extres_allocation *a,
 		       const struct extres_infos *found, char **ret_conflicts,
-		       size_t *ret_restored, struct extres_err *err)
+		       size_t *ret_restored, struct stat *ret_left,
+		       struct extres_err *err)
 {
 	struct extres_coord *c = NULL;
 	char *conflicts = NULL;
@@ -261,6 +262,8 @@ int extres_alloc_guard(struct extres_allocation *a,
 
 	*ret_conflicts = NULL;
 	*ret_restored = 0;
+	if (ret_left)
+		memset(ret_left, 0, sizeof(*ret_left));
 	if (a->released || !a->coordination_file)
 		return 0;
 	/* Created again if somebody removed it: our lines belong there. */
@@ -314,6 +317,8 @@ int extres_alloc_guard(struct extres_allocation *a,
 	*ret_conflicts = conflicts;
 	conflicts = NULL;
 	*ret_restored = restored;
+	if (ret_left && fstat(c->fd, ret_left) < 0)
+		memset(ret_left, 0, sizeof(*ret_left));
 out:
 	free(conflicts);
 	extres_coord_close(c);

@@ -366,11 +366,15 @@ int extres_loop_run_once(struct extres_loop *l, int timeout_ms)
 	if (n > 0 || (n == 0 && timeout != 0))
 		l->wakeups++;
 	l->dispatching = 1;
-	for (i = 0; i < n; i++)
+	/* After a quit nothing more runs: a stop is obeyed at once, and
+	 * what it read (a signal) no longer says so to slow work. */
+	for (i = 0; i < n && !atomic_load(&l->quit); i++)
 		dispatch_fd(l, ev[i].data.ptr);
 	/* Timers added or armed by a callback here wait for their turn. */
 	now = extres_loop_now(l);
 	for (s = l->sources; s; s = s->next) {
+		if (atomic_load(&l->quit))
+			break;
 		if (s->kind != TIMER || s->dead || s->due < 0 || s->due > now)
 			continue;
 		s->due = -1;
@@ -382,7 +386,7 @@ int extres_loop_run_once(struct extres_loop *l, int timeout_ms)
 	l->iteration++;
 	do {
 		ran = 0;
-		for (s = l->sources; s; s = s->next) {
+		for (s = l->sources; s && !atomic_load(&l->quit); s = s->next) {
 			if (s->kind != DEFER || s->dead || !s->pending ||
 			    s->ran_in == l->iteration)
 				continue;

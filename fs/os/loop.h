@@ -109,8 +109,8 @@ int extres_loop_run_once(struct extres_loop *l, int timeout_ms);
 /* Iterate until extres_loop_quit(). 0 or a negative errno. */
 int extres_loop_run(struct extres_loop *l);
 
-/* End extres_loop_run() after the current callback. From any thread, and
- * from a signal handler. */
+/* End extres_loop_run() after the current callback: nothing else is
+ * called after it. From any thread, and from a signal handler. */
 void extres_loop_quit(struct extres_loop *l);
 
 /* How many times a wait ended because something was due (a descriptor, a
