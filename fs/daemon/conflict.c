@@ -22,8 +22,6 @@
 
 /* How often conflicts are looked at again while there are some. */
 #define RECHECK_MS 1000
-/* From a change to the holders' re-read: bursts coalesce within this. */
-#define HOLDERS_DELAY_MS 50
 
 /* Look again in a second, or never (`again` 0). */
 static void recheck(struct extresd *d, int again)
@@ -90,6 +88,10 @@ void extresd_check_lines(struct extresd *d)
 			extres_guard_seen(
 				&d->guard,
 				d->allocs->items[i]->coordination_file, &left);
+		/* Our write wakes nobody (extresd_guard_settle()): the
+		 * holders are read again for it here. */
+		if (restored)
+			extresd_holders_schedule(d, EXTRESD_HOLDERS_DELAY_MS);
 		if (restored)
 			extres_log(
 				EXTRES_LOG_WARNING,
@@ -142,7 +144,7 @@ static void on_recheck(struct extres_source *s, void *ctx)
 static void on_change(struct extresd *d)
 {
 	extresd_check_lines(d);
-	extresd_holders_schedule(d, HOLDERS_DELAY_MS);
+	extresd_holders_schedule(d, EXTRESD_HOLDERS_DELAY_MS);
 }
 
 static void on_guard(struct extres_source *s, void *ctx)
@@ -160,7 +162,7 @@ void extresd_guard_settle(struct extresd *d)
 	if (extres_guard_changed(&d->guard)) {
 		if (d->src.recheck)
 			extres_source_set_delay(d->src.recheck, 0);
-		extresd_holders_schedule(d, HOLDERS_DELAY_MS);
+		extresd_holders_schedule(d, EXTRESD_HOLDERS_DELAY_MS);
 	}
 }
 

@@ -158,6 +158,14 @@ struct extresd {
  */
 int extresd_publish(struct extresd *d);
 
+/*
+ * Start-up, once the allocations are made and the jobs' sources added:
+ * watch the coordination files, read the holders, check our lines, serve
+ * the first tree and arm the refreshes. 0, -EINTR when a stop came while
+ * waiting for a file, or a negative errno after logging.
+ */
+int extresd_serve_first(struct extresd *d);
+
 /* What the mount shows changed: render and serve it once, before the loop
  * sleeps again, however many jobs say so meanwhile (daemon/publish.c). */
 void extresd_changed(struct extresd *d);
@@ -265,6 +273,10 @@ void extresd_watch_files(struct extresd *d);
  * 1 when .meta/holders changed, 0 when not, or a negative errno (the last
  * holders stay; logged once). Control thread, or before it starts. */
 int extresd_holders_read(struct extresd *d);
+
+/* From a change in a coordination file to the holders' re-read: a burst
+ * of changes coalesces within this, and a render waits for it. */
+#define EXTRESD_HOLDERS_DELAY_MS 50
 
 /* Re-read the holders `delay_ms` from now, or sooner if already due. */
 void extresd_holders_schedule(struct extresd *d, long long delay_ms);

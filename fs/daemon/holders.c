@@ -227,7 +227,8 @@ static void on_holders(struct extres_source *s, void *ctx)
 {
 	struct extresd *d = ctx;
 
-	if (extresd_holders_read(d) > 0)
+	/* Also what waited for this read (extresd_changed()). */
+	if (extresd_holders_read(d) > 0 || d->dirty)
 		extresd_changed(d);
 }
 

@@ -312,22 +312,10 @@ static int build_tree(struct extresd_main *m)
 		extres_log(EXTRES_LOG_NOTICE, "stopped during start-up");
 		return -EINTR;
 	}
-	/* From now on our lines and the holders are watched (before they
-	 * are read, so that no change goes unseen); a file that cannot be
-	 * is no reason not to serve. */
-	extresd_watch_files(&m->d);
-	if (extresd_holders_read(&m->d) == -EINTR) {
+	r = extresd_serve_first(&m->d);
+	if (r == -EINTR)
 		extres_log(EXTRES_LOG_NOTICE, "stopped during start-up");
-		return -EINTR;
-	}
-	m->d.loaded_at = time(NULL);
-	/* Conflicts found now show in the first tree. */
-	extresd_check_lines(&m->d);
-	r = extresd_publish(&m->d);
-	if (r < 0)
-		return r;
-	extresd_refresh_schedule(&m->d);
-	return 0;
+	return r;
 }
 
 /* Default mount options in front of the user's, so that theirs win; the

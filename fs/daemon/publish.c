@@ -98,6 +98,26 @@ out:
 	return r;
 }
 
+int extresd_serve_first(struct extresd *d)
+{
+	int r;
+
+	/* From now on our lines and the holders are watched (before they
+	 * are read, so that no change goes unseen); a file that cannot be
+	 * is no reason not to serve. */
+	extresd_watch_files(d);
+	if (extresd_holders_read(d) == -EINTR)
+		return -EINTR;
+	d->loaded_at = time(NULL);
+	/* Conflicts found now show in the first tree. */
+	extresd_check_lines(d);
+	r = extresd_publish(d);
+	if (r < 0)
+		return r;
+	extresd_refresh_schedule(d);
+	return 0;
+}
+
 int extresd_publish(struct extresd *d)
 {
 	/* This render shows whatever a marked one would. */
@@ -115,7 +135,14 @@ void extresd_changed(struct extresd *d)
 static void on_publish(struct extres_source *s, void *ctx)
 {
 	struct extresd *d = ctx;
+	long long due =
+		d->src.holders ? extres_source_time(d->src.holders) : -1;
 
+	/* A coordination file changed and the holders are read again in a
+	 * moment: that read renders what the guard found too, once. */
+	if (due >= 0 &&
+	    due - extres_loop_now(d->loop) <= EXTRESD_HOLDERS_DELAY_MS)
+		return;
 	if (d->dirty)
 		extresd_publish(d);
 }
