@@ -87,7 +87,9 @@ struct extresd {
 		size_t n_refresh;
 	} src;
 	/* Trees built and served: one per change, however many jobs made
-	 * it (.meta/status "renders"); whether one is marked. */
+	 * it (tests/unit/test_jobs.c counts them; not shown in .meta/status,
+	 * which would then change, and wake its pollers, at every render);
+	 * whether one is marked. */
 	unsigned long renders;
 	int dirty;
 	/* What .meta/status tells: successful reloads, attempts, the last
@@ -105,7 +107,7 @@ struct extresd {
 	/* How many of each resource's devices the last refresh missed. */
 	size_t *refresh_stale;
 	/* When each resource's driver was last refreshed on its own request
-	 * (monotonic ms), so that a storm of requests (a device that keeps
+	 * (the loop's clock, ms), so that a storm of requests (a device that keeps
 	 * failing) costs at most one discover() per REFRESH_ASK_GAP_MS. */
 	long long *refresh_asked;
 	/* Our coordination-file lines: watched, kept, and the conflicts
@@ -129,10 +131,7 @@ struct extresd {
 	 * from before any driver runs until everything is released. */
 	struct extres_runlock runlock;
 	/* A dead mount of ours on the mount point at start-up, until the
-	 * new mount replaces it (or a failed start detaches it); the -o
-	 * options, one each, for making that mount by hand; the /dev/fuse
-	 * descriptor of a mount made so (libfuse's session owns it, but
-	 * neither mounted it nor unmounts it), else -1: main.c's. */
+	 * new mount replaces it (or a failed start detaches it). */
 	int dead_mount;
 	/* extres.cdi-spec-dir as last written to, and the .meta/cdi.json
 	 * written there (NULL: nothing written). */

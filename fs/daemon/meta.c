@@ -53,10 +53,9 @@ static int status_text(const struct extresd *d, size_t conflicts, char **ret,
 		"config %s\n"
 		"generation %lu\n"
 		"reloads %lu\n"
-		"last-reload %s\n"
-		"renders %lu\n",
+		"last-reload %s\n",
 		(int)getpid(), d->config->path, d->generation, d->reloads,
-		d->last_reload, d->renders);
+		d->last_reload);
 	d->front->transport(d->front->ctx, transport, sizeof(transport));
 	fprintf(f, "transport %s\n", transport);
 	/* One "conflict ..." line each, after the count. */
