@@ -5,6 +5,7 @@
  * timers. A static resource coordinated through a file in a temp dir.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -78,7 +79,8 @@ struct fixture {
 	pid_t other; /* a live process of another owner, or 0 */
 };
 
-static void write_config(struct fixture *x, int amount)
+/* `extra` (may be "") appended. */
+static void write_config_with(struct fixture *x, int amount, const char *extra)
 {
 	FILE *f = fopen(x->config, "w");
 
@@ -88,9 +90,14 @@ static void write_config(struct fixture *x, int amount)
 		"external-resource.gpu.amount: %d\n"
 		"external-resource.gpu.driver: %s\n"
 		"external-resource.gpu.param.indexes: 0,1,2,3\n"
-		"external-resource.gpu.coordination-file: %s\n",
-		amount, STATIC_SO, x->coord);
+		"external-resource.gpu.coordination-file: %s\n%s",
+		amount, STATIC_SO, x->coord, extra);
 	assert_int_equal(fclose(f), 0);
+}
+
+static void write_config(struct fixture *x, int amount)
+{
+	write_config_with(x, amount, "");
 }
 
 static char *read_text(const char *path)
@@ -385,6 +392,51 @@ static void test_holders_probe(void **state)
 	assert_int_equal(extres_source_time(x->d.src.probe), -1);
 }
 
+/* SIGHUP reloads and SIGTERM stops, read from the loop's signalfds
+ * (blocked, as extresd blocks them in every thread). */
+static void test_signals(void **state)
+{
+	struct fixture *x = *state;
+
+	assert_int_equal(kill(getpid(), SIGHUP), 0);
+	assert_int_equal(extres_loop_run_once(x->d.loop, 5000), 0);
+	assert_int_equal(x->d.reloads, 1);
+	assert_int_equal(x->d.generation, 1);
+	assert_int_equal(x->d.renders, 2);
+	assert_int_equal(x->f.stops, 0);
+	assert_int_equal(kill(getpid(), SIGTERM), 0);
+	/* Ends the session, then the loop, which runs nothing more. */
+	assert_int_equal(extres_loop_run(x->d.loop), 0);
+	assert_int_equal(x->f.stops, 1);
+}
+
+/* A refresh timer per resource, on the fake clock: armed from the end of
+ * each refresh; values that did not change render nothing. A reload arms
+ * the new interval. */
+static void test_refresh_interval(void **state)
+{
+	struct fixture *x = *state;
+	struct extres_source *t;
+
+	assert_int_equal(x->d.src.n_refresh, 1);
+	assert_null(x->d.src.refresh[0]);
+	write_config_with(x, 2, "external-resource.gpu.refresh-interval: 2\n");
+	extresd_reload(&x->d);
+	assert_int_equal(x->d.generation, 1);
+	assert_int_equal(x->d.renders, 2);
+	t = x->d.src.refresh[0];
+	assert_non_null(t);
+	assert_int_equal(extres_source_time(t), fake_ms + 2000);
+	advance(x, 1999);
+	assert_int_equal(extres_source_calls(t), 0);
+	advance(x, 1);
+	assert_int_equal(extres_source_calls(t), 1);
+	assert_int_equal(extres_source_time(t), fake_ms + 2000);
+	advance(x, 2000);
+	assert_int_equal(extres_source_calls(t), 2);
+	assert_int_equal(x->d.renders, 2);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -397,8 +449,17 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_holders_probe, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_signals, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_refresh_interval, setup,
+						teardown),
 	};
+	sigset_t set;
 
+	sigemptyset(&set);
+	sigaddset(&set, SIGHUP);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	extres_log_init("test_jobs");
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
