@@ -73,10 +73,11 @@ void extresd_check_lines(struct extresd *d)
 	int failed = 0;
 
 	for (i = 0; d->allocs && i < d->allocs->n; i++) {
-		struct stat left;
+		const char *file = d->allocs->items[i]->coordination_file;
+		struct extres_alloc_seen seen;
 
 		if (extres_alloc_guard(d->allocs->items[i], d->allocs->found[i],
-				       &one, &restored, &left, &err) < 0) {
+				       &one, &restored, &seen, &err) < 0) {
 			/* Keep what we knew: a file we cannot read now says
 			 * nothing new about conflicts. */
 			extres_log(EXTRES_LOG_ERR, "checking our lines: %s",
@@ -84,10 +85,13 @@ void extresd_check_lines(struct extresd *d)
 			failed = 1;
 			continue;
 		}
-		if (left.st_ino)
-			extres_guard_seen(
-				&d->guard,
-				d->allocs->items[i]->coordination_file, &left);
+		/* Seen now, by the one check that looks at our lines; someone
+		 * else's change also changes who holds what. */
+		if (seen.found.st_ino &&
+		    !extres_guard_known(&d->guard, file, &seen.found))
+			extresd_holders_schedule(d, EXTRESD_HOLDERS_DELAY_MS);
+		if (seen.left.st_ino)
+			extres_guard_seen(&d->guard, file, &seen.left);
 		/* Our write wakes nobody (extresd_guard_settle()): the
 		 * holders are read again for it here. */
 		if (restored)

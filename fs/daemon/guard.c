@@ -138,19 +138,34 @@ static int same_ts(const struct timespec *a, const struct timespec *b)
 	return a->tv_sec == b->tv_sec && a->tv_nsec == b->tv_nsec;
 }
 
+static int same_stat(const struct stat *a, const struct stat *b)
+{
+	return a->st_dev == b->st_dev && a->st_ino == b->st_ino &&
+	       a->st_size == b->st_size && a->st_mode == b->st_mode &&
+	       a->st_uid == b->st_uid && a->st_gid == b->st_gid &&
+	       a->st_nlink == b->st_nlink &&
+	       same_ts(&a->st_mtim, &b->st_mtim) &&
+	       same_ts(&a->st_ctim, &b->st_ctim);
+}
+
 /* Whether the file is as we left it: then the events were ours. */
 static int as_left(const struct extres_guard_watch *w)
 {
 	struct stat st;
 
-	if (!w->seen || lstat(w->path, &st) < 0)
-		return 0;
-	return st.st_dev == w->left.st_dev && st.st_ino == w->left.st_ino &&
-	       st.st_size == w->left.st_size && st.st_mode == w->left.st_mode &&
-	       st.st_uid == w->left.st_uid && st.st_gid == w->left.st_gid &&
-	       st.st_nlink == w->left.st_nlink &&
-	       same_ts(&st.st_mtim, &w->left.st_mtim) &&
-	       same_ts(&st.st_ctim, &w->left.st_ctim);
+	return w->seen && lstat(w->path, &st) == 0 && same_stat(&st, &w->left);
+}
+
+int extres_guard_known(const struct extres_guard *g, const char *path,
+		       const struct stat *st)
+{
+	size_t i;
+
+	for (i = 0; i < g->n; i++)
+		if (strcmp(g->watches[i].path, path) == 0)
+			return g->watches[i].seen &&
+			       same_stat(st, &g->watches[i].left);
+	return 1;
 }
 
 /* Mark the watches `ev` names; 1 when it counts whatever the files say. */

@@ -51,6 +51,13 @@ int extres_guard_watch(struct extres_guard *g, const char *const *files,
 void extres_guard_seen(struct extres_guard *g, const char *path,
 		       const struct stat *st);
 
+/* Whether `st` (an fstat() under the lock, before any write of ours) is
+ * how we last left watched file `path`: 0 when someone else changed it
+ * since, which the guard's checks have not seen yet. 1 for a file not
+ * watched. */
+int extres_guard_known(const struct extres_guard *g, const char *path,
+		       const struct stat *st);
+
 /* Read every pending event: 1 if one concerned a watched file that is not
  * as we last left it (or the queue overflowed), else 0. */
 int extres_guard_changed(struct extres_guard *g);

@@ -92,7 +92,8 @@ static void note_error(struct extresd *d, const char *msg)
 static int read_all(struct extresd *d, struct extres_holders *h,
 		    struct extres_err *err)
 {
-	struct stat left;
+	struct stat found, left;
+	int known;
 	struct extres_holders_ctx ctx = {
 		.self = d->owner,
 		.ticks = sysconf(_SC_CLK_TCK),
@@ -123,6 +124,11 @@ static int read_all(struct extresd *d, struct extres_holders *h,
 		}
 		if (r < 0)
 			break;
+		/* Someone else's change that the guard has not checked yet
+		 * stays unseen here, so that it does (extresd_guard_settle()):
+		 * only our own writes are marked as seen. */
+		known = fstat(c->fd, &found) == 0 &&
+			extres_guard_known(&d->guard, file, &found);
 		/* What cannot be written back now is tried at the next
 		 * change: the holders are shown all the same. */
 		if (extresd_keep_leases(&d->holders,
@@ -132,7 +138,7 @@ static int read_all(struct extresd *d, struct extres_holders *h,
 		r = extres_holders_add_file(h, d->allocs->items[i]->resource, c,
 					    &ctx);
 		/* As we left it: the lease lines kept are our own writes. */
-		if (fstat(c->fd, &left) == 0)
+		if (known && fstat(c->fd, &left) == 0)
 			extres_guard_seen(&d->guard, file, &left);
 		extres_coord_close(c);
 		if (r < 0)

@@ -301,6 +301,27 @@ static void test_guard_ignores_own_writes(void **state)
 	assert_non_null(strstr(read_text(x->coord), line));
 }
 
+/* Someone deletes our line while the holders' re-read is due: the read
+ * comes first (it waited for the lock the deleter held, or its timer and
+ * the event fell into one iteration). It must leave the change for the
+ * guard, which writes the line back. */
+static void test_holders_read_first(void **state)
+{
+	struct fixture *x = *state;
+	char line[64];
+	char *text = read_text(x->coord), *nl;
+
+	nl = strchr(text, '\n');
+	assert_non_null(nl);
+	snprintf(line, sizeof(line), "%.*s", (int)(nl - text), text);
+	foreign_write(x, nl + 1);
+	assert_int_equal(extresd_holders_read(&x->d), 1);
+	advance(x, 0);
+	assert_non_null(strstr(read_text(x->coord), line));
+	advance(x, 50);
+	assert_non_null(strstr(read_text(x->coord), line));
+}
+
 static pid_t spawn_other(void)
 {
 	pid_t pid = fork();
@@ -448,6 +469,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_conflict_recheck, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_holders_probe, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_holders_read_first, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_signals, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_refresh_interval, setup,
