@@ -67,7 +67,7 @@
 #include "amdgpu_health.h"
 #include "sysfs_util.h"
 #include "lib/identity.h"
-#include "lib/text.h"
+#include "text_scan.h"
 
 #define KFD_NODES "/class/kfd/kfd/topology/nodes"
 
@@ -201,7 +201,8 @@ static int32_t list_nodes(struct scan *s, const char *nodes_path,
 		if (strcmp(de->d_name, ".") == 0 ||
 		    strcmp(de->d_name, "..") == 0)
 			continue;
-		if (text_parse_u64(de->d_name, strlen(de->d_name), &id) < 0 ||
+		if (text_parse_dec(de->d_name, strlen(de->d_name), UINT64_MAX,
+				   &id) < 0 ||
 		    id > UINT32_MAX) {
 			host->log(host, EXTRES_LOG_WARNING,
 				  "%s/%s: not a KFD node number; ignored",
@@ -279,8 +280,8 @@ static int read_properties(struct scan *s, struct kfd_node *node)
 				continue;
 			/* A malformed value counts as missing, and is
 			 * reported as such by the caller. */
-			if (text_parse_u64(v, (size_t)(v_end - v), &value) ==
-			    0) {
+			if (text_parse_dec(v, (size_t)(v_end - v), UINT64_MAX,
+					   &value) == 0) {
 				node->value[i] = value;
 				node->seen |= 1u << i;
 			} else {
@@ -375,7 +376,8 @@ static int32_t add_drm(struct scan *s, const struct kfd_node *node,
 		r = read_dev_attr(s, node, gpu, dev, "mem_info_vram_total",
 				  "memory.total", &value);
 	if (r == 0 && value) {
-		if (text_parse_u64(value, strlen(value), &bytes) < 0)
+		if (text_parse_dec(value, strlen(value), UINT64_MAX, &bytes) <
+		    0)
 			host->log(
 				host, EXTRES_LOG_WARNING,
 				"GPU %" PRIu64 " (KFD node %" PRIu32
@@ -524,6 +526,6 @@ EXTRES_DRIVER_REGISTER(
 		.discover = amdgpu_discover, .close = amdgpu_close,
 		/* ROCm names a GPU "GPU-<unique_id as 16 hex digits>". */
 		.env_var = "ROCR_VISIBLE_DEVICES", .env_property = "unique_id",
-		.env_form = EXTRES_ENV_FORM_ROCM_UUID,
+		.env_form = EXTRES_ENV_FORM_HEX_ID, .env_id_prefix = "GPU-",
 		.control_nodes = kfd_nodes,
 		.identity_keys = identity_keys_usual)

@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "amdgpu_health.h"
-#include "lib/text.h"
+#include "text_scan.h"
 
 #define ERR_COUNT "_err_count"
 
@@ -53,7 +53,8 @@ static int has_ue(const char *file, struct sysfs_buf *buf)
 	for (p = buf->data; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : p) {
 		if (strncmp(p, "ue: ", 4) != 0 || !(p[4] >= '0' && p[4] <= '9'))
 			continue;
-		return text_parse_u64(p + 4, strcspn(p + 4, "\n"), &n) == 0 &&
+		return text_parse_dec(p + 4, strcspn(p + 4, "\n"), UINT64_MAX,
+				      &n) == 0 &&
 		       n > 0;
 	}
 	return 0;

@@ -23,7 +23,7 @@
 #include <extres/driver_util.h>
 
 #include "lib/process.h"
-#include "lib/text.h"
+#include "text_scan.h"
 #include "script_output.h"
 
 #include <errno.h>

@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <yaml.h>
-#include "lib/text.h"
+#include "text_scan.h"
 
 /* How much of an offending item or line an error message quotes. */
 #define QUOTE_MAX 64

@@ -20,7 +20,7 @@
 
 #include "lib/identity.h"
 #include "lib/param_list.h"
-#include "lib/text.h"
+#include "text_scan.h"
 
 static const char *const known_params[] = { "devices", "indexes", NULL };
 

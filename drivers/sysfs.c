@@ -44,7 +44,7 @@
 #include "sysfs_util.h"
 #include "lib/identity.h"
 #include "lib/param_list.h"
-#include "lib/text.h"
+#include "text_scan.h"
 
 #define PARAM_GLOB "glob"
 #define PARAM_ATTRIBUTES "attributes"

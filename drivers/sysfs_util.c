@@ -8,7 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "lib/text.h"
+#include "text_scan.h"
 
 #include <extres/driver_util.h>
 

@@ -15,10 +15,13 @@ declare -A allowed=(
 	[base]="base"
 	[os]="os base"
 	[config]="config os base"
-	[core]="core config os base"
-	[tree]="tree core config base"
-	[daemon]="daemon tree core config os base"
-	[ctl]="ctl core config os base"
+	[host]="host config os base"
+	[alloc]="alloc host config os base"
+	[views]="views alloc host config os base"
+	[lease]="lease views alloc host config os base"
+	[tree]="tree views alloc host config base"
+	[daemon]="daemon tree lease views alloc host config os base"
+	[ctl]="ctl lease views alloc host config os base"
 )
 bad=0
 for layer in "${!allowed[@]}"; do
@@ -46,10 +49,117 @@ for f in */*.[ch]; do
 done
 # Drivers see the ABI header and drivers/lib/, never fs/.
 for f in ../drivers/*.[ch] ../drivers/lib/*.[ch]; do
-	if grep -qE '^#include "(base|os|config|core|tree|daemon|ctl)/' "$f"; then
+	if grep -qE '^#include "(base|os|config|host|alloc|lease|views|tree|daemon|ctl)/' "$f"; then
 		echo "${f#../} includes a header of fs/: drivers may include only <extres/...> and lib/"
 		bad=1
 	fi
 done
+# Nothing in fs/ names a device vendor, its runtime or a vendor's driver:
+# what a device needs comes from its driver through the ABI
+# (include/extres/driver.h), and the build names the driver and script
+# Flink's GPU factory stands for (meson.build). Whole words, code and
+# comments alike, in any case.
+vendor='nvidia|nvidia-smi|cuda|nvml|mig|rocm|rocr|rocminfo|hip|amd|amdgpu|kfd|gpu-discovery'
+# The one exception, as FILE:WORDS-ON-THE-LINE: sharing-strategy mps is
+# NVIDIA's Multi-Process Service by name (the key NVIDIA's Kubernetes device
+# plugin uses); the variables its clients read and its default directories
+# are that service's contract, which no driver declares (yet).
+allowed_vendor=(
+	'config/config.h:NVIDIA.s defaults for the MPS|/nvidia-mps"'
+	'alloc/share.[ch]:CUDA_MPS_|CUDA.s MPS client'
+)
+while IFS= read -r hit; do
+	f=${hit%%:*}
+	num=${hit#*:}
+	num=${num%%:*}
+	line=${hit#*:*:}
+	excused=0
+	for a in "${allowed_vendor[@]}"; do
+		# shellcheck disable=SC2053 # the file part is a glob
+		[[ $f == ${a%%:*} ]] && [[ $line =~ ${a#*:} ]] && excused=1
+	done
+	((excused)) && continue
+	echo "fs/$f:$num names a vendor or a vendor's driver (take it from the driver through the ABI):$line"
+	bad=1
+done < <(grep -niE "(^|[^a-z0-9])($vendor)([^a-z0-9]|$)" -- */*.[ch])
+# common/include/ holds header-only helpers that fs/ and drivers share: it
+# includes neither.
+for f in ../common/include/*.h; do
+	if grep -q '^#include "' "$f"; then
+		echo "${f#../} includes a header of extres: common/include/ may include only system headers"
+		bad=1
+	fi
+done
+# libyaml stays inside fs/config: no other file includes <yaml.h>, nor a
+# header of fs/ that brings it along, directly or through another header.
+# (libfuse is held to its files above by direct includes only: extresd.h
+# still hands it to every daemon file through daemon/fuse_ops.h.)
+yaml_headers=" $(grep -l '^#include <yaml.h>' */*.h | tr '\n' ' ')"
+grew=1
+while ((grew)); do
+	grew=0
+	for h in */*.h; do
+		[[ $yaml_headers == *" $h "* ]] && continue
+		while IFS= read -r inc; do
+			if [[ $yaml_headers == *" $inc "* ]]; then
+				yaml_headers+="$h "
+				grew=1
+				break
+			fi
+		done < <(sed -n 's/^#include "\([a-z_]*\/[a-z_.]*\)".*/\1/p' "$h")
+	done
+done
+for f in */*.[ch]; do
+	[[ $f == config/* ]] && continue
+	if grep -q '^#include <yaml.h>' "$f"; then
+		echo "fs/$f includes <yaml.h>: libyaml's types stay in fs/config (its own .c files and private headers)"
+		bad=1
+	fi
+	while IFS= read -r inc; do
+		[[ $yaml_headers == *" $inc "* ]] || continue
+		echo "fs/$f includes \"$inc\", which brings <yaml.h>: libyaml's types stay in fs/config"
+		bad=1
+	done < <(sed -n 's/^#include "\([a-z_]*\/[a-z_.]*\)".*/\1/p' "$f")
+done
+# A header's include guard is named after it (EXTRES_..._NAME_H for
+# NAME.h), so that a guard copied with a header's text shows.
+for h in */*.h ../drivers/*.h ../drivers/lib/*.h ../include/extres/*.h; do
+	name=$(basename "$h" .h | tr 'a-z' 'A-Z')
+	guard=$(sed -n 's/^#ifndef \([A-Za-z0-9_]*\)$/\1/p' "$h" | head -n 1)
+	if [[ $guard != "${name}_H" && $guard != *"_${name}_H" ]]; then
+		[[ $h == ../* ]] && h=${h#../} || h=fs/$h
+		echo "$h has the include guard '$guard': name it after the file (..._${name}_H)"
+		bad=1
+	fi
+done
+# A path that a comment names exists, so that a file that moved leaves no
+# comment pointing at its old place: fs/DIR/NAME.[ch], and DIR/NAME.[ch]
+# for a folder DIR of fs/. Linux's fs/fuse/ is not ours.
+while IFS=: read -r file line path; do
+	case $path in
+	fs/fuse/*) continue ;;
+	fs/*) rel=${path#fs/} ;;
+	*)
+		[[ -d ${path%%/*} ]] || continue
+		rel=$path
+		;;
+	esac
+	[[ $file == ../* ]] && file=${file#../} || file=fs/$file
+	if [[ ! -e $rel ]]; then
+		echo "$file:$line names $path in a comment, and there is no fs/$rel"
+		bad=1
+	fi
+done < <(awk '
+	/^[ \t]*#[ \t]*include/ { next }
+	/^[ \t]*(\/\*|\*)/ || /\/\*/ || /\/\// {
+		s = $0
+		while (match(s, /(^|[^A-Za-z0-9_.\/-])(fs\/)?[a-z_]+\/[A-Za-z0-9_]+\.[ch]([^A-Za-z0-9_]|$)/)) {
+			t = substr(s, RSTART, RLENGTH)
+			s = substr(s, RSTART + RLENGTH)
+			match(t, /(fs\/)?[a-z_]+\/[A-Za-z0-9_]+\.[ch]/)
+			print FILENAME ":" FNR ":" substr(t, RSTART, RLENGTH)
+		}
+	}' */*.[ch] ../drivers/*.[ch] ../drivers/lib/*.[ch] ../include/extres/*.h \
+	../tests/unit/*.[ch] ../tests/fuzz/*.[ch])
 ((bad == 0)) && echo "layers: ok"
 exit "$bad"

@@ -5,7 +5,7 @@
 
 #include <extres/driver_util.h>
 
-#include "lib/text.h"
+#include "text_scan.h"
 
 int32_t param_list_check(const struct extres_host *host,
 			 const struct param_list_words *words,

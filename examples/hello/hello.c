@@ -1,33 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * "hello": an example extres driver, meant to be copied. It makes up `count`
- * devices that greet whoever reads them:
- *
- *   external-resources: hello
- *   external-resource.hello.amount: 2
- *   external-resource.hello.driver: hello        # or /abs/path/hello.so
- *   external-resource.hello.param.count: 3       # optional, 1..64, default 2
- *   external-resource.hello.param.greeting: hi   # optional, default "hello"
- *
- * and the mount shows the first `amount` of them:
- *
- *   /run/extres/hello/0/index     0
- *   /run/extres/hello/0/name      hello0
- *   /run/extres/hello/0/greeting  hi
- *
- * and .meta/env sets HELLO_DEVICES to their names ("hello0,hello1"), as the
- * module declares, unless the config sets env-var.
- *
- * It shows the whole life of a module: the entry point and its ops table
- * (EXTRES_DRIVER_REGISTER), open() checking its params with positions for
- * the messages (extres_param_error), discover() reporting infos through the
- * sink, close() freeing the handle, warnings through host->log() and
- * failures through host->error().
- *
- * Build it out of tree against an installed extres (see the Makefile):
- *
- *   cc -shared -fPIC -fvisibility=hidden $(pkg-config --cflags extres-driver) \
- *      -o hello.so hello.c
+ * devices (param.count, 1..64, default 2) that greet whoever reads them
+ * (param.greeting, default "hello"). The contract it follows, and how to
+ * build and install it (see the Makefile), is extres-driver(3), whose
+ * EXAMPLES show its config and what the mount then holds.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -45,10 +22,7 @@
 /* Any bound will do for made-up devices; a real driver has the hardware's. */
 #define MAX_COUNT 64
 
-/*
- * One per configured resource that names this driver: everything lives
- * here, never in globals, because two resources may share the module.
- */
+/* The handle: one per configured resource that names this driver. */
 struct hello {
 	/* Valid until close(): discover() gets only the handle. */
 	const struct extres_host *host;
@@ -104,11 +78,7 @@ static int32_t check_greeting(const struct extres_host *host,
 	return 0;
 }
 
-/*
- * Called once per resource, before any discover(). Everything that can be
- * wrong with the params is found here. On failure nothing is left behind:
- * the core will not call close().
- */
+/* Everything that can be wrong with the params is found here. */
 static int32_t hello_open(const struct extres_host *host,
 			  const struct extres_param *params, void **ret_handle)
 {
@@ -155,10 +125,7 @@ fail:
 	return r;
 }
 
-/*
- * May be called more than once: each call reports every device from
- * scratch. The sink copies what it is given, so stack buffers are fine.
- */
+/* The sink copies what it is given, so stack buffers will do. */
 static int32_t hello_discover(void *handle, struct extres_sink *sink)
 {
 	const struct hello *h = handle;
@@ -186,18 +153,12 @@ static int32_t hello_discover(void *handle, struct extres_sink *sink)
 	return 0;
 }
 
-/* Called exactly once after a successful open(), whatever discover() did. */
 static void hello_close(void *handle)
 {
 	free(handle);
 }
 
-/*
- * The module's ops table and its only visible symbol, extres_driver_entry();
- * the macro fills abi_version and struct_size. env_var and env_property
- * tell the core which variable .meta/env sets to the devices taken, and
- * from which property: no change to extres is needed for that.
- */
+/* .meta/env sets HELLO_DEVICES to the names of the devices taken. */
 EXTRES_DRIVER_REGISTER(.name = "hello", .open = hello_open,
 		       .discover = hello_discover, .close = hello_close,
 		       .env_var = "HELLO_DEVICES", .env_property = "name")

@@ -5,9 +5,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "text_scan.h"
+
 int extres_is_space(char c)
 {
-	return c == ' ' || (c >= '\t' && c <= '\r');
+	return text_is_space(c);
 }
 
 int extres_is_blank(const char *s, size_t len)
@@ -22,52 +24,18 @@ int extres_is_blank(const char *s, size_t len)
 
 int extres_starts_with(const char *s, const char *prefix)
 {
-	return strncmp(s, prefix, strlen(prefix)) == 0;
+	return text_starts_with(s, prefix);
 }
 
 int extres_next_word(const char **p, const char *end, const char **ret_word,
 		     size_t *ret_len)
 {
-	const char *s = *p, *w;
-
-	while (s < end && extres_is_space(*s))
-		s++;
-	if (s == end)
-		return 0;
-	w = s;
-	while (s < end && !extres_is_space(*s))
-		s++;
-	*ret_word = w;
-	*ret_len = (size_t)(s - w);
-	*p = s;
-	return 1;
+	return text_next_word(p, end, ret_word, ret_len);
 }
 
 int extres_parse_dec(const char *s, size_t len, uint64_t max, uint64_t *ret)
 {
-	char buf[32];
-	unsigned long long v;
-	char *end;
-	size_t i;
-
-	if (len == 0)
-		return -EINVAL;
-	for (i = 0; i < len; i++)
-		if (s[i] < '0' || s[i] > '9')
-			return -EINVAL;
-	/* Leading zeros add digits, not value: 40 digits may still be 1. */
-	while (len > 1 && s[0] == '0')
-		s++, len--;
-	if (len >= sizeof(buf))
-		return -ERANGE;
-	memcpy(buf, s, len);
-	buf[len] = '\0';
-	errno = 0;
-	v = strtoull(buf, &end, 10);
-	if (errno != 0 || *end != '\0' || v > max)
-		return -ERANGE;
-	*ret = v;
-	return 0;
+	return text_parse_dec(s, len, max, ret);
 }
 
 int extres_parse_ms(const char *text, unsigned long long min_ms,

@@ -2,7 +2,10 @@
 /*
  * Text helpers without extres concepts: ASCII character classes that do not
  * depend on the locale, whitespace word splitting, checked integers, text
- * built in a memory stream, UTF-8 that any bytes can be turned into.
+ * built in a memory stream, UTF-8 that any bytes can be turned into. The
+ * scanning that drivers need too is common/include/text_scan.h's, which
+ * extres_is_space(), extres_starts_with(), extres_next_word() and
+ * extres_parse_dec() give fs/ under its own names.
  */
 #ifndef EXTRES_TEXT_H
 #define EXTRES_TEXT_H
@@ -96,7 +99,7 @@ size_t extres_line_text(char *buf, size_t size, const char *s, size_t len);
 /*
  * The optimal string alignment distance between `a` and `b`: insertions,
  * deletions, substitutions and swaps of two neighbours, each costing 1
- * (so "amout" is 1 from "amount", "nvidai" 1 from "nvidia"). Texts longer
+ * (so "amout" is 1 from "amount", "drievr" 1 from "driver"). Texts longer
  * than EXTRES_EDIT_MAX bytes, and an allocation failure, give SIZE_MAX.
  */
 #define EXTRES_EDIT_MAX 256

@@ -47,9 +47,10 @@
  * allocation (a Flink file sets it for Flink; extresctl request still
  * prints it), and drivers are asked for up to EXTRES_MAX_AMOUNT devices.
  *
- * Environment variables (the mount's hidden .meta/env file; fs/views.h
- * writes the values): every resource sets EXTRES_<NAME>_INDEXES, and may set
- * one more variable that names its devices the way a runtime takes them:
+ * Environment variables (the mount's hidden .meta/env file;
+ * extres_view_env() writes the values): every resource sets
+ * EXTRES_<NAME>_INDEXES, and may set one more variable that names its
+ * devices the way a runtime takes them:
  *
  *   env-var absent        the driver's default (its module declares it:
  *                         extres_driver_ops.env_var), or none
@@ -59,7 +60,7 @@
  *                         driver's default
  *
  * No two resources may set the same variable, whether configured or by
- * default (two NVIDIA resources both want CUDA_VISIBLE_DEVICES): the loader
+ * default (two resources of one driver both want its variable): the loader
  * fails naming both for configured variables, and
  * extres_config_check_env() once the drivers' defaults are known, as a
  * sourced file would keep only the last value. A

@@ -16,6 +16,7 @@
 
 #include "base/err.h"
 #include "config/config.h"
+#include "config/yaml_doc.h"
 #include "config/yaml_load.h"
 
 #define LIST_KEY "external-resources"
@@ -181,11 +182,15 @@ int extres_cfg_finish_resource(struct loader *l, size_t index);
 /* sharing.c: replicas, sharing-strategy and mps.* of `res`. */
 int extres_cfg_set_sharing(struct loader *l, struct extres_resource_config *res,
 			   const struct resource_keys *keys);
-/* flink_gpu.c: the default discovery-script.path for Flink's GPU driver
- * factory (`at` is its class key). */
-int extres_cfg_default_gpu_script(struct loader *l,
-				  struct extres_resource_config *res,
-				  const struct extres_flat *at);
+/* factory_class.c: the driver Flink's driver factory `class_name` (at
+ * key `at`) stands for into *ret_driver (static), with its default
+ * discovery-script.path made a param of `res` when none is set: 0,
+ * -ENOENT (an unknown class, *ret_driver untouched) or as
+ * extres_cfg_oom(). */
+int extres_cfg_factory_class(struct loader *l,
+			     struct extres_resource_config *res,
+			     const struct extres_flat *at,
+			     const char *class_name, const char **ret_driver);
 /* env_vars.c: no two resources set one variable. */
 int extres_cfg_check_env_vars(struct loader *l, const char *const *defaults);
 /* keys.c: one warning per resource configured but not listed. */

@@ -6,19 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "extres_build.h"
-
 #include "base/macro.h"
 #include "base/text.h"
 #include "config/cdi_name.h"
 #include "config/name.h"
-
-/* Flink's GPU driver, whose contract the module EXTRES_FLINK_GPU_DRIVER
- * (named where the build lists the drivers) implements. */
-static const char *const gpu_classes[] = {
-	"org.apache.flink.externalresource.gpu.GPUDriverFactory",
-	"org.apache.flink.externalresource.gpu.GPUDriver",
-};
 
 static int set_amount(struct loader *l, struct extres_resource_config *res,
 		      const struct extres_flat *e)
@@ -95,7 +86,6 @@ static int set_driver(struct loader *l, struct extres_resource_config *res,
 	const struct extres_flat *driver = keys->slot[SLOT_DRIVER];
 	const struct extres_flat *class_entry;
 	const char *text, *class_name;
-	size_t i;
 	int r;
 
 	r = extres_cfg_scalar_of(l, driver,
@@ -124,17 +114,15 @@ static int set_driver(struct loader *l, struct extres_resource_config *res,
 				return r;
 		}
 	} else if (class_name) {
-		for (i = 0; i < ARRAY_SIZE(gpu_classes); i++)
-			if (strcmp(class_name, gpu_classes[i]) == 0)
-				text = EXTRES_FLINK_GPU_DRIVER;
-		if (!text)
+		r = extres_cfg_factory_class(l, res, class_entry, class_name,
+					     &text);
+		if (r == -ENOENT)
 			return extres_cfg_fail(
 				l, EINVAL, extres_cfg_value_line(class_entry),
 				extres_cfg_value_column(class_entry),
 				"unsupported driver factory class '%s' for resource '%s'; set " RESOURCE_PREFIX
 				"%s.driver to an extres driver",
 				class_name, res->name, res->name);
-		r = extres_cfg_default_gpu_script(l, res, class_entry);
 		if (r < 0)
 			return r;
 	} else {

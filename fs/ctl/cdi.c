@@ -5,7 +5,7 @@
  * Write the CDI specs of the extresd serving MOUNTPOINT into DIR, where
  * container runtimes look for them: one file extres-<resource>.json per
  * resource. The specs are the daemon's .meta/cdi.json, split on its lines
- * (core/cdi_view.h promises one member per line), so that the command and
+ * (views/cdi_view.h promises one member per line), so that the command and
  * the view never disagree and the command needs no driver or config.
  *
  * DIR is root's: a runtime gives a container every node a spec names, so
@@ -28,7 +28,7 @@
 #include "base/fileio.h"
 #include "base/log.h"
 #include "base/text.h"
-#include "core/cdi_files.h"
+#include "views/cdi_files.h"
 #include "os/mountpoint.h"
 #include "os/trust.h"
 
@@ -134,56 +134,47 @@ static int cdi_job(struct extres_ctl_mount *m, void *arg)
 	return 0;
 }
 
-int extres_ctl_cdi(int argc, char *argv[])
+static int cdi_option(void *opts, int c, const char *arg)
 {
-	static const struct option longopts[] = {
-		{ "output", required_argument, NULL, 'o' },
-		{ "prune", no_argument, NULL, 'p' },
-		{ "timeout", required_argument, NULL, 't' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	const char *path = EXTRES_DEFAULT_MOUNTPOINT;
-	struct cdi_opts o = { DEFAULT_DIR, 0 };
-	long timeout = CTL_MOUNT_TIMEOUT_S;
-	int c;
+	struct cdi_opts *o = opts;
 
-	optind = 0;
-	while ((c = extres_ctl_next_opt("cdi", "cdi", argc, argv,
-					":ho:", longopts)) != -1) {
-		if (c == 'o') {
-			if (!*optarg)
-				return extres_ctl_usage_error(
-					"cdi",
-					"cdi: --output is an empty string");
-			o.dir = optarg;
-			continue;
-		}
-		if (c == 'p') {
-			o.prune = 1;
-			continue;
-		}
-		if (c == 't') {
-			if (extres_ctl_parse_seconds(optarg, 1, 86400,
-						     &timeout) < 0)
-				return extres_ctl_usage_error(
-					"cdi",
-					"cdi: --timeout '%s' is not a number of seconds from 1 to 86400",
-					optarg);
-			continue;
-		}
-		if (c != 'h')
-			return CTL_EXIT_USAGE;
-		usage_cdi(stdout);
+	switch (c) {
+	case 'o':
+		if (!*arg)
+			return extres_ctl_usage_error(
+				"cdi", "cdi: --output is an empty string");
+		o->dir = arg;
 		return 0;
+	case 'p':
+		o->prune = 1;
+		return 0;
+	default:
+		return CTL_EXIT_USAGE;
 	}
-	if (optind < argc)
-		path = argv[optind++];
-	if (optind < argc)
-		return extres_ctl_usage_error(
-			"cdi", "cdi: unexpected argument '%s'", argv[optind]);
-	if (!*path)
-		return extres_ctl_usage_error(
-			"cdi", "cdi: MOUNTPOINT is an empty string");
-	return extres_ctl_on_mount(path, timeout, 0, cdi_job, &o);
 }
+
+static int cdi_run(void *opts, const struct extres_ctl_mount_args *args)
+{
+	struct cdi_opts *o = opts;
+
+	if (!o->dir)
+		o->dir = DEFAULT_DIR;
+	return extres_ctl_on_mount(args->mountpoint, args->timeout, 0, cdi_job,
+				   o);
+}
+
+const struct extres_ctl_mount_verb extres_ctl_cdi = {
+	.options =
+		(const struct option[]){
+			{ "output", required_argument, NULL, 'o' },
+			{ "prune", no_argument, NULL, 'p' },
+			{ NULL, 0, NULL, 0 },
+		},
+	.shortopts = "o:",
+	.timeout_default = CTL_MOUNT_TIMEOUT_S,
+	.timeout_max = 86400,
+	.opts_size = sizeof(struct cdi_opts),
+	.usage = usage_cdi,
+	.option = cdi_option,
+	.run = cdi_run,
+};

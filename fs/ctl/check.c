@@ -13,13 +13,13 @@
 #include "config/config.h"
 #include "ctl/ctl.h"
 #include "config/cdi_base.h"
-#include "core/module.h"
-#include "core/infos.h"
-#include "core/json_view.h"
-#include "core/lease.h"
+#include "host/instance.h"
+#include "host/infos.h"
+#include "views/json_view.h"
+#include "lease/lease.h"
 #include "base/text.h"
 #include "base/log.h"
-#include "core/transaction.h"
+#include "alloc/transaction.h"
 
 static void usage_check(FILE *out)
 {
@@ -298,7 +298,7 @@ static void print_infos(const struct extres_resource_config *res,
 
 /*
  * All of the selected resources' candidates in one document (the one shape
- * of core/json_view.h, with "candidates" and no "infos": nothing is taken),
+ * of views/json_view.h, with "candidates" and no "infos": nothing is taken),
  * printed only when every driver succeeded, so that a tool never reads a
  * partial answer. infos[i] is NULL for a resource not selected. 0 or -EIO
  * (said why).

@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "config/config.h"
-#include "core/coord_gc.h"
+#include "alloc/coord_gc.h"
 #include "ctl/ctl.h"
 #include "base/json.h"
 #include "base/log.h"

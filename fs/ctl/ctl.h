@@ -9,6 +9,8 @@
 #define EXTRES_CTL_H
 
 #include <getopt.h>
+#include <stddef.h>
+#include <stdio.h>
 
 #include "extres_build.h"
 
@@ -97,17 +99,51 @@ int extres_ctl_no_such_resource(const char *cmd,
 				const struct extres_config *cfg,
 				const char *name, size_t len);
 
-/* The commands. */
+/*
+ * The commands that parse their own arguments: argv[0] is the command's
+ * name; the exit status.
+ */
 int extres_ctl_check(const char *config_path, int argc, char *argv[]);
 int extres_ctl_discover(const char *config_path, int argc, char *argv[]);
 int extres_ctl_coord(const char *config_path, int argc, char *argv[]);
 int extres_ctl_request(const char *config_path, int argc, char *argv[]);
-int extres_ctl_status(int argc, char *argv[]);
-int extres_ctl_reload(int argc, char *argv[]);
 int extres_ctl_run(const char *config_path, int argc, char *argv[]);
-int extres_ctl_leases(int argc, char *argv[]);
 int extres_ctl_watch(int argc, char *argv[]);
-int extres_ctl_cdi(int argc, char *argv[]);
-int extres_ctl_top(int argc, char *argv[]);
+
+/*
+ * The commands on a running extresd's mount. They share the tail
+ * `[--timeout SECONDS] [MOUNTPOINT]` and --help, which extresctl.c's verb
+ * table parses once, with each command's own options, and hands over as:
+ */
+struct extres_ctl_mount_args {
+	const char *mountpoint; /* never "" (EXTRES_DEFAULT_MOUNTPOINT) */
+	long timeout; /* seconds, within the verb's bounds */
+};
+
+struct extres_ctl_mount_verb {
+	/* Its own long options, NULL-ended, without --timeout and --help; a
+	 * value under 256 is a short option too only if `shortopts` (its own,
+	 * "" for none, in getopt's form) lists it. */
+	const struct option *options;
+	const char *shortopts;
+	/* --timeout's default and highest value, in seconds (the lowest is 1). */
+	long timeout_default, timeout_max;
+	/* Zeroed storage for its options, handed to option() and run(). */
+	size_t opts_size;
+	/* 'extresctl CMD --help', onto `out`. */
+	void (*usage)(FILE *out);
+	/* Take one of its own options, in the order given: 0, or
+	 * CTL_EXIT_USAGE after extres_ctl_usage_error(). NULL when it has
+	 * none. */
+	int (*option)(void *opts, int c, const char *arg);
+	/* Do the work, once every argument was taken: the exit status. */
+	int (*run)(void *opts, const struct extres_ctl_mount_args *args);
+};
+
+extern const struct extres_ctl_mount_verb extres_ctl_status;
+extern const struct extres_ctl_mount_verb extres_ctl_reload;
+extern const struct extres_ctl_mount_verb extres_ctl_leases;
+extern const struct extres_ctl_mount_verb extres_ctl_cdi;
+extern const struct extres_ctl_mount_verb extres_ctl_top;
 
 #endif

@@ -9,7 +9,7 @@
  * that process only: through a pidfd opened before the start time is
  * checked, a PID reused after the check names a process that is gone, and
  * the signal fails rather than reach the newcomer. The process must hold
- * a lease command's lock (core/lease.h), which a forged line cannot give
+ * a lease command's lock (lease/lease.h), which a forged line cannot give
  * it; the daemon lists only such leases. Only root or the
  * command's owner may end it (the kernel's own rule is wider: it also
  * lets a process signal one whose saved uid matches).
@@ -23,8 +23,8 @@
 #include <unistd.h>
 
 #include "base/log.h"
-#include "core/holders.h"
-#include "core/lease.h"
+#include "views/holders.h"
+#include "lease/lease.h"
 #include "ctl/ctl.h"
 #include "os/proc.h"
 
@@ -164,7 +164,7 @@ static int kill_lease(const char *id)
 		goto out;
 	}
 	/* A line anyone who may write the file can forge: only the
-	 * command's own lock says it is a lease's (core/lease.h). */
+	 * command's own lock says it is a lease's (lease/lease.h). */
 	if (!extres_lease_command_proven(pid)) {
 		extres_log(
 			EXTRES_LOG_ERR,
@@ -237,48 +237,33 @@ out:
 	return r;
 }
 
-int extres_ctl_leases(int argc, char *argv[])
+static int leases_option(void *opts, int c, const char *arg)
 {
-	static const struct option longopts[] = {
-		{ "kill", required_argument, NULL, 'k' },
-		{ "timeout", required_argument, NULL, 't' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	const char *path = EXTRES_DEFAULT_MOUNTPOINT;
-	struct leases_opts o = { 0 };
-	long timeout = CTL_MOUNT_TIMEOUT_S;
-	int c;
+	struct leases_opts *o = opts;
 
-	optind = 0;
-	while ((c = extres_ctl_next_opt("leases", "leases", argc, argv, ":h",
-					longopts)) != -1) {
-		if (c == 'k') {
-			o.kill = optarg;
-			continue;
-		}
-		if (c == 't') {
-			if (extres_ctl_parse_seconds(optarg, 1, 86400,
-						     &timeout) < 0)
-				return extres_ctl_usage_error(
-					"leases",
-					"leases: --timeout '%s' is not a number of seconds from 1 to 86400",
-					optarg);
-			continue;
-		}
-		if (c != 'h')
-			return CTL_EXIT_USAGE;
-		usage_leases(stdout);
-		return 0;
-	}
-	if (optind < argc)
-		path = argv[optind++];
-	if (optind < argc)
-		return extres_ctl_usage_error(
-			"leases", "leases: unexpected argument '%s'",
-			argv[optind]);
-	if (!*path)
-		return extres_ctl_usage_error(
-			"leases", "leases: MOUNTPOINT is an empty string");
-	return extres_ctl_on_mount(path, timeout, 0, leases_job, &o);
+	if (c != 'k')
+		return CTL_EXIT_USAGE;
+	o->kill = arg;
+	return 0;
 }
+
+static int leases_run(void *opts, const struct extres_ctl_mount_args *args)
+{
+	return extres_ctl_on_mount(args->mountpoint, args->timeout, 0,
+				   leases_job, opts);
+}
+
+const struct extres_ctl_mount_verb extres_ctl_leases = {
+	.options =
+		(const struct option[]){
+			{ "kill", required_argument, NULL, 'k' },
+			{ NULL, 0, NULL, 0 },
+		},
+	.shortopts = "",
+	.timeout_default = CTL_MOUNT_TIMEOUT_S,
+	.timeout_max = 86400,
+	.opts_size = sizeof(struct leases_opts),
+	.usage = usage_leases,
+	.option = leases_option,
+	.run = leases_run,
+};

@@ -166,45 +166,25 @@ static int reload_job(struct extres_ctl_mount *m, void *arg)
 	return r < 0 ? 1 : 0;
 }
 
-int extres_ctl_reload(int argc, char *argv[])
+static int reload_run(void *opts, const struct extres_ctl_mount_args *args)
 {
-	static const struct option longopts[] = {
-		{ "timeout", required_argument, NULL, 't' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	const char *path = EXTRES_DEFAULT_MOUNTPOINT;
-	long timeout = DEFAULT_TIMEOUT_S;
-	int c;
+	long timeout = args->timeout;
 
-	optind = 0;
-	while ((c = extres_ctl_next_opt("reload", "reload", argc, argv, ":h",
-					longopts)) != -1) {
-		if (c == 't') {
-			if (extres_ctl_parse_seconds(optarg, 1, 86400,
-						     &timeout) < 0)
-				return extres_ctl_usage_error(
-					"reload",
-					"reload: --timeout '%s' is not a number of seconds from 1 to 86400",
-					optarg);
-			continue;
-		}
-		if (c != 'h')
-			return CTL_EXIT_USAGE;
-		usage_reload(stdout);
-		return 0;
-	}
-	if (optind < argc)
-		path = argv[optind++];
-	if (optind < argc)
-		return extres_ctl_usage_error(
-			"reload", "reload: unexpected argument '%s'",
-			argv[optind]);
+	(void)opts;
 	/* Each access has the usual deadline, or less when the whole wait
 	 * is shorter; the child's own wait ends first when the daemon
 	 * answers but the reload takes too long. */
 	return extres_ctl_on_mount(
-		path,
+		args->mountpoint,
 		timeout < CTL_MOUNT_TIMEOUT_S ? timeout : CTL_MOUNT_TIMEOUT_S,
 		timeout + 1, reload_job, &timeout);
 }
+
+const struct extres_ctl_mount_verb extres_ctl_reload = {
+	.options = (const struct option[]){ { NULL, 0, NULL, 0 } },
+	.shortopts = "",
+	.timeout_default = DEFAULT_TIMEOUT_S,
+	.timeout_max = 86400,
+	.usage = usage_reload,
+	.run = reload_run,
+};

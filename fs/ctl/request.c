@@ -5,7 +5,7 @@
  * resource's kubernetes.config-key or yarn.config-key and its amount, as
  * Flink's KubernetesTaskManagerFactory and YARN resource requests use them.
  *
- * YAML goes through libyaml's emitter and JSON through json.h, into memory
+ * YAML goes through config/yaml_write.h and JSON through json.h, into memory
  * first, so that a failure prints nothing rather than half a document.
  */
 #include <errno.h>
@@ -13,11 +13,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
-
-#include <yaml.h>
 
 #include "config/config.h"
+#include "config/yaml_write.h"
 #include "ctl/ctl.h"
 #include "base/json.h"
 #include "base/log.h"
@@ -28,11 +26,6 @@ enum target { TARGET_NONE, TARGET_KUBERNETES, TARGET_YARN };
 struct request {
 	const char *key; /* points into the config */
 	uint64_t amount;
-};
-
-struct buffer {
-	char *data;
-	size_t len, cap;
 };
 
 static void usage_request(FILE *out)
@@ -57,9 +50,9 @@ static void usage_request(FILE *out)
 		"                  alike:\n"
 		"                    resources:\n"
 		"                      limits:\n"
-		"                        nvidia.com/gpu: 2\n"
+		"                        example.com/gpu: 2\n"
 		"                      requests:\n"
-		"                        nvidia.com/gpu: 2\n"
+		"                        example.com/gpu: 2\n"
 		"    --json        (with --kubernetes) the same as one line of JSON:\n"
 		"                  {\"resources\": {\"limits\": {...}, \"requests\": {...}}}\n"
 		"    --yarn        external-resource.<name>.yarn.config-key: one\n"
@@ -240,170 +233,55 @@ static int print_json(const struct request *reqs, size_t n)
 /* ---------------------------------------------------------------------- */
 /* YAML */
 
-static int buffer_write(void *data, unsigned char *text, size_t size)
-{
-	struct buffer *b = data;
-	size_t cap;
-	char *p;
-
-	if (b->cap - b->len < size) {
-		cap = b->cap ? b->cap : 256;
-		while (cap - b->len < size) {
-			if (cap > SIZE_MAX / 2)
-				return 0;
-			cap *= 2;
-		}
-		p = realloc(b->data, cap);
-		if (!p)
-			return 0;
-		b->data = p;
-		b->cap = cap;
-	}
-	memcpy(b->data + b->len, text, size);
-	b->len += size;
-	return 1;
-}
-
-/*
- * Whether a plain scalar `s` would read back as something other than a
- * string (a number, a boolean, null) under YAML 1.1 or 1.2; such a name is
- * written quoted, so that Kubernetes gets the string it expects.
- */
-static int plain_is_not_string(const char *s)
-{
-	static const char *const words[] = {
-		"~",   "null", "true", "false", "yes",	 "no",	  "on",
-		"off", "y",    "n",    ".inf",	"-.inf", "+.inf", ".nan",
-	};
-	size_t i;
-
-	if ((s[0] >= '0' && s[0] <= '9') ||
-	    ((s[0] == '-' || s[0] == '+' || s[0] == '.') && s[1] >= '0' &&
-	     s[1] <= '9'))
-		return 1;
-	for (i = 0; i < sizeof(words) / sizeof(words[0]); i++)
-		if (strcasecmp(s, words[i]) == 0)
-			return 1;
-	return 0;
-}
-
-static int emit(yaml_emitter_t *em, yaml_event_t *ev, int made)
-{
-	/* yaml_emitter_emit() frees the event, also when it fails. */
-	return made && yaml_emitter_emit(em, ev) ? 0 : -1;
-}
-
-static int emit_scalar(yaml_emitter_t *em, const char *s, int quoted)
-{
-	yaml_event_t ev;
-
-	return emit(em, &ev,
-		    yaml_scalar_event_initialize(
-			    &ev, NULL, NULL, (yaml_char_t *)s, (int)strlen(s),
-			    1, 1,
-			    quoted ? YAML_DOUBLE_QUOTED_SCALAR_STYLE :
-				     YAML_ANY_SCALAR_STYLE));
-}
-
-static int emit_mapping_start(yaml_emitter_t *em)
-{
-	yaml_event_t ev;
-
-	return emit(em, &ev,
-		    yaml_mapping_start_event_initialize(
-			    &ev, NULL, NULL, 1, YAML_BLOCK_MAPPING_STYLE));
-}
-
-static int emit_mapping_end(yaml_emitter_t *em)
-{
-	yaml_event_t ev;
-
-	return emit(em, &ev, yaml_mapping_end_event_initialize(&ev));
-}
-
-static int emit_amounts(yaml_emitter_t *em, const char *field,
-			const struct request *reqs, size_t n)
+static void yaml_amounts(struct extres_yaml_write *w, const char *field,
+			 const struct request *reqs, size_t n)
 {
 	char amount[24];
 	size_t i;
-	int r;
 
-	r = emit_scalar(em, field, 0);
-	if (r == 0)
-		r = emit_mapping_start(em);
-	for (i = 0; r == 0 && i < n; i++) {
+	extres_yaml_write_string(w, field);
+	extres_yaml_write_begin_mapping(w);
+	for (i = 0; i < n; i++) {
 		snprintf(amount, sizeof(amount), "%llu",
 			 (unsigned long long)reqs[i].amount);
-		r = emit_scalar(em, reqs[i].key,
-				plain_is_not_string(reqs[i].key));
-		if (r == 0)
-			r = emit_scalar(em, amount, 0);
+		/* A name such as "1" stays a string, as Kubernetes expects. */
+		extres_yaml_write_string(w, reqs[i].key);
+		extres_yaml_write_plain(w, amount);
 	}
-	return r == 0 ? emit_mapping_end(em) : r;
+	extres_yaml_write_end_mapping(w);
 }
 
 /* resources: {limits: {...}, requests: {...}} in block style, without
  * document markers, so that it pastes into a container spec. */
-static int emit_document(yaml_emitter_t *em, const struct request *reqs,
-			 size_t n)
-{
-	yaml_event_t ev;
-	int r;
-
-	r = emit(em, &ev,
-		 yaml_stream_start_event_initialize(&ev, YAML_UTF8_ENCODING));
-	if (r == 0)
-		r = emit(em, &ev,
-			 yaml_document_start_event_initialize(&ev, NULL, NULL,
-							      NULL, 1));
-	if (r == 0)
-		r = emit_mapping_start(em);
-	if (r == 0)
-		r = emit_scalar(em, "resources", 0);
-	if (r == 0)
-		r = emit_mapping_start(em);
-	if (r == 0)
-		r = emit_amounts(em, "limits", reqs, n);
-	if (r == 0)
-		r = emit_amounts(em, "requests", reqs, n);
-	if (r == 0)
-		r = emit_mapping_end(em);
-	if (r == 0)
-		r = emit_mapping_end(em);
-	if (r == 0)
-		r = emit(em, &ev, yaml_document_end_event_initialize(&ev, 1));
-	if (r == 0)
-		r = emit(em, &ev, yaml_stream_end_event_initialize(&ev));
-	if (r == 0 && !yaml_emitter_flush(em))
-		r = -1;
-	return r;
-}
-
 static int print_yaml(const struct request *reqs, size_t n)
 {
-	struct buffer out = { NULL, 0, 0 };
-	yaml_emitter_t em;
-	int r = -EIO;
+	struct extres_yaml_write *w;
+	struct extres_err err;
+	char *text;
+	size_t len;
+	int r;
 
-	if (!yaml_emitter_initialize(&em)) {
+	if (extres_yaml_write_new(&w) < 0) {
 		extres_log(EXTRES_LOG_ERR, "out of memory");
 		return -EIO;
 	}
-	yaml_emitter_set_output(&em, buffer_write, &out);
-	yaml_emitter_set_unicode(&em, 1);
-	/* Never fold a long name onto a second line. */
-	yaml_emitter_set_width(&em, -1);
-	if (emit_document(&em, reqs, n) < 0) {
-		extres_log(EXTRES_LOG_ERR, "cannot write YAML: %s",
-			   em.problem ? em.problem : "out of memory");
-		goto out;
+	/* Errors are sticky: finish reports the first. */
+	extres_yaml_write_begin_mapping(w);
+	extres_yaml_write_string(w, "resources");
+	extres_yaml_write_begin_mapping(w);
+	yaml_amounts(w, "limits", reqs, n);
+	yaml_amounts(w, "requests", reqs, n);
+	extres_yaml_write_end_mapping(w);
+	extres_yaml_write_end_mapping(w);
+	r = extres_yaml_write_finish(w, &text, &len, &err);
+	extres_yaml_write_free(w);
+	if (r < 0) {
+		extres_log(EXTRES_LOG_ERR, "cannot write YAML: %s", err.msg);
+		return -EIO;
 	}
-	fwrite(out.data, 1, out.len, stdout);
-	r = 0;
-out:
-	yaml_emitter_delete(&em);
-	free(out.data);
-	return r;
+	fwrite(text, 1, len, stdout);
+	free(text);
+	return 0;
 }
 
 /* ---------------------------------------------------------------------- */

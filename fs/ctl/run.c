@@ -2,7 +2,7 @@
 /*
  * extresctl run RESOURCE[=N]... -- COMMAND [ARG...]: COMMAND with a lease
  * of N devices of each RESOURCE, taken through the coordination files
- * with COMMAND's own process as their owner (core/lease.h). This file
+ * with COMMAND's own process as their owner (lease/lease.h). This file
  * parses the arguments and puts the steps in order: fork the command's
  * process (run_child.c), discover, take (run_take.c), let it exec, wait
  * for its end, release.
@@ -28,9 +28,9 @@
 #include "base/log.h"
 #include "base/text.h"
 #include "config/config.h"
-#include "core/coord.h"
-#include "core/lease.h"
-#include "core/module.h"
+#include "alloc/coord.h"
+#include "lease/lease.h"
+#include "host/instance.h"
 #include "ctl/ctl.h"
 #include "ctl/run.h"
 #include "os/deadline.h"
@@ -55,7 +55,7 @@ static void usage_run(FILE *out)
 		"lease=ID), so the lease lasts exactly as long as COMMAND, even when\n"
 		"extresctl is killed. COMMAND gets the variables .meta/env would\n"
 		"export for its devices (EXTRES_<NAME>_INDEXES, and the resource's\n"
-		"device variable, e.g. CUDA_VISIBLE_DEVICES) and EXTRES_LEASE=ID\n"
+		"device variable, configured or its driver's) and EXTRES_LEASE=ID\n"
 		"(PID-STARTTIME of COMMAND). SIGINT, SIGTERM, SIGHUP and SIGQUIT are\n"
 		"passed on to COMMAND; its lines are removed when it ends.\n"
 		"\n"
@@ -319,7 +319,7 @@ static const cpu_set_t *local_cpus(const struct extres_lease *l, cpu_set_t *set)
 }
 
 /* How long COMMAND may wait for its lease to show under an extresd
- * mount's self/, all told (README says it): the daemon follows the
+ * mount's self/, all told (extresctl(8) says it): the daemon follows the
  * coordination files within about 50 ms, and one that does not answer
  * (SIGSTOP, a deadlock) must not hold COMMAND back longer than this. */
 #define VISIBLE_WAIT_MS 2000

@@ -13,7 +13,7 @@
 #include <sys/types.h>
 
 #include "base/err.h"
-#include "core/lease.h"
+#include "lease/lease.h"
 
 /* EX_TEMPFAIL: the devices are busy; try again later. */
 #define RUN_EXIT_BUSY 75
@@ -29,7 +29,7 @@ struct run_child {
 
 /*
  * Fork the command's process. It first takes a lease command's proof
- * (core/lease.h) on each of `files` (NULL-terminated: the coordination
+ * (lease/lease.h) on each of `files` (NULL-terminated: the coordination
  * files, which must exist), and this returns only once it has. Then it
  * waits for what run_child_go() sends; at EOF without it (we failed, or
  * died) it exits 127 without running anything. Just before exec it

@@ -61,7 +61,7 @@ static char *read_all_fd(int fd, size_t *ret_len)
 
 /*
  * In the child: prove, to whoever reads the coordination files, that this
- * process is a lease's command (core/lease.h): a read lock on each file's
+ * process is a lease's command (lease/lease.h): a read lock on each file's
  * proof byte, on a descriptor left open through exec (closing it would
  * drop the lock). Before any line names us, so that no reader ever sees
  * our lines unproven. A file that cannot be opened or locked leaves the

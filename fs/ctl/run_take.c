@@ -34,7 +34,7 @@
 #include "base/clock.h"
 #include "base/log.h"
 #include "base/text.h"
-#include "core/coord.h"
+#include "alloc/coord.h"
 #include "ctl/run.h"
 #include "os/proc.h"
 

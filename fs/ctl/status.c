@@ -22,7 +22,7 @@
 #include "ctl/ctl.h"
 #include "base/err.h"
 #include "base/fileio.h"
-#include "core/infos.h"
+#include "host/infos.h"
 #include "base/log.h"
 #include "os/mountpoint.h"
 
@@ -410,7 +410,7 @@ static int status_job(struct extres_ctl_mount *m, void *arg)
 	if (r == 0)
 		read_remarks(m, &rm);
 	/* The daemon's own document, written by the one function that
-	 * writes every extres JSON (core/json_view.h): the tree read above
+	 * writes every extres JSON (views/json_view.h): the tree read above
 	 * still says whether the mount serves. */
 	if (r == 0 && o->json) {
 		json = extres_ctl_read_meta(m->mnt, "extres.json");
@@ -438,48 +438,34 @@ static int status_job(struct extres_ctl_mount *m, void *arg)
 	return r < 0 ? 1 : 0;
 }
 
-int extres_ctl_status(int argc, char *argv[])
+static int status_option(void *opts, int c, const char *arg)
 {
-	static const struct option longopts[] = {
-		{ "json", no_argument, NULL, CTL_OPT_JSON },
-		{ "timeout", required_argument, NULL, 't' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	const char *path = EXTRES_DEFAULT_MOUNTPOINT;
-	struct status_opts o = { 0 };
-	long timeout = CTL_MOUNT_TIMEOUT_S;
-	int c;
+	struct status_opts *o = opts;
 
-	optind = 0;
-	while ((c = extres_ctl_next_opt("status", "status", argc, argv, ":h",
-					longopts)) != -1) {
-		if (c == CTL_OPT_JSON) {
-			o.json = 1;
-			continue;
-		}
-		if (c == 't') {
-			if (extres_ctl_parse_seconds(optarg, 1, 86400,
-						     &timeout) < 0)
-				return extres_ctl_usage_error(
-					"status",
-					"status: --timeout '%s' is not a number of seconds from 1 to 86400",
-					optarg);
-			continue;
-		}
-		if (c != 'h')
-			return CTL_EXIT_USAGE;
-		usage_status(stdout);
-		return 0;
-	}
-	if (optind < argc)
-		path = argv[optind++];
-	if (optind < argc)
-		return extres_ctl_usage_error(
-			"status", "status: unexpected argument '%s'",
-			argv[optind]);
-	if (!*path)
-		return extres_ctl_usage_error(
-			"status", "status: MOUNTPOINT is an empty string");
-	return extres_ctl_on_mount(path, timeout, 0, status_job, &o);
+	(void)arg;
+	if (c != CTL_OPT_JSON)
+		return CTL_EXIT_USAGE;
+	o->json = 1;
+	return 0;
 }
+
+static int status_run(void *opts, const struct extres_ctl_mount_args *args)
+{
+	return extres_ctl_on_mount(args->mountpoint, args->timeout, 0,
+				   status_job, opts);
+}
+
+const struct extres_ctl_mount_verb extres_ctl_status = {
+	.options =
+		(const struct option[]){
+			{ "json", no_argument, NULL, CTL_OPT_JSON },
+			{ NULL, 0, NULL, 0 },
+		},
+	.shortopts = "",
+	.timeout_default = CTL_MOUNT_TIMEOUT_S,
+	.timeout_max = 86400,
+	.opts_size = sizeof(struct status_opts),
+	.usage = usage_status,
+	.option = status_option,
+	.run = status_run,
+};

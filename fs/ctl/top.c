@@ -407,71 +407,53 @@ static int live(struct top *t, char *filter)
 	return status;
 }
 
-int extres_ctl_top(int argc, char *argv[])
+struct top_opts {
+	int once;
+	int sort; /* TOP_SORT_* */
+	const char *filter; /* --filter, or NULL */
+};
+
+static int top_option(void *opts, int c, const char *arg)
 {
-	static const struct option longopts[] = {
-		{ "once", no_argument, NULL, 'o' },
-		{ "sort", required_argument, NULL, 's' },
-		{ "filter", required_argument, NULL, 'f' },
-		{ "timeout", required_argument, NULL, 't' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	struct top t = { .view = { .width = 80 } };
-	const char *path = EXTRES_DEFAULT_MOUNTPOINT;
-	char *filter = NULL;
-	struct extres_err err;
-	int c, once = 0, r;
-	long timeout = CTL_MOUNT_TIMEOUT_S;
+	struct top_opts *o = opts;
 
-	optind = 0;
-	while ((c = extres_ctl_next_opt("top", "top", argc, argv, ":h",
-					longopts)) != -1) {
-		switch (c) {
-		case 'o':
-			once = 1;
-			break;
-		case 's':
-			for (t.view.sort = 0; t.view.sort < TOP_N_SORTS;
-			     t.view.sort++)
-				if (strcmp(optarg,
-					   top_sort_name(t.view.sort)) == 0)
-					break;
-			if (t.view.sort == TOP_N_SORTS)
-				return extres_ctl_usage_error(
-					"top",
-					"top: --sort '%s' is none of resource, health, holder",
-					optarg);
-			break;
-		case 'f':
-			free(filter);
-			filter = strdup(optarg);
-			t.view.filter = filter;
-			break;
-		case 't':
-			if (extres_ctl_parse_seconds(optarg, 1, 3600,
-						     &timeout) < 0)
-				return extres_ctl_usage_error(
-					"top",
-					"top: --timeout '%s' is not a number of seconds from 1 to 3600",
-					optarg);
-			break;
-		case 'h':
-			usage_top(stdout);
-			return 0;
-		default:
-			return CTL_EXIT_USAGE;
-		}
-	}
-	if (optind < argc)
-		path = argv[optind++];
-	if (optind < argc)
+	switch (c) {
+	case 'o':
+		o->once = 1;
+		return 0;
+	case 's':
+		for (o->sort = 0; o->sort < TOP_N_SORTS; o->sort++)
+			if (strcmp(arg, top_sort_name(o->sort)) == 0)
+				return 0;
 		return extres_ctl_usage_error(
-			"top", "top: unexpected argument '%s'", argv[optind]);
-	if (once || !isatty(STDOUT_FILENO)) {
-		struct once o = { t.view };
+			"top",
+			"top: --sort '%s' is none of resource, health, holder",
+			arg);
+	case 'f':
+		o->filter = arg;
+		return 0;
+	default:
+		return CTL_EXIT_USAGE;
+	}
+}
 
-		r = extres_ctl_on_mount(path, timeout, timeout, once_job, &o);
+static int top_run(void *opts, const struct extres_ctl_mount_args *args)
+{
+	const struct top_opts *o = opts;
+	struct top t = { .view = { .sort = o->sort, .width = 80 } };
+	const char *path = args->mountpoint;
+	long timeout = args->timeout;
+	/* live() changes the filter as keys ask: its own copy. */
+	char *filter = o->filter ? strdup(o->filter) : NULL;
+	struct extres_err err;
+	int r;
+
+	t.view.filter = filter;
+	if (o->once || !isatty(STDOUT_FILENO)) {
+		struct once once = { t.view };
+
+		r = extres_ctl_on_mount(path, timeout, timeout, once_job,
+					&once);
 		free(filter);
 		return r;
 	}
@@ -488,3 +470,20 @@ int extres_ctl_top(int argc, char *argv[])
 	}
 	return r;
 }
+
+const struct extres_ctl_mount_verb extres_ctl_top = {
+	.options =
+		(const struct option[]){
+			{ "once", no_argument, NULL, 'o' },
+			{ "sort", required_argument, NULL, 's' },
+			{ "filter", required_argument, NULL, 'f' },
+			{ NULL, 0, NULL, 0 },
+		},
+	.shortopts = "",
+	.timeout_default = CTL_MOUNT_TIMEOUT_S,
+	.timeout_max = 3600,
+	.opts_size = sizeof(struct top_opts),
+	.usage = usage_top,
+	.option = top_option,
+	.run = top_run,
+};

@@ -4,7 +4,7 @@
  * key properties (read from the tree, as any program would), who holds
  * each device of a coordination file (.meta/holders), the reload and
  * conflict lines of .meta/status, and the processes waiting in the queue
- * files beside the coordination files (FILE.queue, core/lease.h), which
+ * files beside the coordination files (FILE.queue, lease/lease.h), which
  * the mount does not show. Queue files are other users' files: they are
  * only read, bounded, never followed through a symlink.
  */
@@ -22,8 +22,8 @@
 #include "base/fileio.h"
 #include "base/text.h"
 #include "config/config.h"
-#include "core/coord.h"
-#include "core/lease.h"
+#include "alloc/coord.h"
+#include "lease/lease.h"
 #include "ctl/top.h"
 #include "os/proc.h"
 

@@ -15,7 +15,7 @@
 #include "daemon/extresd.h"
 #include "base/log.h"
 #include "config/cdi_base.h"
-#include "core/driver_info.h"
+#include "host/driver_info.h"
 
 void extresd_cdi_bases_free(struct extresd *d)
 {

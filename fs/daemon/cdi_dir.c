@@ -6,7 +6,7 @@
  * reload, refresh: extresd_publish()), right after the new tree is served,
  * so a spec is never older than the mount by more than that one step; and
  * at stop, before the devices are released. Only files whose spec changed
- * are rewritten (core/cdi_files.h), so a refresh that changes nothing a
+ * are rewritten (views/cdi_files.h), so a refresh that changes nothing a
  * spec says touches no file.
  */
 #include <stdlib.h>
@@ -14,7 +14,7 @@
 
 #include "daemon/extresd.h"
 #include "base/log.h"
-#include "core/cdi_files.h"
+#include "views/cdi_files.h"
 
 void extresd_cdi_sync(struct extresd *d, const char *view)
 {

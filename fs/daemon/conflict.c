@@ -5,10 +5,10 @@
  * Runs on the control thread (like reloads, which change the allocations):
  * when the guard (daemon/guard.h) saw one of our files change, after every
  * start and reload, and once a second while a conflict lasts (the recheck
- * timer), since the other holder's exit changes nothing in the file. A conflict cannot be
- * undone from here (the other process may be using the device already), so
- * it is made loud: the log, .meta/status, `extresctl status` (exit 1) and
- * systemd's STATUS=.
+ * timer), since the other holder's exit changes nothing in the file. A
+ * conflict cannot be undone from here (the other process may be using the
+ * device already), so it is made loud: the log, .meta/status, `extresctl
+ * status` (exit 1) and systemd's STATUS=.
  */
 #include <stdio.h>
 #include <stdlib.h>

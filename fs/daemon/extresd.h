@@ -25,12 +25,12 @@
 
 #include "base/err.h"
 #include "config/config.h"
-#include "core/holders.h"
-#include "core/transaction.h"
+#include "alloc/transaction.h"
 #include "daemon/guard.h"
 #include "os/daemonize.h"
 #include "os/loop.h"
 #include "os/runlock.h"
+#include "views/holders.h"
 #include "tree/snapshot.h"
 
 struct extres_cdi_base;

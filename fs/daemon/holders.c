@@ -22,6 +22,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "alloc/lease_line.h"
 #include "base/log.h"
 #include "base/text.h"
 #include "daemon/extresd.h"
@@ -325,7 +326,7 @@ static const struct extres_info *known_info(const struct extres_allocations *as,
 }
 
 /* The property a share's device shows under self/: which share of how
- * many (core/share.h). */
+ * many (alloc/share.h). */
 static char share_key[] = "share";
 
 /* Info `in` of share holder `x`, with its `share` property added (unless

@@ -15,11 +15,11 @@
 
 #include "daemon/extresd.h"
 #include "base/text.h"
-#include "core/cdi_view.h"
-#include "core/hpc_jobs_view.h"
-#include "core/metrics_view.h"
-#include "core/nfd_view.h"
-#include "core/views.h"
+#include "views/cdi_view.h"
+#include "views/hpc_jobs_view.h"
+#include "views/metrics_view.h"
+#include "views/nfd_view.h"
+#include "views/views.h"
 
 /* The conflicts found: one line each. */
 static size_t count_conflicts(const struct extresd *d)

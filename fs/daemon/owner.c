@@ -8,7 +8,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "core/coord.h"
+#include "alloc/coord.h"
 
 int extres_owner_parse(const char *arg, pid_t *ret, struct extres_err *err)
 {

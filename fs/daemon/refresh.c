@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "base/log.h"
-#include "core/module.h"
+#include "host/instance.h"
 #include "daemon/extresd.h"
 
 /* The least time between two refreshes a driver asked for. */
@@ -176,7 +176,7 @@ static void on_ask(struct extres_source *s, void *ctx)
 		}
 		if (!extres_driver_take_refresh_request(
 			    d->allocs->drivers[i]) ||
-		    d->allocs->items[i]->recorded_by_script)
+		    d->allocs->items[i]->recorded_by_driver)
 			continue;
 		d->refresh_asked[i] = now;
 		refresh_one(d, i, &changed);
@@ -232,7 +232,7 @@ void extresd_refresh_schedule(struct extresd *d)
 		if (!rc->refresh_ms)
 			continue;
 		/* Running such a script again takes more devices. */
-		if (d->allocs->items[i]->recorded_by_script) {
+		if (d->allocs->items[i]->recorded_by_driver) {
 			extres_log(
 				EXTRES_LOG_WARNING,
 				"refresh-interval of '%s' ignored: its discovery script coordinates by itself",

@@ -100,7 +100,7 @@ int extres_transport_choose(struct extres_transport *t, const char *option,
 	/* Not auto by default: a daemon killed (SIGKILL) while its queues
 	 * are registered leaves, on 6.18, a mount whose requests wait for
 	 * good instead of failing with ENOTCONN, which no restart can
-	 * replace (README "FUSE over io_uring"). */
+	 * replace (extresd(8), TRANSPORT). */
 	if (r == 0 && !option && !config && !(test && *test))
 		set_state(t, "dev (the default; extres.transport chooses)");
 	if (r < 0)
@@ -160,7 +160,7 @@ static ssize_t dev_read(int fd, void *buf, size_t len, void *userdata)
 }
 
 /* The payload buffer the kernel wants: as large as max_write and as
- * max_pages pages (fs/fuse/dev_uring.c). */
+ * max_pages pages (Linux's fs/fuse/dev_uring.c). */
 static size_t payload_size(const struct fuse_init_out *out)
 {
 	size_t page = (size_t)sysconf(_SC_PAGESIZE), size = 8192;

@@ -3,7 +3,7 @@
  * POSIX byte-range locks as proof. A process that writes a line into a
  * shared file can name any PID it likes, but it cannot make another
  * process take a lock; so a lock held by the named PID on an agreed byte
- * proves that the process itself stands behind the line (core/lease.h
+ * proves that the process itself stands behind the line (lease/lease.h
  * says which bytes). Each claimant locks a byte of its own (BASE + its
  * PID), so that the kernel can name the one holder of each byte.
  *

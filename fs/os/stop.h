@@ -3,7 +3,7 @@
  * Whether this process has been asked to stop.
  *
  * extresd blocks SIGTERM and SIGINT in every thread and reads them from a
- * signalfd (fs/control.h); until that read they stay pending. Work that may
+ * signalfd (daemon/control.h); until that read they stay pending. Work that may
  * wait long (a lock another process holds, a discovery script) asks here,
  * so that a stop is obeyed within a second whatever the daemon is doing. In
  * a process that does not block them (extresctl), the signals act at once

@@ -25,7 +25,7 @@
 #include <time.h>
 
 #include "base/err.h"
-#include "core/infos.h"
+#include "host/infos.h"
 #include "tree/tree.h"
 
 struct extres_snapshot_resource {

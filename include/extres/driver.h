@@ -1,94 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * extres driver ABI: the whole contract between extresd and a driver module.
- *
- * A driver turns the `external-resource.<name>.param.*` keys of one resource
- * into a list of candidate infos, each a set of property key -> string value.
- * The core (not the driver) chooses `amount` of the candidates, records them in
- * the coordination file and serves them as files; the driver never sees the
- * file system. examples/hello/ in the source tree is a complete module to copy.
- *
- * Building and finding a module
- *
- * A module is a shared object that exports exactly one symbol,
- * EXTRES_DRIVER_ENTRY_SYMBOL: a function returning a pointer to one
- * `static const struct extres_driver_ops`. Build it with
- *
- *     cc -shared -fPIC -fvisibility=hidden $(pkg-config --cflags extres-driver)
- *
- * and mark the entry point with EXTRES_DRIVER_EXPORT. `driver: NAME` in the
- * config loads "<driverdir>/NAME.so" (NAME of letters, digits, '_' and '-';
- * driverdir is `pkg-config --variable=driverdir extres-driver`); an extresd
- * run from its build tree looks in the build's drivers/ first. `driver:` may
- * also be the absolute path of a module anywhere.
- *
- * The core loads a module with dlopen(RTLD_NOW | RTLD_LOCAL): every symbol
- * must resolve at load time, and the module sees none of the core's own
- * functions. Link the module against every library it uses, or dlopen() them
- * yourself (as the nvml driver does with libnvidia-ml.so.1), and reach the core
- * only through struct extres_host and struct extres_sink.
- *
- * A module is refused, and its resource fails start-up with the path and the
- * reason, when: a user other than root or the daemon's could modify it (the
- * rule of extres_host.check_trusted_path, applied before dlopen(), since
- * loading runs the module's code); dlopen() fails (dlerror() is quoted); the
- * entry symbol is missing or returns NULL; abi_version is not this header's
- * EXTRES_DRIVER_ABI_VERSION (EPROTO); struct_size is smaller than a version-1
- * table (up to and including close); or name, open, discover or close is NULL.
- *
- * Lifecycle, per configured resource that names the driver:
- *
- *     entry()                 right after dlopen(); may run once per resource
- *     open(host, params)      once per resource and settings; returns a handle
- *     discover(handle, sink)  any number of times on that handle
- *     close(handle)           once, always, if open succeeded; then dlclose()
- *
- * A handle lives as long as its resource's settings: extresd opens it at
- * start-up (after it has gone to the background, before it mounts), one
- * resource after the other, and may keep it across refreshes and across
- * reloads that leave the resource's settings unchanged, calling discover()
- * again each time; changed settings close the old handle and open a new one.
- * `extresctl check` only opens and closes; `extresctl discover` opens,
- * discovers once and closes, without mounting. Every discover() call must
- * report the devices as they are now, from scratch.
- *
- * Each resource gets its own open() and handle, even when two resources name
- * the same module: the module is loaded once (dlopen counts references), so
- * its global variables are shared. Keep state in the handle, not in globals.
- *
- * Threads: one thread at a time per handle: the core never calls two
- * callbacks of one handle at the same time, though successive calls may come
- * from different threads (start-up runs on the main thread, refreshes and
- * reloads on the daemon's control thread); and never from inside a
- * file-system request, so a callback may block (run a
- * program, read sysfs, talk to a device library). It should bound how long:
- * the core does not interrupt it, and a callback that hangs hangs start-up;
- * a wait that may be long also asks host->stop_requested(), so that the
- * daemon stops when it is told to.
- * Callbacks of different handles may run on different threads in a later
- * core, so module-global mutable state, if any, needs its own lock. Threads a
- * driver starts must be joined before close() returns.
- *
- * The process belongs to the core: a driver does not print to stdout or
- * stderr (use host->log, which follows the daemon to syslog), does not call
- * exit(), change signal dispositions or masks, or reap children it did not
- * start (waitpid() on its own PIDs only). Every fd it opens has O_CLOEXEC and
- * is closed by the time close() returns. Nothing may outlive close(): after
- * the last close() the module is unloaded, so no atexit() handlers, thread
- * keys with destructors or callbacks registered with other libraries.
- *
- * Compatibility: EXTRES_DRIVER_ABI_VERSION changes only when an existing member
- * changes meaning, and the core loads only modules built for its own version.
- * New members are only ever appended to the structs below; a struct carries
- * its own size so that both sides use only what the other has: the core
- * copies a module's ops table by its struct_size and reads members past it as
- * NULL; a driver must check `host->struct_size` (or `sink->struct_size`)
- * against offsetof(struct, member) + sizeof(member) before using a member
- * that was appended (check_trusted_path is one), since an older core lacks
- * it: EXTRES_HAS_MEMBER() in <extres/driver_util.h> does that, and
- * EXTRES_DRIVER_REGISTER() there fills abi_version and struct_size. All ABI
- * structs use fixed-width types only (no bool, enum or off_t);
- * tests/unit/test_abi.c pins every size and offset.
+ * extres driver ABI: the ops table a driver module exports and what the core
+ * hands it. A driver turns one resource's `param.*` keys into candidate
+ * infos (property key -> string value); the core chooses, records and serves
+ * them. The contract (building and loading a module, lifecycle, threads,
+ * ownership, errors, what the sink accepts, versioning) is written once, in
+ * extres-driver(3) (man/extres-driver.3); the comments below are each
+ * member's promise. examples/hello/ is a complete module to copy.
  */
 #ifndef EXTRES_DRIVER_H
 #define EXTRES_DRIVER_H
@@ -118,11 +36,15 @@ extern "C" {
 /* Forms of extres_driver_ops.env_form. */
 /* The property's value, as it is. */
 #define EXTRES_ENV_FORM_AS_IS 0u
-/* A hexadecimal "0x..." number (amdgpu's unique_id), written as ROCm names
- * a GPU's UUID: "GPU-" and 16 lower-case hex digits, as rocminfo prints and
- * ROCR_VISIBLE_DEVICES takes. A value that is not such a non-zero number
- * counts as missing. */
-#define EXTRES_ENV_FORM_ROCM_UUID 1u
+/* What modules built before EXTRES_ENV_FORM_HEX_ID and env_id_prefix
+ * declared for the one form they had: EXTRES_ENV_FORM_HEX_ID with the prefix
+ * "GPU-". Still read so; a new module says EXTRES_ENV_FORM_HEX_ID. */
+#define EXTRES_ENV_FORM_GPU_HEX_ID 1u
+/* A hexadecimal "0x..." number (amdgpu's unique_id), written as
+ * extres_driver_ops.env_id_prefix and 16 lower-case hex digits (amdgpu's
+ * prefix "GPU-" makes the UUID its runtime's device variable takes). A
+ * value that is not such a non-zero number counts as missing. */
+#define EXTRES_ENV_FORM_HEX_ID 2u
 
 /*
  * A label of the metric extres_device_info taken from a property, so that
@@ -152,27 +74,11 @@ struct extres_metric_label {
 #define EXTRES_PARAM_MAPPING 3u
 
 /*
- * A configuration value, as read from YAML. The root handed to open() is a
- * MAPPING whose members are the resource's parameters with the
- * `external-resource.<name>.param.` prefix removed, in file order; a resource
- * without parameters gets an empty MAPPING, never NULL. Nested
- * mappings are flattened into dotted keys, exactly as for every other key, so
- * `param: {discovery-script: {path: x}}` and `param.discovery-script.path: x`
- * both arrive as the member "discovery-script.path". Inside a sequence nothing
- * is flattened: a sequence of mappings arrives as written (the static
- * driver's `devices`).
- *
- * A key given twice appears twice, in file order; the core has already warned
- * about it, and the last one wins (extres_param_get() does this). Scalars
- * arrive as their text, whatever YAML would make of them: `0`, `true` and
- * `"0"` are all strings, for the driver to parse and check, and a null (`~`,
- * nothing after the colon) is the empty string. An unknown member
- * deserves a host->log() warning naming it, as the shipped drivers do.
- *
- * The whole tree is owned by the core, read-only, and stays valid from open()
- * until close() returns, so a driver may keep pointers into it in its handle.
- * Strings are NUL-terminated UTF-8. `line` and `column` make messages
- * precise: "<host->config_path>:<line>:<column>: ...".
+ * A configuration value, as read from YAML (extres-driver(3), PARAMETERS).
+ * The root handed to open() is a MAPPING of the resource's params, prefix
+ * `external-resource.<name>.param.` removed, nested mappings flattened into
+ * dotted keys, never NULL; scalars are their text. Owned by the core,
+ * read-only, valid from open() until close() returns.
  */
 struct extres_param {
 	uint32_t kind; /* EXTRES_PARAM_* */
@@ -333,44 +239,12 @@ struct extres_host {
 };
 
 /*
- * Where discover() puts its candidates. Each info starts with begin_info()
- * and collects properties with add_property() until the next begin_info()
- * or the end of discover(). The core copies keys and values before the call
- * returns; the driver keeps ownership of its strings. The sink is owned by
- * the core and valid only during the discover() call it was passed to: do
- * not keep it, and call it only on the thread that runs discover().
- *
- * What the core accepts, in one discovery (fs/core/infos.h has the numbers):
- *   - at most 4096 infos, each with at most 256 properties;
- *   - keys of 1 to 255 bytes, not starting with '.', without '/' or control
- *     characters (bytes below 0x20 and 0x7f), unique within an info: each
- *     key is a file name in the info's directory;
- *   - values of 0 to 65536 bytes without '\n': the file's content is the
- *     value plus the newline the core adds. Values are served as given;
- *     trim what a device or program returns. An empty value says a fact
- *     ("no NVLink peers"); a property the driver cannot tell is better
- *     left out. `index` may not be empty.
- *   - add_property() only after a begin_info(); NULL key or value refused.
- * An info with no properties is allowed and shows as an empty directory.
- *
- * Both return 0, or -ENOMEM, -E2BIG (too many infos or properties) or
- * -EINVAL (any other rule above), with a message naming the key and value.
- * The first failure fails the whole discovery: every later call returns the
- * same error, the core reports the sink's message rather than the driver's,
- * and nothing of the partial list is used. On failure discover() should stop
- * and return that value.
- *
- * A resource with a coordination file records one property of each info
- * taken, `coordination-key`, default "index", as the first field of an
- * "INDEX PID" line: give every info an `index` that names its device
- * stably, uniquely and without whitespace (a device number, as Flink does).
- *
- * Health: a driver that knows whether a device works gives it a `health`
- * property, "ok" or a short reason without spaces ("xid-79"). The core does
- * not hand a device whose `health` is not "ok" to a new allocation or lease;
- * one already held stays held, shows its new `health` to the process using
- * it (a poll() on the file wakes), and is listed in .meta/status. A driver
- * that hears of a change by itself calls host->request_refresh().
+ * Where discover() puts its candidates: begin_info() starts an info,
+ * add_property() adds to it. Both copy what they are given and return 0,
+ * -ENOMEM, -E2BIG or -EINVAL with a message; the first failure fails the
+ * whole discovery. Valid only during the discover() call it was passed to,
+ * on its thread. The limits on infos, keys and values, the coordination key
+ * and `health`: extres-driver(3), THE SINK.
  */
 struct extres_sink {
 	uint32_t struct_size; /* sizeof(struct extres_sink) in the core */
@@ -399,7 +273,7 @@ struct extres_driver_ops {
 	 * Validate `params` and prepare: everything that can be checked
 	 * without looking for devices is best checked here, where the config
 	 * positions are at hand. Called once per handle, on whichever thread
-	 * starts the resource (see "Threads" above). On success
+	 * starts the resource (extres-driver(3), THREADS). On success
 	 * store a handle (may be NULL) in *ret_handle and return 0; on failure
 	 * call host->error() and return a negative errno, leaving *ret_handle
 	 * untouched and nothing to close: close() is not called, so free what
@@ -525,6 +399,15 @@ struct extres_driver_ops {
 	 * Static data, never freed.
 	 */
 	const struct extres_metric_label *metric_labels;
+
+	/*
+	 * Appended in ABI 1, after metric_labels: what EXTRES_ENV_FORM_HEX_ID
+	 * writes before the 16 hex digits, 1 to 15 letters, digits and
+	 * "_.:-", or NULL for none. A module breaking these rules is refused
+	 * at load. A module built before it has a struct_size that ends at
+	 * metric_labels: none.
+	 */
+	const char *env_id_prefix;
 };
 
 /* The type of the module's one exported function. It must return the same

@@ -27,9 +27,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/alloc.h"
-#include "core/coord.h"
-#include "core/infos.h"
+#include "alloc/alloc.h"
+#include "alloc/coord.h"
+#include "host/infos.h"
 
 #define PROG "extres-bench-alloc"
 #define DEVICES 64

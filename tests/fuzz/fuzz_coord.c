@@ -22,7 +22,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core/coord.h"
+#include "alloc/coord.h"
 #include "fuzz.h"
 
 struct expect {

@@ -55,24 +55,27 @@ reap() {
 	STATUS[$1]=$st
 }
 
+# Whether each daemon NAME... has mounted or exited (reaping those that
+# exited).
+decided() {
+	local name left=0
+	for name in "$@"; do
+		is_our_mount "$WORK/$name" && continue
+		if [[ -z ${STATUS[$name]} ]] && pid_alive "${PID[$name]}"; then
+			left=1
+			continue
+		fi
+		[[ -n ${STATUS[$name]} ]] || reap "$name"
+	done
+	[[ $left == 0 ]]
+}
+
 # decide NAME...: wait (10 s at most) until each daemon has mounted or
 # exited. WON gets the names that mounted, in the order given. Not in a
 # subshell: the exit statuses it reaps must reach STATUS.
 decide() {
-	local name _ left
-	for _ in $(seq 200); do
-		left=0
-		for name in "$@"; do
-			is_our_mount "$WORK/$name" && continue
-			if [[ -z ${STATUS[$name]} ]] && pid_alive "${PID[$name]}"; then
-				left=1
-				continue
-			fi
-			[[ -n ${STATUS[$name]} ]] || reap "$name"
-		done
-		[[ $left == 1 ]] || break
-		sleep 0.05
-	done
+	local name
+	poll_until 10 decided "$@" || true
 	WON=()
 	for name in "$@"; do
 		if is_our_mount "$WORK/$name"; then
@@ -117,13 +120,9 @@ lost() {
 
 # stop NAME: SIGTERM; exit 0, mount gone, no error on stderr.
 stop() {
-	local name=$1 _
+	local name=$1
 	kill -TERM "${PID[$name]}" || fail "cannot send SIGTERM to $name (${PID[$name]})"
-	for _ in $(seq 200); do
-		pid_alive "${PID[$name]}" || break
-		sleep 0.05
-	done
-	pid_alive "${PID[$name]}" && fail "daemon $name still runs 10 s after SIGTERM"
+	wait_until 10 "daemon $name gone after SIGTERM" pid_gone "${PID[$name]}"
 	reap "$name"
 	DAEMON_ERR=$WORK/$name.err
 	[[ ${STATUS[$name]} == 0 ]] || fail "daemon $name exited with status ${STATUS[$name]} after SIGTERM"
@@ -141,12 +140,8 @@ crash() {
 # crashed NAME: wait until the daemon killed by SIGKILL is gone, reap it,
 # and detach the dead mount it leaves.
 crashed() {
-	local name=$1 _
-	for _ in $(seq 200); do
-		pid_alive "${PID[$name]}" || break
-		sleep 0.05
-	done
-	pid_alive "${PID[$name]}" && fail "daemon $name survived SIGKILL"
+	local name=$1
+	wait_until 10 "daemon $name gone after SIGKILL" pid_gone "${PID[$name]}"
 	reap "$name"
 	[[ ${STATUS[$name]} == 137 ]] || fail "daemon $name exited with status ${STATUS[$name]}, not by SIGKILL"
 	if is_mounted "$WORK/$name"; then
@@ -204,36 +199,40 @@ file_inode() {
 	stat -c '%F %s %i %h' "$1"
 }
 
+# lock_waiters FILE INODE N NAME...: whether N processes wait for the flock
+# on FILE; fail if one of the daemons NAME... has exited.
+lock_waiters() {
+	local file=$1 ino=$2 n=$3 got name fd
+	shift 3
+	# Blocked waiters (Flink-style writers) show in /proc/locks; extresd
+	# polls the lock, so it counts once it has the file open.
+	got=$(awk -v ino="$ino" '$2 == "->" && $3 == "FLOCK" && $7 ~ (":" ino "$")' /proc/locks | wc -l)
+	for name in "$@"; do
+		for fd in "/proc/${PID[$name]}/fd/"*; do
+			if [[ $(readlink "$fd" 2>/dev/null) == "$file" ]]; then
+				got=$((got + 1))
+				break
+			fi
+		done
+	done
+	[[ $got -lt $n ]] || return 0
+	for name in "$@"; do
+		if ! pid_alive "${PID[$name]}"; then
+			reap "$name"
+			DAEMON_ERR=$WORK/$name.err
+			fail "daemon $name exited with status ${STATUS[$name]} while waiting for the lock"
+		fi
+	done
+	return 1
+}
+
 # Wait (10 s at most) until N processes wait for the flock on $1, failing
 # if one of the daemons NAME... exits first.
 wait_lock_waiters() {
-	local file=$1 n=$2 ino _ got name fd
+	local file=$1 n=$2
 	shift 2
-	ino=$(stat -c %i "$file")
-	for _ in $(seq 200); do
-		# Blocked waiters (Flink-style writers) show in /proc/locks;
-		# extresd polls the lock, so it counts once it has the file
-		# open.
-		got=$(awk -v ino="$ino" '$2 == "->" && $3 == "FLOCK" && $7 ~ (":" ino "$")' /proc/locks | wc -l)
-		for name in "$@"; do
-			for fd in "/proc/${PID[$name]}/fd/"*; do
-				if [[ $(readlink "$fd" 2>/dev/null) == "$file" ]]; then
-					got=$((got + 1))
-					break
-				fi
-			done
-		done
-		[[ $got -lt $n ]] || return 0
-		for name in "$@"; do
-			if ! pid_alive "${PID[$name]}"; then
-				reap "$name"
-				DAEMON_ERR=$WORK/$name.err
-				fail "daemon $name exited with status ${STATUS[$name]} while waiting for the lock"
-			fi
-		done
-		sleep 0.05
-	done
-	fail "only $got of $n processes wait for the lock on $file after 10 s"
+	wait_until 10 "$n processes waiting for the lock on $file" \
+		lock_waiters "$file" "$(stat -c %i "$file")" "$n" "$@"
 }
 
 # ---------------------------------------------------------------------------
@@ -682,7 +681,7 @@ case_owner_zombie() {
 # background, not the one that returned.
 case_background() {
 	it_setup
-	local coord=$WORK/gpu.coord launcher status=0 pid _
+	local coord=$WORK/gpu.coord launcher status=0 pid
 	write_gpu_config "$WORK/extres.yaml" 2 0,1,2 "$coord"
 	env --default-signal=INT,QUIT "$EXTRESD" -c "$WORK/extres.yaml" "$MNT" \
 		>"$WORK/daemon.out" 2>"$DAEMON_ERR" </dev/null &
@@ -697,11 +696,7 @@ case_background() {
 	assert_eq "$(line_for 0 "$pid")
 $(line_for 1 "$pid")" "$(cat "$coord")" "coordination file"
 	fusermount3 -u "$MNT" || fail "fusermount3 -u $MNT failed"
-	for _ in $(seq 200); do
-		pid_alive "$pid" || break
-		sleep 0.05
-	done
-	! pid_alive "$pid" || fail "extresd ($pid) still runs 10 s after fusermount3 -u"
+	wait_until 10 "extresd ($pid) gone after fusermount3 -u" pid_gone "$pid"
 	assert_eq "" "$(coord_lines "$coord")" "coordination file after fusermount3 -u"
 	check_daemon_stderr
 }
@@ -710,7 +705,7 @@ $(line_for 1 "$pid")" "$(cat "$coord")" "coordination file"
 # in the background, and goes when the owner does.
 case_owner_background() {
 	it_setup
-	local coord=$WORK/gpu.coord s status=0 pid _
+	local coord=$WORK/gpu.coord s status=0 pid
 	start_sleeper
 	s=$SLEEPER
 	write_gpu_config "$WORK/extres.yaml" 1 0,1 "$coord"
@@ -723,11 +718,7 @@ case_owner_background() {
 	[[ $pid =~ ^[0-9]+$ ]] || fail "not exactly one process runs for the case: '$pid'"
 	assert_eq extresd "$(ps -p "$pid" -o comm=)" "ps -p $pid (the daemon)"
 	kill_sleeper "$s"
-	for _ in $(seq 200); do
-		pid_alive "$pid" || break
-		sleep 0.05
-	done
-	! pid_alive "$pid" || fail "extresd ($pid) still runs 10 s after its owner exited"
+	wait_until 10 "extresd ($pid) gone after its owner exited" pid_gone "$pid"
 	! is_mounted "$MNT" || fail "$MNT still mounted after the owner exited"
 	assert_eq "" "$(coord_lines "$coord")" "coordination file after the owner exited"
 	check_daemon_stderr

@@ -145,19 +145,10 @@ case_background_log() {
 	DAEMON_PID=$pid
 	printf 'external-resources: [\n' >"$WORK/extres.yaml"
 	kill -HUP "$pid"
-	local _
-	for _ in $(seq 100); do
-		grep -q "reload failed" "$DAEMON_ERR" && break
-		sleep 0.05
-	done
-	grep -q "^extresd: error: reload failed" "$DAEMON_ERR" ||
-		fail "the failed reload after detaching is not on stderr: $(cat "$DAEMON_ERR")"
+	wait_until 10 "the failed reload after detaching on stderr" \
+		grep -q "^extresd: error: reload failed" "$DAEMON_ERR"
 	kill -TERM "$pid"
-	for _ in $(seq 100); do
-		pid_alive "$pid" || break
-		sleep 0.05
-	done
-	! pid_alive "$pid" || fail "extresd ($pid) did not stop within 5 s"
+	wait_until 10 "extresd ($pid) gone after SIGTERM" pid_gone "$pid"
 	! is_mounted "$MNT" || fail "$MNT still mounted"
 }
 
@@ -177,12 +168,7 @@ case_background_pipe() {
 		assert_contains "$out" "no syslog at /dev/log and stderr is a pipe" "output of extresd"
 	fi
 	kill -TERM "$pid"
-	local _
-	for _ in $(seq 100); do
-		pid_alive "$pid" || break
-		sleep 0.05
-	done
-	! pid_alive "$pid" || fail "extresd ($pid) did not stop within 5 s"
+	wait_until 10 "extresd ($pid) gone after SIGTERM" pid_gone "$pid"
 }
 
 it_main "$@"

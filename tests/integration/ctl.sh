@@ -782,4 +782,27 @@ case_discover_json_usage() {
 	NEEDLE="discover: unexpected argument 'b'" expect_usage discover --json a b
 }
 
+# The verbs on a running extresd share one tail, [--timeout S] [MOUNTPOINT],
+# parsed once: each answers its usage errors the same way, reload and top
+# included.
+case_mount_tail() {
+	it_setup_nofuse
+	local NEEDLE verb max
+	for verb in status reload leases cdi top; do
+		max=86400
+		[[ $verb == top ]] && max=3600
+		run_ctl "$verb" --help
+		assert_eq 0 "$RUN_STATUS" "exit status of extresctl $verb --help"
+		assert_eq "" "$CTL_ERR" "stderr of extresctl $verb --help"
+		[[ $CTL_OUT == "usage: extresctl $verb "* && $CTL_OUT == *"--timeout SECONDS"* ]] ||
+			fail "extresctl $verb --help: $CTL_OUT"
+		NEEDLE="$verb: MOUNTPOINT is an empty string" expect_usage "$verb" ""
+		NEEDLE="$verb: unexpected argument 'b'" expect_usage "$verb" a b
+		NEEDLE="$verb: --timeout '0' is not a number of seconds from 1 to $max" expect_usage "$verb" --timeout 0 a
+		NEEDLE="$verb: --timeout '$((max + 1))' is not a number of seconds from 1 to $max" expect_usage "$verb" a --timeout=$((max + 1))
+		NEEDLE="$verb: option '--timeout' needs an argument" expect_usage "$verb" --timeout
+		NEEDLE="$verb: unknown option '--bogus'" expect_usage "$verb" --bogus
+	done
+}
+
 it_main "$@"

@@ -46,7 +46,7 @@ daemon_of_work() {
 # options, the recorded owner, then umount(8) it and require the daemon to
 # exit having released its devices.
 check_mount() {
-	local mp=$1 pid start opts o _ utab
+	local mp=$1 pid start opts o utab
 	shift
 	: >"$RUN_ERR"
 	# libmount keeps userspace mount options there: none may stay behind.
@@ -65,11 +65,7 @@ check_mount() {
 1 $pid$T$start$(std_uuid 1)" "$(coord_lines "$WORK/gpu.coord")" "coordination file while mounted"
 
 	umount "$mp" || fail "umount $mp failed"
-	for _ in $(seq 200); do
-		pid_alive "$pid" || break
-		sleep 0.05
-	done
-	! pid_alive "$pid" || fail "extresd ($pid) still runs 10 s after umount $mp"
+	wait_until 10 "extresd ($pid) gone after umount $mp" pid_gone "$pid"
 	! is_mounted "$mp" || fail "$mp still mounted after umount: $(mount_info "$mp")"
 	assert_eq "$utab" "$(cat /run/mount/utab 2>/dev/null || true)" "/run/mount/utab after umount"
 	# Released: only a clean exit removes the daemon's lines.
@@ -417,9 +413,16 @@ sd_boot() {
 	it_log "systemd $(sd_ctl --version | head -n 1) as PID 1 of a namespace, host PID $SD_PID1"
 }
 
+# Remove the cgroup $1 and those under it; 0 once it is gone (it goes once
+# its last process has).
+cgroup_removed() {
+	find "$1" -depth -type d -exec rmdir {} + 2>/dev/null
+	[[ ! -d $1 ]]
+}
+
 # Take down everything sd_boot made, then require that nothing is left.
 sd_cleanup() {
-	local rc=$? _ mp left=
+	local rc=$? mp left=
 	set +e
 	# SIGKILL to a PID namespace's init kills every process in it; without
 	# one yet, unshare's --kill-child does.
@@ -429,11 +432,8 @@ sd_cleanup() {
 		kill -KILL "$SD_UNSHARE" 2>/dev/null
 	fi
 	if [[ -n $SD_UNSHARE ]]; then
-		for _ in $(seq 300); do
-			pid_alive "$SD_UNSHARE" || break
-			sleep 0.1
-		done
-		pid_alive "$SD_UNSHARE" && left+=" process $SD_UNSHARE (unshare) alive 30 s after SIGKILL to PID 1;"
+		poll_until 30 pid_gone "$SD_UNSHARE" ||
+			left+=" process $SD_UNSHARE (unshare) alive 30 s after SIGKILL to PID 1;"
 	fi
 	if [[ -n $SD_SHARED ]]; then
 		for mp in $(mounts_in_work); do
@@ -446,12 +446,8 @@ sd_cleanup() {
 		rmdir "$SD_ROOT" 2>/dev/null || left+=" $SD_ROOT: $(ls -A "$SD_ROOT" 2>&1 | head -n 3);"
 	fi
 	if [[ -n $SD_CGROUP && -d $SD_CGROUP ]]; then
-		for _ in $(seq 100); do
-			find "$SD_CGROUP" -depth -type d -exec rmdir {} + 2>/dev/null
-			[[ -d $SD_CGROUP ]] || break
-			sleep 0.1
-		done
-		[[ -d $SD_CGROUP ]] && left+=" cgroup $SD_CGROUP ($(cat "$SD_CGROUP/cgroup.procs" 2>&1 | head -n 3));"
+		poll_until 10 cgroup_removed "$SD_CGROUP" ||
+			left+=" cgroup $SD_CGROUP ($(cat "$SD_CGROUP/cgroup.procs" 2>&1 | head -n 3));"
 	fi
 	if [[ -n $left ]]; then
 		printf 'FAIL: %s: left behind:%s\n' "$IT_CASE" "$left" >&2
@@ -630,7 +626,7 @@ case_kubernetes_schema() {
 	assert_contains "$out" '/spec/template/spec/containers/0/readinessProbe/periodSeconds must be integer' "validator on a wrong type"
 }
 
-# The DaemonSet's promises (README, Kubernetes): scheduled by NFD's PCI
+# The DaemonSet's promises (extresd(8), KUBERNETES): scheduled by NFD's PCI
 # vendor labels or the override label, Guaranteed QoS, privileged only as
 # Bidirectional propagation requires, read-only root, no API token.
 case_kubernetes_policy() {

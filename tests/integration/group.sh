@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
 #
-# The shared-group layout of README: root's coordination file and queue,
+# The shared-group layout of extresctl(8) (EXAMPLES): root's coordination file and queue,
 # mode 0660, in a group of users. Root is in no such group: it trusts the
 # one extres.coordination-group names; members trust their own groups;
 # nobody else can open the files, so nobody else can hold their locks.
@@ -16,7 +16,7 @@ GID=
 
 # group_setup: root, setpriv and groupadd; a fresh group GROUP (gid GID),
 # removed on exit; $WORK reachable by every user; the layout under
-# $WORK/shared made as README says, with config $WORK/extres.yaml (root's,
+# $WORK/shared made as extresctl(8) says, with config $WORK/extres.yaml (root's,
 # 0644) naming it. Call first.
 group_setup() {
 	it_setup_nofuse
@@ -66,7 +66,7 @@ outsider() {
 	setpriv --reuid="$NOBODY" --regid="$NOBODY" --clear-groups -- "$@"
 }
 
-# Root on README's layout: refused without the setting (with a hint at
+# Root on that layout: refused without the setting (with a hint at
 # it), then run, coord list and coord gc --drop-unparsable all work.
 case_root() {
 	group_setup

@@ -3,7 +3,7 @@
 #
 # A device is never held by two processes: extresd beside Flink-style
 # scripts and against other local users. Each case reproduces one way the
-# promise broke (see the coordination-file rules in README.md).
+# promise broke (see COORDINATION FILE in extresd(8)).
 # shellcheck source=tests/integration/lib.sh
 source "$(dirname "$0")/lib.sh"
 
@@ -46,13 +46,13 @@ start_second() {
 	env --default-signal=INT,QUIT "$EXTRESD" -f -c "$1" "$2" \
 		>/dev/null 2>"$WORK/d2.err" &
 	PID2=$!
-	local _
-	for _ in $(seq 200); do
-		is_our_mount "$2" && return 0
-		pid_alive "$PID2" || fail "second extresd died: $(cat "$WORK/d2.err")"
-		sleep 0.05
-	done
-	fail "second extresd did not mount $2"
+	wait_until 10 "the second extresd's mount at $2" second_mounted "$2"
+}
+
+second_mounted() {
+	is_our_mount "$1" && return 0
+	pid_alive "$PID2" || fail "second extresd died: $(cat "$WORK/d2.err")"
+	return 1
 }
 
 stop_second() {
@@ -134,7 +134,7 @@ start_owner_ending_in_1() {
 # reclaiming 3 also deletes "13 ...") is written back within a second.
 case_sed_reclaim() {
 	it_setup
-	local coord=$WORK/gpu.coord st line dead _
+	local coord=$WORK/gpu.coord st line dead
 	start_owner_ending_in_1
 	dead=$(dead_pid)
 	gpu_config 1 3 "$coord"
@@ -147,10 +147,7 @@ case_sed_reclaim() {
 	assert_file "$coord" "$line"$'\n'
 	# Deleted anyway: back within a second (the guard), as the same line.
 	bash "$WRITER" --reclaim "$coord" 3
-	for _ in $(seq 20); do
-		[[ $(cat "$coord") == "$line" ]] && break
-		sleep 0.05
-	done
+	wait_until 10 "our line written back to $coord" content_is "$coord" "$line"
 	assert_file "$coord" "$line"$'\n'
 	grep -q "1 line of ours had gone from $coord; written back" "$DAEMON_ERR" ||
 		fail "no warning about the line written back: $(cat "$DAEMON_ERR")"
@@ -166,24 +163,18 @@ case_sed_reclaim() {
 # device. Once the other holder is gone, the line is ours again.
 case_sed_conflict() {
 	it_setup
-	local coord=$WORK/gpu.coord st out status=0 s _
+	local coord=$WORK/gpu.coord st out status=0 s
 	gpu_config 1 0 "$coord"
 	daemon_start -c "$WORK/extres.yaml" "$MNT"
 	st=$(proc_starttime "$DAEMON_PID")
 	sleep 300 </dev/null >/dev/null 2>&1 &
 	s=$!
 	echo "$s" >"$WORK/sleeper.pid"
-	for _ in $(seq 100); do
-		[[ $(cat "/proc/$s/comm" 2>/dev/null) == sleep ]] && break
-		sleep 0.02
-	done
+	wait_until 10 "the sleeper ($s) exec'ing sleep" comm_is "$s" sleep
 	# In one rename, as sed -i does: our line gone, the device taken.
 	printf '0 %s\n' "$s" >"$coord.new"
 	mv "$coord.new" "$coord"
-	for _ in $(seq 20); do
-		grep -q '^conflict ' "$MNT/.meta/status" && break
-		sleep 0.05
-	done
+	wait_until 10 "a conflict in .meta/status" grep -q '^conflict ' "$MNT/.meta/status"
 	assert_contains "$(cat "$MNT/.meta/status")" "conflicts 1
 conflict resource 'gpu': device index 0 is held by PID $s (sleep 300) in coordination file $coord" ".meta/status"
 	out=$("$EXTRESCTL" status "$MNT" 2>&1) || status=$?
@@ -196,10 +187,7 @@ conflict resource 'gpu': device index 0 is held by PID $s (sleep 300) in coordin
 	assert_file "$MNT/gpu/0/index" $'0\n'
 	kill "$s"
 	wait "$s" 2>/dev/null || true
-	for _ in $(seq 40); do
-		grep -q '^conflicts 0$' "$MNT/.meta/status" && break
-		sleep 0.05
-	done
+	wait_until 10 "no conflict in .meta/status" grep -q '^conflicts 0$' "$MNT/.meta/status"
 	assert_contains "$(cat "$MNT/.meta/status")" "conflicts 0" ".meta/status once the other holder is gone"
 	assert_file "$coord" "0 $s
 0 $DAEMON_PID$T$st
@@ -251,11 +239,7 @@ hold_shared() {
 		flock -s "$1" sleep 600 </dev/null >/dev/null 2>&1 &
 	HOLDER=$!
 	echo "$HOLDER" >"$WORK/holder.pid"
-	for _ in $(seq 100); do
-		grep -q " $HOLDER " /proc/locks && return 0
-		sleep 0.05
-	done
-	fail "flock -s $1 did not take the lock"
+	wait_until 10 "flock -s $1 holding the lock" grep -q " $HOLDER " /proc/locks
 }
 
 # The lock lives as long as flock's child (sleep) keeps the file open.
@@ -288,11 +272,9 @@ case_lock_frozen() {
 	hold_shared "$coord"
 	gpu_config 2 0,1 "$coord" 'extres.lock-timeout: 60'
 	kill -HUP "$DAEMON_PID"
-	for _ in $(seq 100); do
-		grep -q 'reloading' "$DAEMON_ERR" && break
-		sleep 0.05
-	done
-	sleep 0.2
+	wait_until 10 "the reload" grep -q 'reloading' "$DAEMON_ERR"
+	# Stuck: the reload has the file open and polls for its lock.
+	wait_until 10 "the reload waiting for the lock" pid_has_open "$DAEMON_PID" "$coord"
 	t0=$(date +%s%N)
 	kill -TERM "$DAEMON_PID"
 	daemon_reap

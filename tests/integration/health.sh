@@ -36,13 +36,15 @@ set_dev() {
 # until_reads SECONDS FILE VALUE: FILE reads VALUE within SECONDS (a bound
 # that catches a hang; the daemon's own delay is ~20-100 ms).
 until_reads() {
-	local secs=$1 file=$2 want=$3 i got=
-	for ((i = 0; i < secs * 50; i++)); do
-		got=$(cat "$file" 2>/dev/null) || got=
-		[[ $got == "$want" ]] && return 0
-		sleep 0.02
-	done
-	fail "$file: wanted '$want' within $secs s, still '$got'"
+	local secs=$1 file=$2 want=$3
+	poll_until "$secs" content_is "$file" "$want" ||
+		fail "$file: wanted '$want' within $secs s, still '$(cat "$file" 2>/dev/null)'"
+}
+
+# Whether PID sleeps in poll() or epoll_wait(): a poll that found its event
+# ready returns without sleeping.
+sleeps_in_poll() {
+	proc_sleeps_in "$1" '*poll*' 7 232 271 281 441
 }
 
 # A driver's request reaches the files without any refresh-interval.
@@ -58,10 +60,19 @@ case_request_refresh() {
 	until_reads 5 "$MNT/live/1/value" again
 	# The same driver with nothing asking: no refresh-interval, no change.
 	daemon_stop
-	live_config 2 2 'external-resource.live.param.quiet: yes'
+	# Beside it a resource whose driver asks: once that one's change
+	# shows, the quiet one's would have had anything asked for it.
+	live_config 2 2 'external-resource.live.param.quiet: yes' \
+		'external-resource.loud.amount: 1' \
+		"external-resource.loud.driver: $LIVE" \
+		"external-resource.loud.param.dir: $WORK/loud" \
+		'external-resource.loud.param.count: 1'
+	sed -i 's/^external-resources: live$/external-resources: live;loud/' "$WORK/extres.yaml"
+	mkdir -p "$WORK/loud"
 	daemon_start -c "$WORK/extres.yaml" "$MNT"
 	set_dev value 1 unheard
-	sleep 1
+	printf 'heard\n' >"$WORK/loud/value-0"
+	until_reads 5 "$MNT/loud/0/value" heard
 	assert_eq again "$(cat "$MNT/live/1/value")" "value of a quiet driver"
 	daemon_stop
 }
@@ -80,10 +91,8 @@ case_alloc_skips() {
 	set_dev health 2 ecc-dbe
 	until_reads 5 "$MNT/live/1/health" ecc-dbe
 	assert_eq 2 "$(cat "$MNT/live/1/index")" "the sick device is still held"
-	for _ in $(seq 250); do
-		grep -qx 'unhealthy-device live 1 ecc-dbe' "$MNT/.meta/status" && break
-		sleep 0.02
-	done
+	wait_until 5 "the sick device in .meta/status" \
+		grep -qx 'unhealthy-device live 1 ecc-dbe' "$MNT/.meta/status"
 	{ grep -qx 'unhealthy 1' "$MNT/.meta/status" &&
 		grep -qx 'unhealthy-device live 1 ecc-dbe' "$MNT/.meta/status"; } ||
 		fail "status: $(cat "$MNT/.meta/status")"
@@ -124,7 +133,7 @@ case_poll() {
 		local prober=$!
 		until_reads 5 "$WORK/$how.out" "read $([[ $how == poll ]] && echo ok || echo xid-79)"
 		# It waits: an unchanged file has nothing to report.
-		sleep 0.5
+		wait_until 10 "$how asleep on an unchanged file" sleeps_in_poll "$prober"
 		pid_alive "$prober" || fail "$how returned before any change: $(cat "$WORK/$how.out")"
 		set_dev health 1 "$([[ $how == poll ]] && echo xid-79 || echo ok)"
 		local t0=$SECONDS
@@ -148,8 +157,11 @@ poll POLLIN
 same ok
 reopen ok" "$("$PROBE" pollin "$MNT/live/0/health" 20000)" "poll for POLLIN"
 	# A change elsewhere does not wake it.
-	"$PROBE" poll "$MNT/live/0/health" 1500 >"$WORK/other.out"
+	"$PROBE" poll "$MNT/live/0/health" 2000 >"$WORK/other.out" &
+	prober=$!
+	wait_until 10 "poll asleep on health" sleeps_in_poll "$prober"
 	set_dev value 0 elsewhere
+	wait "$prober" || fail "probe poll failed"
 	assert_eq "read ok
 poll TIMEOUT
 same ok
@@ -165,15 +177,6 @@ reopen ok" "$(cat "$WORK/other.out")" "poll on an unchanged file"
 }
 
 # extresctl watch: the shell's way to wait.
-# PID holds FILE open.
-watching() {
-	local fd
-	for fd in /proc/"$1"/fd/*; do
-		[[ $(readlink "$fd" 2>/dev/null) == "$2" ]] && return 0
-	done
-	return 1
-}
-
 case_watch() {
 	it_setup
 	live_config 1 1
@@ -193,9 +196,9 @@ ok"
 	# One change, then exit 0.
 	"$EXTRESCTL" watch --timeout 30 "$MNT/live/0/health" >"$WORK/once.out" &
 	watcher=$!
-	# It waits once it holds the file open; a change before would be
-	# its starting value.
-	wait_until 10 "watch opening $MNT/live/0/health" watching "$watcher" "$MNT/live/0/health"
+	# It waits once it sleeps in poll(), past reading its starting value:
+	# a change before would be that value.
+	wait_until 10 "watch asleep on $MNT/live/0/health" sleeps_in_poll "$watcher"
 	set_dev health 0 ecc-dbe
 	wait "$watcher" || fail "watch exited with $?"
 	assert_eq ecc-dbe "$(cat "$WORK/once.out")" "watch without --follow"

@@ -42,7 +42,7 @@ since_of() {
 # A process that sleeps until the cleanup (or the case) ends it, as
 # user $1 (default: ours); its PID in SLEEPER.
 start_sleeper() {
-	# As a lease's command would, it proves its lease lines (core/lease.h):
+	# As a lease's command would, it proves its lease lines (lease/lease.h):
 	# without that lock, a lease line is only a holder's.
 	[[ -e $WORK/gpu.coord ]] || : >"$WORK/gpu.coord"
 	local prove=("$PROBE" lockexec "$WORK/gpu.coord" 4611686018427387904)
@@ -53,12 +53,7 @@ start_sleeper() {
 	fi
 	SLEEPER=$!
 	echo "$SLEEPER" >"$WORK/sleeper.$SLEEPER.pid"
-	local _
-	for _ in $(seq 100); do
-		[[ $(cat "/proc/$SLEEPER/comm" 2>/dev/null) == sleep ]] && return 0
-		sleep 0.02
-	done
-	fail "sleeper $SLEEPER did not start"
+	wait_until 10 "sleeper $SLEEPER exec'ing sleep" comm_is "$SLEEPER" sleep
 }
 
 # Append a lease's lines (KEY PID<tab>STARTTIME<tab>lease=PID-STARTTIME)
@@ -81,25 +76,32 @@ line_of() {
 	printf 'gpu\t%s\t%s\t%s\t%s\t%s\t%s\t%s\tlive\t-\n' "$key" "$pid" "$user" "$cmd" "$(since_of "$pid")" "$kind" "$lease"
 }
 
-# Poll .meta/holders until it is $1, for $2 seconds at most (default 2):
-# a daemon that never follows the file fails here, not by hanging.
+# Whether .meta/holders holds exactly $1.
+holders_are() {
+	local got
+	got=$(file_bytes "$MNT/.meta/holders" && printf x) || fail "cannot read .meta/holders"
+	[[ ${got%x} == "$1" ]]
+}
+
+# Whether extresctl leases lists none.
+no_leases() {
+	local out
+	out=$("$EXTRESCTL" leases "$MNT") || fail "extresctl leases failed: $out"
+	[[ -z $out ]]
+}
+
+# Wait until .meta/holders is $1, for $2 seconds at most (default 2): a
+# daemon that never follows the file fails here, not by hanging. WAITED_MS
+# says how long it took.
 wait_holders() {
-	local want=$1 secs=${2:-2} got _ t0 t1
+	local want=$1 secs=${2:-2} t0 t1
 	t0=$(date +%s%N)
-	for _ in $(seq $((secs * 50))); do
-		got=$(file_bytes "$MNT/.meta/holders" && printf x) || fail "cannot read .meta/holders"
-		got=${got%x}
-		if [[ $got == "$want" ]]; then
-			t1=$(date +%s%N)
-			WAITED_MS=$(((t1 - t0) / 1000000))
-			return 0
-		fi
-		sleep 0.02
-	done
-	fail ".meta/holders after ${secs} s: wanted
+	poll_until "$secs" holders_are "$want" || fail ".meta/holders after ${secs} s: wanted
 $want
 got
-$got"
+$(file_bytes "$MNT/.meta/holders")"
+	t1=$(date +%s%N)
+	WAITED_MS=$(((t1 - t0) / 1000000))
 }
 
 # Every kind: this daemon's lines, a lease's, another extresd's, a Flink
@@ -250,19 +252,10 @@ $b-$stb $b nobody sleep gpu 3" "$out" "extresctl leases"
 		"$EXTRESCTL" leases --kill "$b-$stb" "$MNT" 2>&1) || fail "nobody could not end its lease: $out"
 	assert_eq "sent SIGTERM to PID $b (sleep 300), the command of lease $b-$stb" "$out" "--kill output"
 	out=$("$EXTRESCTL" leases --kill "$a-$sta" "$MNT" 2>&1) || fail "root could not end a lease: $out"
-	local _
-	for _ in $(seq 100); do
-		pid_alive "$a" || pid_alive "$b" || break
-		sleep 0.02
-	done
-	! pid_alive "$a" && ! pid_alive "$b" || fail "lease commands still run after --kill"
+	wait_until 10 "lease command $a gone after --kill" pid_gone "$a"
+	wait_until 10 "lease command $b gone after --kill" pid_gone "$b"
 	wait "$a" "$b" 2>/dev/null || true
-	for _ in $(seq 150); do
-		out=$("$EXTRESCTL" leases "$MNT") || fail "extresctl leases failed: $out"
-		[[ -z $out ]] && break
-		sleep 0.02
-	done
-	assert_eq "" "$out" "extresctl leases once both ended"
+	wait_until 10 "no lease in extresctl leases once both ended" no_leases
 	out=$("$EXTRESCTL" leases --kill "$a-$sta" "$MNT" 2>&1) && fail "an ended lease was killed again"
 	daemon_stop
 }
@@ -359,11 +352,7 @@ start_leaser() {
 	LEASER=$!
 	echo "$LEASER" >"$WORK/leaser.pid"
 	# Its lock is taken once probe has become bash.
-	local _
-	for _ in $(seq 500); do
-		[[ $(cat "/proc/$LEASER/comm" 2>/dev/null) == bash ]] && break
-		sleep 0.01
-	done
+	wait_until 10 "the leaser ($LEASER) exec'ing bash" comm_is "$LEASER" bash
 	add_lease "$LEASER" "$@"
 }
 
@@ -450,12 +439,8 @@ case_lease_command() {
 	env --default-signal=INT,QUIT "$EXTRESCTL" -c "$WORK/extres.yaml" run gpu=1 -- sleep 300 \
 		</dev/null >/dev/null 2>"$RUN_ERR" &
 	echo "$!" >"$WORK/run.pid"
-	local _
-	for _ in $(seq 500); do
-		line=$(grep -m 1 'lease=' "$WORK/gpu.coord" 2>/dev/null) && break
-		sleep 0.02
-	done
-	[[ -n ${line:-} ]] || fail "no lease recorded in 10 s: $(cat "$WORK/gpu.coord" 2>&1)"
+	wait_until 10 "a lease recorded in $WORK/gpu.coord" grep -q 'lease=' "$WORK/gpu.coord"
+	line=$(grep -m 1 'lease=' "$WORK/gpu.coord")
 	key=${line%% *}
 	pid=${line#* }
 	pid=${pid%%"$T"*}
@@ -480,25 +465,21 @@ case_lease_command() {
 # a control character) and keeps its line format.
 case_bad_bytes() {
 	it_setup
-	local name=$'sl\xff\xfe\tep' argv0=$'a\xff\tb\nc\xe2\x82' pid st shown out status=0 _
+	local name=$'sl\xff\xfe\tep' argv0=$'a\xff\tb\nc\xe2\x82' pid st shown out status=0
 	local u=$'\xef\xbf\xbd'
 	gpu_config 1 0,1,2
 	daemon_start -c "$WORK/extres.yaml" "$MNT"
 	wait_holders "$(line_of 0 "$DAEMON_PID" root extresd daemon)
 "
 	cp "$(command -v sleep)" "$WORK/$name"
-	# The lease's proof (a read lock of its own, README) on the file that
+	# The lease's proof (a read lock of its own, extresctl(8) run) on the file that
 	# replaces the coordination file below.
 	: >"$WORK/gpu.coord.new"
 	"$PROBE" lockexec "$WORK/gpu.coord.new" 4611686018427387904 \
 		bash -c 'exec -a "$0" "$1" 300' "$argv0" "$WORK/$name" </dev/null >/dev/null 2>&1 &
 	pid=$!
 	echo "$pid" >"$WORK/bad.pid"
-	for _ in $(seq 250); do
-		[[ $(cat "/proc/$pid/comm" 2>/dev/null) == "$name" ]] && break
-		sleep 0.02
-	done
-	[[ $(cat "/proc/$pid/comm") == "$name" ]] || fail "the process did not exec $name"
+	wait_until 10 "the process exec'ing $name" comm_is "$pid" "$name"
 	st=$(proc_starttime "$pid")
 	# In one rename, as sed -i does: our line gone, device 0 taken (a
 	# conflict, which .meta/status shows with the command line), and a
@@ -509,10 +490,7 @@ case_bad_bytes() {
 	wait_holders "$(line_of 0 "$pid" root "$shown" other)
 $(line_of 2 "$pid" root "$shown" lease "$pid-$st")
 " 5
-	for _ in $(seq 250); do
-		grep -q '^conflict ' "$MNT/.meta/status" && break
-		sleep 0.02
-	done
+	wait_until 10 "a conflict in .meta/status" grep -q '^conflict ' "$MNT/.meta/status"
 	assert_contains "$(cat "$MNT/.meta/status")" "
 conflict resource 'gpu': device index 0 is held by PID $pid (a$u?b?c$u$u 300) in coordination file $WORK/gpu.coord
 " ".meta/status"
@@ -527,15 +505,11 @@ conflict resource 'gpu': device index 0 is held by PID $pid (a$u?b?c$u$u 300) in
 	assert_utf8 "$MNT/.meta/holders" "$MNT/.meta/status" "$MNT/.meta/extres.json" \
 		"$MNT/.meta/metrics.prom" "$WORK/status.out" "$WORK/leases.out" "$WORK/status.json"
 	kill "$pid"
-	for _ in $(seq 250); do
-		grep -q '^conflicts 0$' "$MNT/.meta/status" && break
-		sleep 0.02
-	done
+	wait_until 10 "no conflict in .meta/status" grep -q '^conflicts 0$' "$MNT/.meta/status"
 	assert_contains "$(cat "$MNT/.meta/status")" "conflicts 0" ".meta/status once the holder is gone"
 	assert_utf8 "$DAEMON_ERR"
 	sed -i '/conflict: resource/d' "$DAEMON_ERR"
 	daemon_stop
 }
 
-case=${1:?usage: holders.sh CASE}
-"case_${case//-/_}"
+it_main "$@"

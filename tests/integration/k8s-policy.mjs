@@ -2,7 +2,7 @@
 //
 // usage: node k8s-policy.mjs MODULES_DIR DAEMONSET_MANIFEST
 //
-// What README promises of the extresd DaemonSet, beyond the schema: it is
+// What extresd(8) (KUBERNETES) promises of the DaemonSet, beyond the schema: it is
 // scheduled by Node Feature Discovery's PCI vendor labels for NVIDIA and
 // AMD, or the override label, each enough alone; every container, init
 // containers included, has requests equal to limits for cpu and memory

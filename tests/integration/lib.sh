@@ -78,6 +78,46 @@ pid_alive() {
 	[[ $state != Z ]]
 }
 
+pid_gone() {
+	! pid_alive "$1"
+}
+
+# Whether PID's command name (/proc/PID/comm) is $2: a child started as
+# `cmd &` is bash until it has exec'd.
+comm_is() {
+	[[ $(cat "/proc/$1/comm" 2>/dev/null) == "$2" ]]
+}
+
+# proc_sleeps_in PID PATTERN NR...: whether PID sleeps (state S) in a kernel
+# function matching PATTERN (its wait channel) or, where that is hidden, in
+# one of the x86-64 system calls NR...
+proc_sleeps_in() {
+	local pid=$1 pat=$2 nr
+	shift 2
+	[[ $(proc_state "$pid") == S ]] || return 1
+	# shellcheck disable=SC2053 # PATTERN is a glob
+	[[ $(cat "/proc/$pid/wchan" 2>/dev/null) == $pat ]] && return 0
+	read -r nr _ <"/proc/$pid/syscall" 2>/dev/null || return 1
+	[[ $(uname -m) == x86_64 && " $* " == *" $nr "* ]]
+}
+
+# Whether a process waits, blocked, for a flock on PATH (/proc/locks shows
+# blocked waiters with "->").
+flock_waited() {
+	local ino
+	ino=$(stat -c %i "$1") || return 1
+	awk -v ino="$ino" '$2 == "->" && $3 == "FLOCK" && $7 ~ (":" ino "$") { n++ } END { exit !n }' /proc/locks
+}
+
+# Whether PID has PATH open.
+pid_has_open() {
+	local fd
+	for fd in /proc/"$1"/fd/*; do
+		[[ $(readlink "$fd" 2>/dev/null) == "$2" ]] && return 0
+	done
+	return 1
+}
+
 # PIDs whose command line mentions the work dir: a detached daemon, or a
 # discovery script the daemon left behind.
 pids_in_work() {
@@ -115,11 +155,7 @@ it_cleanup() {
 	for pid in $pids; do
 		pid_alive "$pid" || continue
 		kill -TERM "$pid" 2>/dev/null
-		for _ in $(seq 20); do
-			pid_alive "$pid" || break
-			sleep 0.1
-		done
-		pid_alive "$pid" && kill -KILL "$pid" 2>/dev/null
+		poll_until 2 pid_gone "$pid" || kill -KILL "$pid" 2>/dev/null
 	done
 	for mp in $(mounts_in_work); do
 		umount -l "$mp" 2>/dev/null
@@ -195,20 +231,20 @@ daemon_spawn() {
 	DAEMON_STATUS=
 }
 
-# Poll (10 s at most) until $1 is an extresd mount; fail at once if the
-# daemon died first.
+# Whether $1 is an extresd mount; fail at once if the daemon died first.
+daemon_mounted() {
+	is_our_mount "$1" && return 0
+	if pid_gone "$DAEMON_PID"; then
+		daemon_reap
+		fail "extresd exited with status $DAEMON_STATUS before mounting $1"
+	fi
+	return 1
+}
+
+# Wait (10 s at most) until $1 is an extresd mount.
 wait_mounted() {
-	local mp=$1 _
-	for _ in $(seq 200); do
-		if is_our_mount "$mp"; then
-			return 0
-		fi
-		if ! pid_alive "$DAEMON_PID"; then
-			daemon_reap
-			fail "extresd exited with status $DAEMON_STATUS before mounting $mp"
-		fi
-		sleep 0.05
-	done
+	local mp=$1
+	poll_until 10 daemon_mounted "$mp" && return 0
 	if is_mounted "$mp"; then
 		fail "$mp is mounted as '$(mount_info "$mp")', not fuse.extresd"
 	fi
@@ -217,12 +253,7 @@ wait_mounted() {
 
 # Wait (10 s at most) for our daemon to exit and keep its status.
 daemon_reap() {
-	local _
-	for _ in $(seq 200); do
-		pid_alive "$DAEMON_PID" || break
-		sleep 0.05
-	done
-	pid_alive "$DAEMON_PID" && fail "extresd (pid $DAEMON_PID) still runs after 10 s"
+	poll_until 10 pid_gone "$DAEMON_PID" || fail "extresd (pid $DAEMON_PID) still runs after 10 s"
 	DAEMON_STATUS=0
 	wait "$DAEMON_PID" || DAEMON_STATUS=$?
 }
@@ -330,6 +361,11 @@ file_bytes() {
 	printf '%s' "${s%x}"
 }
 
+# Whether FILE holds TEXT (trailing newlines aside, as $(cat) reads it).
+content_is() {
+	[[ $(cat -- "$1" 2>/dev/null) == "$2" ]]
+}
+
 assert_file() {
 	local path=$1 want=$2 got
 	got=$(file_bytes "$path"; printf x) || fail "cannot read $path"
@@ -381,25 +417,24 @@ dead_pid() {
 # for a go file), so the shell can never have reaped it first. The sleep's PID
 # goes to a .pid file in $WORK, which the cleanup kills.
 make_zombie() {
-	local maker _ tag=zombie.$RANDOM
+	local maker tag=zombie.$RANDOM
 	# Not on our stdout: a caller's $(...) or meson would wait for it.
 	bash -c '(while [[ ! -e $2 ]]; do sleep 0.01; done) & echo $! >"$1"; exec sleep 300' \
 		zombie-maker "$WORK/$tag" "$WORK/$tag.go" </dev/null >/dev/null 2>&1 &
 	maker=$!
 	echo "$maker" >"$WORK/$tag.pid"
-	for _ in $(seq 400); do
-		[[ $(cat "/proc/$maker/comm" 2>/dev/null) == sleep && -s $WORK/$tag ]] && break
-		sleep 0.05
-	done
-	[[ $(cat "/proc/$maker/comm" 2>/dev/null) == sleep && -s $WORK/$tag ]] ||
-		fail "the zombie maker ($maker) did not exec sleep within 20 s"
+	wait_until 20 "the zombie maker ($maker) exec'ing sleep" zombie_maker_ready "$maker" "$WORK/$tag"
 	ZOMBIE=$(cat "$WORK/$tag")
 	touch "$WORK/$tag.go"
-	for _ in $(seq 400); do
-		[[ $(proc_state "$ZOMBIE") == Z ]] && return 0
-		sleep 0.05
-	done
-	fail "process $ZOMBIE did not become a zombie within 20 s (state '$(proc_state "$ZOMBIE")')"
+	wait_until 20 "process $ZOMBIE a zombie" proc_state_is "$ZOMBIE" Z
+}
+
+zombie_maker_ready() {
+	[[ $(cat "/proc/$1/comm" 2>/dev/null) == sleep && -s $2 ]]
+}
+
+proc_state_is() {
+	[[ $(proc_state "$1") == "$2" ]]
 }
 
 # Lines of a coordination file; nothing when it does not exist.
@@ -540,37 +575,62 @@ status_field() {
 	fail "no '$key' line in $MNT/.meta/status: $(cat "$MNT/.meta/status")"
 }
 
-# kill -HUP, then poll .meta/status (20 s at most) until the attempt is
-# counted.
+# kill -HUP, then wait (20 s at most) until .meta/status counts the attempt.
 reload_hup() {
-	local before _
+	local before
 	before=$(status_field reloads)
 	kill -HUP "$DAEMON_PID" || fail "cannot send SIGHUP to extresd ($DAEMON_PID)"
-	for _ in $(seq 400); do
-		[[ $(status_field reloads) == "$before" ]] || return 0
-		pid_alive "$DAEMON_PID" || fail "extresd died after SIGHUP"
-		sleep 0.05
-	done
-	fail "no reload counted in $MNT/.meta/status 20 s after SIGHUP"
+	wait_until 20 "a reload counted in $MNT/.meta/status after SIGHUP" reload_counted "$before"
 }
 
-# wait_until SECONDS WHAT CMD...: run CMD every 10 ms until it succeeds;
-# fail after SECONDS (a bound that only catches a hang). The one way a case
-# waits for a condition.
-wait_until() {
-	local secs=$1 what=$2 i
-	shift 2
+# Whether .meta/status counts more reloads than $1; fail if the daemon died.
+reload_counted() {
+	[[ $(status_field reloads) != "$1" ]] && return 0
+	pid_alive "$DAEMON_PID" || fail "extresd died after SIGHUP"
+	return 1
+}
+
+# poll_until SECONDS CMD...: run CMD every 10 ms until it succeeds (0), or
+# give up after SECONDS (1). CMD runs in this shell: it may set variables
+# or fail at once. The naps are read timeouts on a pipe that nobody
+# writes, not a sleep process per look: a case that waits costs next to
+# no CPU of a loaded machine.
+poll_until() {
+	local secs=$1 i nap r=1
+	shift
+	exec {nap}<> <(:)
 	for ((i = 0; i < secs * 100; i++)); do
-		"$@" && return 0
-		sleep 0.01
+		if "$@"; then
+			r=0
+			break
+		fi
+		read -r -t 0.01 -u "$nap" _ || true
 	done
-	fail "$what: not within $secs s"
+	exec {nap}>&-
+	return "$r"
 }
 
-# Dispatch: run case_$1 of the sourcing script.
+# wait_until SECONDS WHAT CMD...: poll_until, failing the case after
+# SECONDS (a bound that only catches a hang). The one way a case waits for
+# a condition.
+wait_until() {
+	local secs=$1 what=$2
+	shift 2
+	poll_until "$secs" "$@" || fail "$what: not within $secs s"
+}
+
+# Dispatch: run case_$1 of the sourcing script. `--list` prints its cases,
+# one a line: meson registers them from there (tests/integration/meson.build).
 it_main() {
-	local name=${1:-}
-	[[ -n $name ]] || { echo "usage: $0 CASE" >&2; exit 2; }
+	local name=${1:-} f
+	if [[ $name == --list ]]; then
+		for f in $(compgen -A function case_); do
+			f=${f#case_}
+			echo "${f//_/-}"
+		done
+		exit 0
+	fi
+	[[ -n $name ]] || { echo "usage: $0 CASE | --list" >&2; exit 2; }
 	declare -F "case_${name//-/_}" >/dev/null || { echo "$0: no case '$name'" >&2; exit 2; }
 	IT_CASE=$name
 	"case_${name//-/_}"

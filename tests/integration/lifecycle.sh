@@ -58,7 +58,7 @@ held_then_stop() {
 # mounts afresh and reclaims the dead owner's devices.
 case_crash_recovery() {
 	mount_std
-	local old=$DAEMON_PID _
+	local old=$DAEMON_PID
 	kill -KILL "$old"
 	daemon_reap
 	# A name never looked up needs the dead daemon; cached ones do not.
@@ -70,14 +70,7 @@ case_crash_recovery() {
 	# apart from the check (the detach may fall in between). One statfs
 	# does: it always asks the daemon, and only a live FUSE mount answers
 	# with FUSE's magic.
-	for _ in $(seq 200); do
-		[[ $(stat -f -c %t "$MNT" 2>/dev/null) == 65735546 ]] && break
-		if ! pid_alive "$DAEMON_PID"; then
-			daemon_reap
-			fail "extresd exited with status $DAEMON_STATUS over the dead mount at $MNT"
-		fi
-		sleep 0.05
-	done
+	wait_until 10 "$MNT answering as FUSE" fuse_answers
 	assert_file "$MNT/gpu/1/index" $'1\n'
 	assert_eq 1 "$(awk -v mp="$MNT" '$5 == mp' /proc/self/mountinfo | wc -l)" "mounts at $MNT"
 	held_then_stop "after the crash"
@@ -87,16 +80,17 @@ case_crash_recovery() {
 # a live daemon does (a dead mount fails, the directory beneath is another
 # file system). Fail at once if the daemon died first.
 wait_serving() {
-	local _
-	for _ in $(seq 200); do
-		[[ $(stat -f -c %t "$MNT" 2>/dev/null) == 65735546 ]] && return 0
-		if ! pid_alive "$DAEMON_PID"; then
-			daemon_reap
-			fail "extresd exited with status $DAEMON_STATUS over the dead mount at $MNT"
-		fi
-		sleep 0.05
-	done
-	fail "$MNT does not answer as FUSE 10 s after the restart"
+	wait_until 10 "$MNT answering as FUSE after the restart" fuse_answers
+}
+
+# Whether $MNT answers statfs as FUSE; fail if the daemon died.
+fuse_answers() {
+	[[ $(stat -f -c %t "$MNT" 2>/dev/null) == 65735546 ]] && return 0
+	if ! pid_alive "$DAEMON_PID"; then
+		daemon_reap
+		fail "extresd exited with status $DAEMON_STATUS over the dead mount at $MNT"
+	fi
+	return 1
 }
 
 # A reader in a tight loop across 20 kill -9 and restarts: every read gives
@@ -119,10 +113,7 @@ restart_readers() {
 	mounted=$(mount_info "$MNT")
 	"$PROBE" gaploop "$MNT/gpu/1/uuid" "$MNT" >"$WORK/reader.out" 2>&1 &
 	reader=$!
-	for i in $(seq 100); do
-		[[ -s $WORK/reader.out ]] && break
-		sleep 0.05
-	done
+	wait_until 10 "the reader's start" test -s "$WORK/reader.out"
 	assert_eq READY "$(cat "$WORK/reader.out")" "the reader's start"
 	for i in $(seq 20); do
 		kill -KILL "$DAEMON_PID"
@@ -164,7 +155,7 @@ case_restart_fallback() {
 case_background() {
 	it_setup
 	write_std_config "$WORK/extres.yaml" "$WORK/gpu.coord"
-	local launcher status=0 pid starttime _
+	local launcher status=0 pid starttime
 	env --default-signal=INT,QUIT "$EXTRESD" -c "$WORK/extres.yaml" "$MNT" \
 		>"$WORK/daemon.out" 2>"$DAEMON_ERR" </dev/null &
 	launcher=$!
@@ -195,11 +186,7 @@ case_background() {
 	fi
 
 	fusermount3 -u "$MNT" || fail "fusermount3 -u $MNT failed"
-	for _ in $(seq 100); do
-		pid_alive "$pid" || break
-		sleep 0.1
-	done
-	! pid_alive "$pid" || fail "extresd ($pid) still runs 10 s after fusermount3 -u"
+	wait_until 10 "extresd ($pid) gone after fusermount3 -u" pid_gone "$pid"
 	! is_mounted "$MNT" || fail "$MNT still mounted"
 	assert_eq "" "$(coord_lines "$WORK/gpu.coord")" "coordination file after fusermount3 -u"
 	check_daemon_stderr
@@ -248,7 +235,7 @@ case_restart() {
 # inherited by a discovery script, and removed by a clean exit.
 case_lock_held() {
 	it_setup
-	local lock pid status=0 _
+	local lock pid status=0
 	cat >"$WORK/discover.sh" <<-'EOF'
 	#!/bin/sh
 	# Records what the script's descriptors lead to in $2; finds device 0.
@@ -275,11 +262,7 @@ case_lock_held() {
 	[[ -s $WORK/fds ]] || fail "the discovery script recorded nothing"
 	! grep -qxF "$lock" "$WORK/fds" || fail "the discovery script inherited the lock: $(cat "$WORK/fds")"
 	kill -TERM "$pid"
-	for _ in $(seq 200); do
-		pid_alive "$pid" || break
-		sleep 0.05
-	done
-	! pid_alive "$pid" || fail "extresd ($pid) still runs 10 s after SIGTERM"
+	wait_until 10 "extresd ($pid) gone after SIGTERM" pid_gone "$pid"
 	! is_mounted "$MNT" || fail "$MNT still mounted"
 	[[ ! -e $lock ]] || fail "$lock is left after a clean exit"
 	check_daemon_stderr
@@ -289,9 +272,19 @@ case_lock_held() {
 # another start waits, runs no driver, and ends at once on SIGTERM (exit 0,
 # nothing taken); left alone, it gives up after its short wait, saying the
 # mount point is served.
+# Whether extresd PID blocks SIGTERM and sleeps in nanosleep(); fail if it
+# exited.
+waits_for_lock() {
+	local blk
+	pid_alive "$1" || fail "the second extresd did not wait: $(cat "$WORK/b.err")"
+	blk=$(awk '$1 == "SigBlk:" { print $2 }' "/proc/$1/status" 2>/dev/null || true)
+	[[ -n $blk ]] && ((0x$blk & 0x4000)) || return 1
+	proc_sleeps_in "$1" '*nanosleep*' 35 230
+}
+
 case_lock_wait() {
 	it_setup
-	local b blk t0 t1 _
+	local b t0 t1
 	cat >"$WORK/discover.sh" <<-'EOF'
 	#!/bin/sh
 	# Counts its runs in $2; finds device 0 once $3 exists.
@@ -307,31 +300,18 @@ case_lock_wait() {
 		"external-resource.fpga.param.discovery-script.args: $WORK/runs $WORK/go" \
 		'external-resource.fpga.param.discovery-script.timeout: 30' >"$WORK/extres.yaml"
 	daemon_spawn -f -c "$WORK/extres.yaml" "$MNT"
-	for _ in $(seq 200); do
-		[[ -s $WORK/runs ]] && break
-		sleep 0.05
-	done
-	[[ -s $WORK/runs ]] || fail "the first extresd did not run its discovery script within 10 s"
+	wait_until 10 "the first extresd running its discovery script" test -s "$WORK/runs"
 
 	env --default-signal=INT,QUIT "$EXTRESD" -f -c "$WORK/extres.yaml" "$MNT" \
 		>"$WORK/b.out" 2>"$WORK/b.err" </dev/null &
 	b=$!
-	# Once it blocks SIGTERM, the signal is no longer fatal but a request.
-	for _ in $(seq 200); do
-		blk=$(awk '$1 == "SigBlk:" { print $2 }' "/proc/$b/status" 2>/dev/null || true)
-		[[ -n $blk ]] && ((0x$blk & 0x4000)) && break
-		sleep 0.01
-	done
-	sleep 0.2
-	pid_alive "$b" || fail "the second extresd did not wait: $(cat "$WORK/b.err")"
+	# Once it blocks SIGTERM, the signal is no longer fatal but a request;
+	# asleep so, it waits for the lock (it polls it between naps).
+	wait_until 10 "the second extresd waiting for the lock" waits_for_lock "$b"
 	t0=$(date +%s%N)
 	kill -TERM "$b"
-	for _ in $(seq 200); do
-		pid_alive "$b" || break
-		sleep 0.01
-	done
+	wait_until 10 "the waiting extresd gone after SIGTERM" pid_gone "$b"
 	t1=$(date +%s%N)
-	! pid_alive "$b" || fail "the waiting extresd still runs 2 s after SIGTERM"
 	((t1 - t0 < 1000000000)) || fail "the waiting extresd took $(((t1 - t0) / 1000000)) ms to stop"
 	wait "$b" || fail "the waiting extresd exited with status $? after SIGTERM"
 	assert_file "$WORK/b.err" $'extresd: stopped during start-up\n'
@@ -350,6 +330,18 @@ case_lock_wait() {
 	daemon_stop
 }
 
+# Whether of the daemons PID... none runs, or one does with the mount up;
+# sets the caller's live to those that run.
+one_left() {
+	local pid
+	live=()
+	for pid in "$@"; do
+		pid_alive "$pid" && live+=("$pid")
+	done
+	((${#live[@]} == 0)) && return 0
+	((${#live[@]} == 1)) && is_our_mount "$MNT"
+}
+
 # One daemon per mount point. 8 extresd start at once on one mount point,
 # each wanting 1 of 8 devices through one coordination file, for 20 rounds:
 # exactly one mounts (nothing stacked under it), the 7 others (half of
@@ -359,7 +351,7 @@ case_lock_wait() {
 # it.
 case_start_race() {
 	it_setup
-	local coord=$WORK/gpu.coord round i pid winner want mp _
+	local coord=$WORK/gpu.coord round i pid winner want mp
 	local -a pids live
 	ln -s mnt "$WORK/link"
 	cat >"$WORK/extres.yaml" <<-EOF
@@ -379,15 +371,7 @@ case_start_race() {
 				>"$WORK/r$i.out" 2>"$WORK/r$i.err" </dev/null &
 			pids+=("$!")
 		done
-		for _ in $(seq 200); do
-			live=()
-			for pid in "${pids[@]}"; do
-				pid_alive "$pid" && live+=("$pid")
-			done
-			((${#live[@]} == 0)) && break
-			((${#live[@]} == 1)) && is_our_mount "$MNT" && break
-			sleep 0.05
-		done
+		poll_until 10 one_left "${pids[@]}" || true
 		((${#live[@]} == 1)) ||
 			fail "round $round: ${#live[@]} of 8 daemons still run after 10 s, wanted 1"
 		winner=

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 # shellcheck shell=bash
 #
-# The largest tree extresd serves (README, "Limits"): 262,144 infos and
+# The largest tree extresd serves (extresd(8), LIMITS): 262,144 infos and
 # properties, and 16 MiB of property names and values, in one discovery and
 # in the whole tree. A tree exactly at each limit is served whole; one entry
 # or one byte more, in one discovery or across resources, fails with an
@@ -36,7 +36,7 @@ sized_config() {
 	mv -f "$WORK/extres.yaml.new" "$WORK/extres.yaml"
 }
 
-# The daemon's peak RSS stays under 256 MiB (README states what it was).
+# The daemon's peak RSS stays under 256 MiB (scripts/bench --scale measures it).
 assert_hwm_bounded() {
 	local kb
 	kb=$(awk '$1 == "VmHWM:" { print $2 }' "/proc/$DAEMON_PID/status")

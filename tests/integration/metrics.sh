@@ -125,9 +125,10 @@ extres_devices{resource="fpga"} 2' "$(metric extres_devices)" "extres_devices"
 extres_device_healthy{resource="fpga",info="1",index="1",reason="xid 79: fell \"off\" the bus"} 0' \
 		"$(metric extres_device_healthy)" "extres_device_healthy of a held device turned sick"
 
-	# A failed reload keeps the old tree, yet counts.
-	sleep 1.1
+	# A failed reload keeps the old tree, yet counts. The clock first
+	# moves past the last success, so that a failure taken for one shows.
 	before=$(metric_value extres_last_reload_success_timestamp_seconds)
+	wait_until 5 "the clock past the last success ($before)" clock_past "$before"
 	echo 'external-resource.gpu.amount: [2' >>"$cfg"
 	"$EXTRESCTL" reload "$MNT" >/dev/null 2>&1 && fail "extresctl reload of a broken config succeeded"
 	why="extresd: error: reload failed, still serving generation 3: $cfg:30:1: did not find expected ',' or ']' (while parsing a flow sequence at line 29, column 31)"
@@ -142,21 +143,30 @@ extres_device_healthy{resource="fpga",info="1",index="1",reason="xid 79: fell \"
 	daemon_stop_expecting "$(printf '%s\n' "$why" "$why")"
 }
 
+# Whether the clock (whole seconds) is past the time $1.
+clock_past() {
+	local now
+	now=$(date +%s)
+	((now > ${1%.*}))
+}
+
+# Whether the series matching $1 are $2.
+metrics_are() {
+	[[ $(metric "$1") == "$2" ]]
+}
+
 # Holders and leases from the coordination file: the daemon's two lines, a
 # live lease of one device, a dead lease's line.
 case_holders() {
 	it_setup
-	local cfg=$WORK/extres.yaml sleeper st gone want got _
+	local cfg=$WORK/extres.yaml sleeper st gone want
 	write_std_config "$cfg" "$WORK/gpu.coord"
 	daemon_start -c "$cfg" "$MNT"
-	# It proves its lease as a lease's command does (core/lease.h).
+	# It proves its lease as a lease's command does (lease/lease.h).
 	"$PROBE" lockexec "$WORK/gpu.coord" 4611686018427387904 sleep 300 &
 	sleeper=$!
 	echo "$sleeper" >"$WORK/sleeper.pid"
-	for _ in $(seq 500); do
-		[[ $(cat "/proc/$sleeper/comm" 2>/dev/null) == sleep ]] && break
-		sleep 0.01
-	done
+	wait_until 10 "the sleeper ($sleeper) exec'ing sleep" comm_is "$sleeper" sleep
 	st=$(proc_starttime "$sleeper")
 	gone=$(dead_pid)
 	printf '2 %s\t%s\tlease=%s-%s\n5 %s\t1\tlease=%s-1\n' \
@@ -173,12 +183,8 @@ extres_stale_holders{resource="gpu"} 1
 extres_stale_holders{resource="nic"} 0
 extres_leases 1'
 	# The daemon re-reads the file soon after it changed.
-	for _ in $(seq 200); do
-		got=$(metric 'extres_(stale_)?holders|extres_leases')
-		[[ $got == "$want" ]] && break
-		sleep 0.05
-	done
-	assert_eq "$want" "$got" "holders and leases in .meta/metrics.prom"
+	poll_until 10 metrics_are 'extres_(stale_)?holders|extres_leases' "$want" || true
+	assert_eq "$want" "$(metric 'extres_(stale_)?holders|extres_leases')" "holders and leases in .meta/metrics.prom"
 	check_promtool
 	kill "$sleeper"
 	wait "$sleeper" 2>/dev/null || true
@@ -209,10 +215,19 @@ scrape() {
 	tr -d '\r' <"$1.http" | sed '1,/^$/d' >"$1"
 }
 
+# Whether node_exporter answers (then $WORK/scrape.ok exists) or has exited.
+ne_answers_or_exited() {
+	if scrape "$WORK/scrape"; then
+		touch "$WORK/scrape.ok"
+		return 0
+	fi
+	pid_gone "$NE_PID"
+}
+
 # Start node_exporter with only its textfile collector on the mount's
 # .meta, on a free loopback port; wait (20 s at most) until it answers.
 node_exporter_start() {
-	local try _
+	local try
 	for try in 1 2 3 4 5; do
 		PORT=$(pick_port)
 		"$NODE_EXPORTER" --web.listen-address="127.0.0.1:$PORT" \
@@ -222,11 +237,9 @@ node_exporter_start() {
 			>"$WORK/node_exporter.log" 2>&1 &
 		NE_PID=$!
 		echo "$NE_PID" >"$WORK/node_exporter.pid"
-		for _ in $(seq 400); do
-			scrape "$WORK/scrape" && return 0
-			pid_alive "$NE_PID" || break
-			sleep 0.05
-		done
+		rm -f "$WORK/scrape.ok"
+		poll_until 20 ne_answers_or_exited || true
+		[[ -e $WORK/scrape.ok ]] && return 0
 		if pid_alive "$NE_PID"; then
 			fail "node_exporter does not answer on 127.0.0.1:$PORT after 20 s: $(tail -n 5 "$WORK/node_exporter.log")"
 		fi

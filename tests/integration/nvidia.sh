@@ -469,28 +469,30 @@ case_coord_inode() {
 	exec {fd}<&-
 }
 
+# Whether the script (PID) waits for the lock on $COORD; fail if it ended.
+script_waits() {
+	pid_alive "$1" || fail "the script did not wait for the lock"
+	flock_waited "$COORD"
+}
+
 # The script waits for the lock that another process holds on the file,
 # and reads the file only once it has it.
 case_coord_lock() {
 	nv_setup
-	local fd pid _ status=0
+	local fd pid status=0
 	: >"$COORD"
 	exec {fd}<"$COORD"
 	flock -x "$fd"
 	"$NVSCRIPT" 1 --enable-coordination-mode --coordination-file "$COORD" \
 		>"$WORK/nv.out" 2>"$RUN_ERR" </dev/null &
 	pid=$!
-	sleep 0.5
-	pid_alive "$pid" || fail "the script did not wait for the lock"
+	wait_until 10 "the script waiting for the lock" script_waits "$pid"
 	assert_file "$COORD" ""
 	# Written while the lock is held: the script must see it.
 	printf '0 %s %s\n' $$ "$ME_ST" >"$COORD"
 	flock -u "$fd"
 	exec {fd}<&-
-	for _ in $(seq 200); do
-		pid_alive "$pid" || break
-		sleep 0.05
-	done
+	wait_until 10 "the script's end" pid_gone "$pid"
 	wait "$pid" || status=$?
 	[[ $status == 0 ]] || fail "exited with status $status: $(cat "$RUN_ERR")"
 	assert_file "$WORK/nv.out" $'1\n'
@@ -531,13 +533,9 @@ owner_start() {
 
 # Wait (20 s at most) for $WORK/TAG.rc of every TAG given.
 owners_wait() {
-	local tag _
+	local tag
 	for tag in "$@"; do
-		for _ in $(seq 400); do
-			[[ -s $WORK/$tag.rc ]] && break
-			sleep 0.05
-		done
-		[[ -s $WORK/$tag.rc ]] || fail "owner $tag did not finish its run in 20 s"
+		wait_until 20 "owner $tag finishing its run" test -s "$WORK/$tag.rc"
 	done
 }
 

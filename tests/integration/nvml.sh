@@ -375,14 +375,9 @@ case_nvlink_none() {
 # wait_health FILE VALUE: poll FILE until it reads VALUE; 5 s only catch a
 # hang. Sets WAITED to how long it took, in ms.
 wait_health() {
-	local start now
+	local start
 	start=$(date +%s%3N)
-	while :; do
-		[[ $(cat -- "$1") == "$2" ]] && break
-		now=$(date +%s%3N)
-		((now - start < 5000)) || fail "$1 reads '$(cat -- "$1")', not '$2', 5 s on"
-		sleep 0.02
-	done
+	poll_until 5 content_is "$1" "$2" || fail "$1 reads '$(cat -- "$1")', not '$2', 5 s on"
 	WAITED=$(($(date +%s%3N) - start))
 }
 
@@ -398,11 +393,8 @@ case_health_xid() {
 	daemon_start -c "$WORK/extres.yaml" "$MNT"
 	assert_file "$MNT/gpu/1/health" $'ok\n'
 	"$PROBE" poll "$MNT/gpu/1/health" 20000 >"$WORK/poll1.out" &
-	local prober=$! i
-	for i in $(seq 250); do
-		[[ -s $WORK/poll1.out ]] && break
-		sleep 0.02
-	done
+	local prober=$!
+	wait_until 10 "the probe's first read" test -s "$WORK/poll1.out"
 	printf '0 13\n1 79\n' >>"$FAKE_NVML_EVENTS"
 	wait_health "$MNT/gpu/1/health" xid-79
 	# The issue asks for 1 s; only a hang fails here (wait_health: 5 s).

@@ -93,7 +93,7 @@ case_deep_reload_term() {
 	write_deep_config "$WORK/deep.yaml"
 	mv -f "$WORK/deep.yaml" "$WORK/extres.yaml"
 	kill -HUP "$DAEMON_PID"
-	sleep 0.2
+	wait_until 10 "the failed reload on stderr" grep -q 'nested deeper than 64 levels' "$DAEMON_ERR"
 	t0=$(date +%s%N)
 	kill -TERM "$DAEMON_PID"
 	daemon_reap

@@ -418,7 +418,7 @@ static int do_poll(const char *how, const char *path, const char *ms_s)
 }
 
 /* A read lock on byte BASE + our PID of FILE (a lease's proof,
- * core/lease.h), then exec CMD with it (the same process: the lock
+ * lease/lease.h), then exec CMD with it (the same process: the lock
  * stays); exit 1 when it cannot be had. */
 static int do_lockexec(char **argv)
 {

@@ -306,6 +306,14 @@ case_add_remove() {
 	assert_eq "" "$(coord_lines "$WORK/nic.coord")" "nic coordination file after exit"
 }
 
+# Whether the second extresd (PID $1) has mounted $WORK/mnt2; fail if it
+# exited.
+second_mounted() {
+	is_our_mount "$WORK/mnt2" && return 0
+	pid_alive "$1" || fail "the second extresd exited: $(cat "$WORK/second.err")"
+	return 1
+}
+
 # amount 1 -> 3 -> 2: more devices are taken and recorded, then the last
 # one is dropped and released; the first ones never move.
 case_amount_up_down() {
@@ -357,13 +365,7 @@ case_amount_up_down() {
 	env --default-signal=INT,QUIT "$EXTRESD" -f -c "$WORK/second.yaml" "$WORK/mnt2" \
 		>/dev/null 2>"$WORK/second.err" &
 	pid2=$!
-	local _
-	for _ in $(seq 200); do
-		is_our_mount "$WORK/mnt2" && break
-		pid_alive "$pid2" || fail "the second extresd exited: $(cat "$WORK/second.err")"
-		sleep 0.05
-	done
-	is_our_mount "$WORK/mnt2" || fail "the second extresd did not mount in 10 s"
+	wait_until 10 "the second extresd's mount" second_mounted "$pid2"
 	assert_eq $'2\n3' "$(cat "$WORK"/mnt2/gpu/*/index)" "devices of the second daemon"
 	kill -TERM "$pid2"
 	wait "$pid2" || fail "the second extresd exited with status $?: $(cat "$WORK/second.err")"
@@ -551,7 +553,7 @@ case_listing_snapshot() {
 	# The readers fill the time the daemon and the reloads leave (nice),
 	# so that 1,000 reloads take seconds, not minutes, on two CPUs.
 	for r in $(seq 8); do
-		# A listing that outlives 16 reloads ends in ESTALE (README):
+		# A listing that outlives 16 reloads ends in ESTALE (extresd(8), SIGHUP):
 		# reported as such, never as a count, so that only a torn
 		# listing counts as one no generation had. ls may print names
 		# before its error: the error is its "ls: " line.
@@ -637,13 +639,14 @@ write_refresh_config() {
 # wait_value FILE BYTES: poll (10 s at most, 50 refresh intervals) until
 # FILE holds exactly BYTES.
 wait_value() {
-	local want _
+	local want
 	want=$(printf '%q' "$2")
-	for _ in $(seq 200); do
-		[[ $(shell_read "$1") == "$want" ]] && return 0
-		sleep 0.05
-	done
-	fail "$1 still holds $(shell_read "$1") 10 s after the change, wanted $want"
+	poll_until 10 holds_quoted "$1" "$want" ||
+		fail "$1 still holds $(shell_read "$1") 10 s after the change, wanted $want"
+}
+
+holds_quoted() {
+	[[ $(shell_read "$1") == "$2" ]]
 }
 
 # A changed attribute shows within about a second, with its new size;
@@ -683,11 +686,7 @@ case_refresh() {
 
 	# dev1 disappears: info 1 keeps its last values.
 	mv "$WORK/sys/dev1" "$WORK/gone-dev1"
-	local _
-	for _ in $(seq 200); do
-		grep -q "refresh of 'nic'" "$DAEMON_ERR" && break
-		sleep 0.05
-	done
+	wait_until 10 "the refresh's warning" grep -q "refresh of 'nic'" "$DAEMON_ERR"
 	assert_contains "$(cat "$DAEMON_ERR")" \
 		"extresd: warning: refresh of 'nic': 1 of its devices are no longer reported as they were; keeping their last values" \
 		"daemon stderr after dev1 disappeared"
@@ -721,8 +720,9 @@ case_refresh_shift() {
 	assert_file "$MNT/nic/0/name" $'dev0\n'
 	assert_file "$MNT/nic/1/name" $'dev1\n'
 	mv "$WORK/sys/dev0" "$WORK/gone-dev0"
-	# Ten refresh intervals.
-	sleep 2
+	# The refresh that finds the shifted listing says so; those after it
+	# find the same.
+	wait_until 10 "the refresh's warning" grep -q "refresh of 'nic'" "$DAEMON_ERR"
 	assert_file "$MNT/nic/0/name" $'dev0\n'
 	assert_file "$MNT/nic/0/path" "$WORK/sys/dev0"$'\n'
 	assert_file "$MNT/nic/0/temp" $'40\n'
@@ -746,13 +746,13 @@ counter_resource() {
 # wait_discoveries FILE N: poll (10 s at most) until the counter in FILE
 # reaches N.
 wait_discoveries() {
-	local v _
-	for _ in $(seq 200); do
-		v=$(cat -- "$1") || fail "cannot read $1"
-		((v >= $2)) && return 0
-		sleep 0.05
-	done
-	fail "$1 still says $v 10 s on, wanted at least $2"
+	poll_until 10 discoveries_reach "$1" "$2" || fail "$1 still says $(cat -- "$1") 10 s on, wanted at least $2"
+}
+
+discoveries_reach() {
+	local v
+	v=$(cat -- "$1") || fail "cannot read $1"
+	((v >= $2))
 }
 
 # A driver instance lives as long as its resource's settings: refreshes

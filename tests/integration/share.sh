@@ -37,7 +37,6 @@ share_config() {
 command_of() {
 	wait_until 10 "the command of extresctl $1" eval "CMD=\$(pgrep -P $1 -x sleep)"
 }
-gone() { ! pid_alive "$1"; }
 
 # Until $WORK/stop, snapshot FILE under a shared lock and append to OUT
 # each violation among live lines: a key held whole twice, held whole
@@ -206,7 +205,7 @@ case_kill9() {
 	# The commands of two, extresctl of another with its command.
 	kill -9 "${cmds[0]}" "${cmds[1]}" "${pids[2]}" "${cmds[2]}"
 	for cmd in "${cmds[@]:0:3}"; do
-		wait_until 10 "PID $cmd gone" gone "$cmd"
+		wait_until 10 "PID $cmd gone" pid_gone "$cmd"
 	done
 	run gpu=0.25 -- sh -c 'echo $EXTRES_GPU_SHARE' >"$WORK/out" 2>>"$RUN_ERR" ||
 		fail "no share after kill -9: $(cat "$RUN_ERR")"
@@ -293,7 +292,7 @@ case_flink_cleanup() {
 	wait_until 10 "three shares in .meta/holders" eval '[[ $(grep -c "	live	[123]/4$" "$MNT/.meta/holders") == 3 ]]'
 	# A dead holder's line stays: its extresctl dies with it.
 	kill -9 "${pids[0]}" "${cmds[0]}"
-	wait_until 10 "PID ${cmds[0]} gone" gone "${cmds[0]}"
+	wait_until 10 "PID ${cmds[0]} gone" pid_gone "${cmds[0]}"
 	wait_until 10 "the stale share in .meta/holders" eval '[[ $(grep -Ec "	(dead|zombie)	1/4$" "$MNT/.meta/holders") == 1 ]]'
 	"$WRITER" --reclaim "$COORD" 0
 	wait_until 10 "the live shares written back" lines_are "$COORD" 2

@@ -35,7 +35,7 @@ shared_config() {
 	QUEUE=$COORD.queue
 }
 
-# The files as README says, in a sticky world-writable directory as
+# The files as extresctl(8) says, in a sticky world-writable directory as
 # Flink's default /var/tmp: the coordination file and its queue made by
 # root for the group. The work dir is opened to the other users.
 shared_layout() {

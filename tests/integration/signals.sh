@@ -68,24 +68,22 @@ write_hang_config() {
 
 # Wait (10 s at most) until the hanging script has started its processes.
 wait_started() {
-	local _
-	for _ in $(seq 200); do
-		[[ -e $WORK/started ]] && return 0
-		if [[ -n ${1:-} ]] && ! pid_alive "$1"; then
-			fail "the process $1 exited before the discovery script started"
-		fi
-		sleep 0.05
-	done
-	fail "the discovery script did not start within 10 s"
+	wait_until 10 "the discovery script's start" script_started "${1:-}"
+}
+
+# Whether the script has started; fail if the process $1 (if any) exited.
+script_started() {
+	[[ -e $WORK/started ]] && return 0
+	if [[ -n $1 ]] && ! pid_alive "$1"; then
+		fail "the process $1 exited before the discovery script started"
+	fi
+	return 1
 }
 
 # Wait for PID $1 to exit (10 s at most); sets ELAPSED_MS, since $2 (ns).
 wait_gone() {
-	local pid=$1 t0=$2 _
-	for _ in $(seq 1000); do
-		pid_alive "$pid" || break
-		sleep 0.01
-	done
+	local pid=$1 t0=$2
+	poll_until 10 pid_gone "$pid" || true
 	ELAPSED_MS=$((($(date +%s%N) - t0) / 1000000))
 	it_log "process $pid gone after $ELAPSED_MS ms"
 }
@@ -104,19 +102,25 @@ stop_within() {
 # The script, its child and its escaped grandchild are gone (zombies of
 # nobody count as gone), at once or within $1 ms.
 assert_script_gone() {
-	local within=${1:-0} name pid left t0
+	local within=${1:-0} left t0 ms
 	t0=$(date +%s%N)
-	while :; do
-		left=
-		for name in script child escaped; do
-			pid=$(cat "$WORK/$name.pid" 2>/dev/null) || fail "no $name.pid: the script did not record it"
-			pid_alive "$pid" && left+=" $name ($pid)"
-		done
-		[[ -z $left ]] && return 0
-		(($(date +%s%N) - t0 < within * 1000000)) || break
-		sleep 0.02
+	script_gone && return 0
+	((within > 0)) || fail "still running:$left"
+	poll_until 10 script_gone || fail "still running 10 s on:$left"
+	ms=$((($(date +%s%N) - t0) / 1000000))
+	((ms < within)) || fail "the script's processes took $ms ms to go (limit $within ms)"
+}
+
+# Whether the script, its child and its escaped grandchild are gone; sets
+# the caller's left to those that run.
+script_gone() {
+	local name pid
+	left=
+	for name in script child escaped; do
+		pid=$(cat "$WORK/$name.pid" 2>/dev/null) || fail "no $name.pid: the script did not record it"
+		pid_alive "$pid" && left+=" $name ($pid)"
 	done
-	fail "still running:$left"
+	[[ -z $left ]]
 }
 
 assert_nothing_left() {
@@ -259,12 +263,8 @@ write_gate_config() {
 
 # Wait (10 s at most) until .meta/status counts a reload that succeeded.
 wait_reloaded() {
-	local _
-	for _ in $(seq 200); do
-		grep -qx 'last-reload ok' "$MNT/.meta/status" 2>/dev/null && return 0
-		sleep 0.05
-	done
-	fail "no reload within 10 s of the mount: $(cat "$MNT/.meta/status" 2>&1)"
+	poll_until 10 grep -qx 'last-reload ok' "$MNT/.meta/status" 2>/dev/null ||
+		fail "no reload within 10 s of the mount: $(cat "$MNT/.meta/status" 2>&1)"
 }
 
 # SIGHUP to a foreground extresd before it mounts (its discovery still

@@ -19,7 +19,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "core/module.h"
+#include "host/instance.h"
 
 #define FAKE_CONFIG "/etc/extres/extres.yaml"
 

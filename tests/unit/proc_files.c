@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "core/coord.h"
+#include "alloc/coord.h"
 
 void tf_write_file(const char *path, const char *content)
 {

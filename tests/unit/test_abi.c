@@ -77,7 +77,8 @@
 	X(struct extres_driver_ops, cdi_base_hint, 96, 8)     \
 	X(struct extres_driver_ops, node_keys, 104, 8)        \
 	X(struct extres_driver_ops, metric_labels, 112, 8)    \
-	S(struct extres_driver_ops, 120)                      \
+	X(struct extres_driver_ops, env_id_prefix, 120, 8)    \
+	S(struct extres_driver_ops, 128)                      \
                                                               \
 	X(struct extres_metric_label, label, 0, 8)            \
 	X(struct extres_metric_label, property, 8, 8)         \
@@ -158,6 +159,7 @@ TYPE(struct extres_driver_ops, cdi_base_hint, const char *);
 TYPE(struct extres_driver_ops, node_keys, const char *const *);
 TYPE(struct extres_driver_ops, metric_labels,
      const struct extres_metric_label *);
+TYPE(struct extres_driver_ops, env_id_prefix, const char *);
 TYPE(struct extres_metric_label, label, const char *);
 TYPE(struct extres_metric_label, property, const char *);
 TYPE(struct extres_metric_label, prefix, const char *);
@@ -171,7 +173,8 @@ static_assert(EXTRES_DRIVER_ABI_VERSION == 1, "ABI version");
 static_assert(EXTRES_PARAM_SCALAR == 1 && EXTRES_PARAM_SEQUENCE == 2 &&
 		      EXTRES_PARAM_MAPPING == 3,
 	      "param kinds");
-static_assert(EXTRES_ENV_FORM_AS_IS == 0 && EXTRES_ENV_FORM_ROCM_UUID == 1,
+static_assert(EXTRES_ENV_FORM_AS_IS == 0 && EXTRES_ENV_FORM_GPU_HEX_ID == 1 &&
+		      EXTRES_ENV_FORM_HEX_ID == 2,
 	      "env forms");
 static_assert(EXTRES_LOG_ERR == 3 && EXTRES_LOG_WARNING == 4 &&
 		      EXTRES_LOG_NOTICE == 5 && EXTRES_LOG_INFO == 6 &&

@@ -13,7 +13,7 @@
 
 #include "config/cdi_base.h"
 #include "config/cdi_name.h"
-#include "core/cdi_view.h"
+#include "views/cdi_view.h"
 
 /* clang-format off */
 #define P(k, v) { (char *)(k), (char *)(v), sizeof(v) - 1 }
@@ -63,7 +63,8 @@ static const struct extres_driver_info nvml_info = {
 static const struct extres_driver_info amdgpu_info = {
 	.env_var = (char *)"ROCR_VISIBLE_DEVICES",
 	.env_property = (char *)"unique_id",
-	.env_form = EXTRES_ENV_FORM_ROCM_UUID,
+	.env_form = EXTRES_ENV_FORM_HEX_ID,
+	.env_id_prefix = (char *)"GPU-",
 	.control_nodes = kfd,
 };
 

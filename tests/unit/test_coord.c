@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The coordination file: line parsing, owner states, opening and locking,
  * rewriting in place. Real files in a mkdtemp directory, real processes. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -19,13 +20,14 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
 #include "proc_files.h"
 
-#include "core/coord.h"
+#include "alloc/coord.h"
 
 #define REFUSE "; refusing to use it as a coordination file"
 
@@ -738,6 +740,39 @@ static void test_add_rejects_bad_key(void **state)
 			    ""); /* close does not write */
 }
 
+/* In a child: wait (10 s at most) until the parent has `path` open, as
+ * extres_coord_lock() does while it polls for a lock we hold. No one says
+ * so: look every millisecond. 0, or -1 at the bound. */
+static int wait_parent_opened(const char *path)
+{
+	char real[PATH_MAX], dir[64], fd[PATH_MAX], target[PATH_MAX];
+	struct dirent *e;
+	ssize_t n;
+	int i, found = 0;
+	DIR *d;
+
+	if (!realpath(path, real))
+		return -1;
+	snprintf(dir, sizeof(dir), "/proc/%d/fd", (int)getppid());
+	for (i = 0; i < 10000 && !found; i++) {
+		d = opendir(dir);
+		if (!d)
+			return -1;
+		while (!found && (e = readdir(d))) {
+			snprintf(fd, sizeof(fd), "%s/%s", dir, e->d_name);
+			n = readlink(fd, target, sizeof(target) - 1);
+			if (n < 0)
+				continue;
+			target[n] = '\0';
+			found = strcmp(target, real) == 0;
+		}
+		closedir(d);
+		if (!found)
+			nanosleep(&(struct timespec){ 0, 1000000 }, NULL);
+	}
+	return found ? 0 : -1;
+}
+
 /* A child holds the lock and writes before releasing it: our lock must wait
  * for it and then see its line. */
 static void test_lock_excludes(void **state)
@@ -758,9 +793,8 @@ static void test_lock_excludes(void **state)
 
 		if (extres_coord_lock(f->path, 10000, EXTRES_NO_GROUP, &cc,
 				      NULL) < 0 ||
-		    write(p[1], "L", 1) != 1)
+		    write(p[1], "L", 1) != 1 || wait_parent_opened(f->path) < 0)
 			_exit(1);
-		usleep(300 * 1000);
 		if (extres_coord_add(cc, "7", getpid(), 1) < 0 ||
 		    extres_coord_write(cc, NULL) < 0)
 			_exit(1);
@@ -806,7 +840,9 @@ static void test_lock_follows_replaced_file(void **state)
 			_exit(1);
 		int nfd;
 
-		usleep(300 * 1000);
+		/* Our lock's waiter is on the old inode. */
+		if (wait_parent_opened(f->path) < 0)
+			_exit(1);
 		nfd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
 		if (nfd < 0 || write(nfd, "new 1 1\n", 8) != 8 ||
 		    rename(tmp, f->path) < 0)

@@ -20,7 +20,7 @@
 
 #include "proc_files.h"
 
-#include "core/coord_gc.h"
+#include "alloc/coord_gc.h"
 
 #define REFUSE "; refusing to use it as a coordination file"
 /* An unlikely pointer, to see that out-parameters stay untouched. */

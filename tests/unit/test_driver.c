@@ -18,7 +18,8 @@
 
 #include <cmocka.h>
 
-#include "core/module.h"
+#include "host/instance.h"
+#include "host/module.h"
 #include "extres_build.h"
 
 #define MOCK(name) EXTRES_MOCK_DIR "/" name ".so"
@@ -163,6 +164,9 @@ static void test_load_errors(void **state)
 	expect_load_error(
 		MOCK("mock_bad_env"), ELIBBAD,
 		MOCK("mock_bad_env") ": driver's env_fixed entry 'X=a'b' is not NAME=VALUE with a shell variable name other than env_var and a value of letters, digits and \"_.,:+-\"");
+	expect_load_error(
+		MOCK("mock_bad_prefix"), ELIBBAD,
+		MOCK("mock_bad_prefix") ": driver's env_id_prefix 'a'b' is not 1 to 15 letters, digits and \"_.:-\"");
 	expect_load_error(
 		MOCK("mock_absent"), ENOENT,
 		"cannot load driver module '" MOCK("mock_absent") "': " MOCK(

@@ -11,9 +11,10 @@
 
 #include <cmocka.h>
 
+#include "alloc/lease_line.h"
 #include "base/json.h"
-#include "core/holders.h"
-#include "core/json_view.h"
+#include "views/holders.h"
+#include "views/json_view.h"
 #include "os/proc.h"
 
 static struct extres_coord_entry entry(const char *line)

@@ -10,7 +10,7 @@
 
 #include <cmocka.h>
 
-#include "core/infos.h"
+#include "host/infos.h"
 
 static int setup(void **state)
 {

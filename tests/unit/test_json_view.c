@@ -8,7 +8,7 @@
 
 #include <cmocka.h>
 
-#include "core/json_view.h"
+#include "views/json_view.h"
 
 /* clang-format off */
 #define P(k, v) { (char *)(k), (char *)(v), sizeof(v) - 1 }

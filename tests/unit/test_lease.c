@@ -22,8 +22,8 @@
 
 #include "proc_files.h"
 
-#include "core/coord.h"
-#include "core/lease.h"
+#include "alloc/coord.h"
+#include "lease/lease.h"
 #include "os/cpus.h"
 #include "os/locks.h"
 
@@ -112,7 +112,7 @@ static pid_t start_holder(void)
 }
 
 /* A process that waits in `queue` (which exists) as a waiter proves it:
- * with the lock of core/lease.h, taken before this returns. */
+ * with the lock of lease/lease.h, taken before this returns. */
 static pid_t start_waiter(const char *queue)
 {
 	pid_t parent = getpid(), pid;

@@ -10,8 +10,8 @@
 
 #include <cmocka.h>
 
-#include "core/hpc_jobs_view.h"
-#include "core/nfd_view.h"
+#include "views/hpc_jobs_view.h"
+#include "views/nfd_view.h"
 
 /* clang-format off */
 #define P(k, v) { (char *)(k), (char *)(v), sizeof(v) - 1 }

@@ -10,7 +10,7 @@
 
 #include <cmocka.h>
 
-#include "core/metrics_view.h"
+#include "views/metrics_view.h"
 
 /* clang-format off */
 #define P(k, v) { (char *)(k), (char *)(v), sizeof(v) - 1 }

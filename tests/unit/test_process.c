@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Unit tests for drivers/lib/process.c (running a program to completion with
- * a timeout, a stop, and nothing left behind) and drivers/lib/text.c.
+ * a timeout, a stop, and nothing left behind) and the text scanning that
+ * drivers share with fs/ (common/include/text_scan.h).
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -17,7 +18,7 @@
 #include <cmocka.h>
 
 #include "lib/process.h"
-#include "lib/text.h"
+#include "text_scan.h"
 
 static double now_s(void)
 {
@@ -216,6 +217,29 @@ static void words(void **state)
 	assert_false(text_starts_with("dev", "devices."));
 }
 
+static void decimals(void **state)
+{
+	uint64_t v = 7;
+
+	(void)state;
+	assert_int_equal(text_parse_dec("42", 2, UINT64_MAX, &v), 0);
+	assert_int_equal(v, 42);
+	assert_int_equal(
+		text_parse_dec("18446744073709551615", 20, UINT64_MAX, &v), 0);
+	assert_true(v == UINT64_MAX);
+	assert_int_equal(
+		text_parse_dec("18446744073709551616", 20, UINT64_MAX, &v),
+		-ERANGE);
+	assert_int_equal(text_parse_dec("11", 2, 10, &v), -ERANGE);
+	/* Neither a sign, a blank nor nothing at all is a number. */
+	assert_int_equal(text_parse_dec("+1", 2, UINT64_MAX, &v), -EINVAL);
+	assert_int_equal(text_parse_dec(" 1", 2, UINT64_MAX, &v), -EINVAL);
+	assert_int_equal(text_parse_dec("", 0, UINT64_MAX, &v), -EINVAL);
+	/* Only `len` bytes count. */
+	assert_int_equal(text_parse_dec("12x", 2, UINT64_MAX, &v), 0);
+	assert_int_equal(v, 12);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -229,6 +253,7 @@ int main(void)
 		cmocka_unit_test(lingering_child),
 		cmocka_unit_test(escaped_child),
 		cmocka_unit_test(words),
+		cmocka_unit_test(decimals),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -94,7 +94,7 @@ static int32_t host_error(const struct extres_host *h, const char *fmt, ...)
 	return -EINVAL;
 }
 
-/* The core's rule is fs/trust.c's, tested there; here only whether the
+/* The core's rule is fs/os/trust.c's, tested there; here only whether the
  * driver asks, about what, and passes a refusal on. */
 static int32_t host_check_trusted(const struct extres_host *h, const char *path,
 				  const char *what)

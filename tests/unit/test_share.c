@@ -12,7 +12,7 @@
 
 #include <cmocka.h>
 
-#include "core/share.h"
+#include "alloc/share.h"
 
 /* A coordination file in memory, from its text (no liveness involved). */
 static void coord_of(struct extres_coord *c, const char *text)

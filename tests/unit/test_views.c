@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "core/views.h"
+#include "views/views.h"
 
 typedef int view_fn(const struct extres_view_resource *res, size_t n,
 		    char **ret_text, size_t *ret_len);
@@ -67,7 +67,8 @@ static const struct extres_driver_info nvml_info = {
 static const struct extres_driver_info amdgpu_info = {
 	.env_var = (char *)"ROCR_VISIBLE_DEVICES",
 	.env_property = (char *)"unique_id",
-	.env_form = EXTRES_ENV_FORM_ROCM_UUID,
+	.env_form = EXTRES_ENV_FORM_HEX_ID,
+	.env_id_prefix = (char *)"GPU-",
 };
 
 /* ---- .meta/env ---- */
@@ -149,6 +150,44 @@ static void test_env_amdgpu_unique_ids(void **state)
 		extres_view_env, res, N(res),
 		"export EXTRES_GPU_INDEXES='0,1'\n"
 		"export ROCR_VISIBLE_DEVICES='GPU-5f6c2b8a1d3e4f70,GPU-000000000000001a'\n");
+}
+
+/* The hex form writes the driver's prefix, and a module built before the
+ * prefix existed (env_form 1, no prefix) still gets the "GPU-" it had. */
+static void env_from_ops(uint32_t form, const char *prefix, const char *want)
+{
+	struct extres_driver_ops ops = {
+		.env_var = "DEV_IDS",
+		.env_property = "id",
+		.env_form = form,
+		.env_id_prefix = prefix,
+	};
+	struct extres_property d0[] = { P("index", "0"), P("id", "0x1A") };
+	const struct extres_info devs[] = { INFO(d0) };
+	struct extres_driver_info info;
+	const struct extres_view_resource res[] = {
+		{ "dev", "mock", NULL, 1, { 0, 0 }, devs, N(devs), &info },
+	};
+
+	assert_int_equal(extres_driver_info_from_ops(&ops, &info), 0);
+	expect_view(extres_view_env, res, N(res), want);
+	extres_driver_info_clear(&info);
+}
+
+static void test_env_hex_id_prefix(void **state)
+{
+	env_from_ops(EXTRES_ENV_FORM_HEX_ID, "dev:",
+		     "export EXTRES_DEV_INDEXES='0'\n"
+		     "export DEV_IDS='dev:000000000000001a'\n");
+	env_from_ops(EXTRES_ENV_FORM_HEX_ID, NULL,
+		     "export EXTRES_DEV_INDEXES='0'\n"
+		     "export DEV_IDS='000000000000001a'\n");
+	env_from_ops(EXTRES_ENV_FORM_GPU_HEX_ID, NULL,
+		     "export EXTRES_DEV_INDEXES='0'\n"
+		     "export DEV_IDS='GPU-000000000000001a'\n");
+	env_from_ops(EXTRES_ENV_FORM_AS_IS, "dev:",
+		     "export EXTRES_DEV_INDEXES='0'\n"
+		     "export DEV_IDS='0x1A'\n");
 }
 
 /* Any unique_id that is not a non-zero "0x<hex>" of 64 bits: indexes. */
@@ -474,6 +513,7 @@ int main(void)
 		cmocka_unit_test(test_env_nvml_missing_uuid),
 		cmocka_unit_test(test_env_amdgpu_unique_ids),
 		cmocka_unit_test(test_env_amdgpu_fallback),
+		cmocka_unit_test(test_env_hex_id_prefix),
 		cmocka_unit_test(test_env_configured),
 		cmocka_unit_test(test_env_names),
 		cmocka_unit_test(test_env_empty_and_holes),
