@@ -35,7 +35,8 @@ static void on_reload(struct extres_source *s, void *ctx)
 	extresd_reload(ctx);
 }
 
-/* SIGTERM, SIGINT, or the owner gone: end the session, then the loop. */
+/* SIGTERM (also the owner's exit, daemon/owner.h) or SIGINT: end the
+ * session, then the loop. */
 static void on_stop(struct extres_source *s, void *ctx)
 {
 	struct extresd *d = ctx;
@@ -54,12 +55,6 @@ int extresd_jobs_open(struct extresd *d, struct extres_err *err)
 		r = extres_loop_add_signal(d->loop, SIGTERM, on_stop, d, NULL);
 	if (r == 0)
 		r = extres_loop_add_signal(d->loop, SIGINT, on_stop, d, NULL);
-	if (r == 0 && d->owner_pidfd >= 0) {
-		/* The loop owns it from here, also on failure. */
-		r = extres_loop_add_pidfd(d->loop, d->owner_pidfd, on_stop, d,
-					  NULL);
-		d->owner_pidfd = -1;
-	}
 	if (r == 0)
 		r = extresd_publish_add(d);
 	if (r == 0)
@@ -85,8 +80,16 @@ static void *run(void *arg)
 
 int extresd_jobs_start(struct extresd *d, struct extres_err *err)
 {
-	int r = pthread_create(&d->thread, NULL, run, d);
+	int r;
 
+	/* Before the loop runs: a SIGTERM it raises stays pending until the
+	 * loop reads it. */
+	if (d->owner_watch.pidfd >= 0 && !d->owner_watch.started) {
+		r = extres_owner_start(&d->owner_watch, err);
+		if (r < 0)
+			return r;
+	}
+	r = pthread_create(&d->thread, NULL, run, d);
 	if (r != 0)
 		return extres_err_set(err, r,
 				      "cannot start the control thread: %s",
@@ -111,7 +114,5 @@ void extresd_jobs_close(struct extresd *d)
 	memset(&d->src, 0, sizeof(d->src));
 	extres_loop_free(d->loop);
 	d->loop = NULL;
-	if (d->owner_pidfd >= 0)
-		close(d->owner_pidfd);
-	d->owner_pidfd = -1;
+	extres_owner_close(&d->owner_watch);
 }

@@ -5,10 +5,11 @@
  * thread runs: the reloader (SIGHUP), a refresh timer per resource and the
  * drivers' wake-ups, the guard (the coordination files' inotify, and a
  * recheck timer while conflicts last), the holders (a re-read timer and an
- * owner probe timer), the owner watch (a pidfd), the stop (SIGTERM,
- * SIGINT), the trimmer and the .meta/nfd renewal (timers). A job that
- * changes what the mount shows marks it (extresd_changed()); one deferred
- * source then renders and serves it once.
+ * owner probe timer), the stop (SIGTERM, SIGINT; an owner's exit raises
+ * SIGTERM, daemon/owner.h), the trimmer and the .meta/nfd renewal
+ * (timers). A job that changes what the mount shows marks it
+ * (extresd_changed()); one deferred source then renders and serves it
+ * once.
  *
  * After start-up only the control thread changes config, allocs and the
  * served tree; main() touches them again only after stopping it. Nothing
@@ -27,6 +28,7 @@
 #include "config/config.h"
 #include "alloc/transaction.h"
 #include "daemon/guard.h"
+#include "daemon/owner.h"
 #include "os/daemonize.h"
 #include "os/loop.h"
 #include "os/runlock.h"
@@ -66,8 +68,8 @@ struct extresd {
 	const struct extresd_front *front;
 	struct extres_daemonize daemon;
 	pid_t owner; /* recorded in coordination files */
-	/* The --owner-pid process's pidfd until the jobs take it, else -1. */
-	int owner_pidfd;
+	/* The --owner-pid process's watch, started with the jobs. */
+	struct extres_owner_watch owner_watch;
 	/* The loop the jobs' sources are on, and the control thread that
 	 * runs it once the mount serves (daemon/control.c). */
 	struct extres_loop *loop;
@@ -176,17 +178,17 @@ int extresd_publish_add(struct extresd *d);
 /*
  * Make d->loop and add every job's sources to it: signals (SIGHUP reloads,
  * SIGTERM and SIGINT stop), the drivers' wake-ups, the guard, the holders,
- * the owner's pidfd (--owner-pid), the publisher (daemon/control.c).
- * 0 or a negative errno with a message.
+ * the publisher (daemon/control.c). 0 or a negative errno with a message.
  */
 int extresd_jobs_open(struct extresd *d, struct extres_err *err);
-/* Run the loop on the control thread from now on. */
+/* Run the loop on the control thread from now on, and watch the
+ * --owner-pid process (daemon/owner.h). */
 int extresd_jobs_start(struct extresd *d, struct extres_err *err);
 /* End the loop and join the thread if it runs (a job in progress, a reload
  * say, finishes first). Safe if never started, and twice. */
 void extresd_jobs_stop(struct extresd *d);
-/* Free the loop and its sources: only once every driver instance that may
- * write to the wake-up descriptor is closed. */
+/* Free the loop and its sources, and end the owner watch: only once every
+ * driver instance that may write to the wake-up descriptor is closed. */
 void extresd_jobs_close(struct extresd *d);
 
 /* Bring extres.cdi-spec-dir's files in step with `view` (.meta/cdi.json

@@ -266,7 +266,7 @@ static int setup_owner(struct extresd_main *m)
 
 	r = extres_owner_parse(m->d.owner_arg, &m->d.owner, &err);
 	if (r == 0)
-		r = extres_owner_open(m->d.owner, &m->d.owner_pidfd, &err);
+		r = extres_owner_open(&m->d.owner_watch, m->d.owner, &err);
 	if (r < 0)
 		extres_log(EXTRES_LOG_ERR, "%s", err.msg);
 	return r;
@@ -512,7 +512,7 @@ int main(int argc, char *argv[])
 	struct extresd_main m = {
 		.d = {
 			.daemon = { .fd = -1 },
-			.owner_pidfd = -1,
+			.owner_watch = { .pidfd = -1, .stopfd = -1 },
 			.guard = { .fd = -1 },
 			.runlock = { .fd = -1 },
 			.last_reload = "-",

@@ -20,6 +20,7 @@
 
 #include <cmocka.h>
 
+#include "base/clock.h"
 #include "base/log.h"
 #include "daemon/extresd.h"
 #include "tree/tree.h"
@@ -145,7 +146,7 @@ static int setup(void **state)
 	};
 	x->d = (struct extresd){
 		.daemon = { .fd = -1 },
-		.owner_pidfd = -1,
+		.owner_watch = { .pidfd = -1, .stopfd = -1 },
 		.guard = { .fd = -1 },
 		.runlock = { .fd = -1 },
 		.last_reload = "-",
@@ -431,6 +432,35 @@ static void test_signals(void **state)
 	assert_int_equal(x->f.stops, 1);
 }
 
+/* --owner-pid: the owner's exit raises SIGTERM in the process at once, as
+ * an operator's kill would (what every long wait asks about, os/stop.h),
+ * and the loop stops on it. */
+static void test_owner_exit(void **state)
+{
+	struct fixture *x = *state;
+	struct extres_err err;
+	pid_t owner = fork();
+	long long until;
+
+	assert_true(owner >= 0);
+	if (owner == 0) {
+		pause();
+		_exit(0);
+	}
+	if (extres_owner_open(&x->d.owner_watch, owner, &err) < 0 ||
+	    extres_owner_start(&x->d.owner_watch, &err) < 0)
+		fail_msg("%s", err.msg);
+	assert_int_equal(kill(owner, SIGKILL), 0);
+	assert_int_equal(waitpid(owner, NULL, 0), owner);
+	/* Timers on the fake clock wake the loop too, without running: it
+	 * goes on until the signal (10 s only catch a hang). */
+	until = extres_now_ms() + 10000;
+	while (!x->f.stops && extres_now_ms() < until)
+		assert_int_equal(extres_loop_run_once(x->d.loop, 1000), 0);
+	assert_int_equal(x->f.stops, 1);
+	assert_int_equal(x->d.reloads, 0);
+}
+
 /* A refresh timer per resource, on the fake clock: armed from the end of
  * each refresh; values that did not change render nothing. A reload arms
  * the new interval. */
@@ -474,6 +504,8 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(test_signals, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_refresh_interval, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_owner_exit, setup,
 						teardown),
 	};
 	sigset_t set;
