@@ -8,6 +8,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include "config/config.h"
@@ -135,11 +136,18 @@ int extres_alloc_record(const struct extres_allocation *a,
  * with another uuid is a conflict too ("... device KEY V recorded as
  * uuid=U by PID N (cmd) now names uuid=W in coordination file F"): its
  * owner does not use the device now at that key. No-op (0, NULL) without a
- * coordination file. 0 or a negative errno with `err` set.
+ * coordination file. *ret_seen (when not NULL) is the file's fstat() as
+ * this found it and as it left it, under the lock (st_ino 0 when it was
+ * not looked at), so that a watcher can tell our own writes from others'.
+ * 0 or a negative errno with `err` set.
  */
+struct extres_alloc_seen {
+	struct stat found, left;
+};
 int extres_alloc_guard(struct extres_allocation *a,
 		       const struct extres_infos *found, char **ret_conflicts,
-		       size_t *ret_restored, struct extres_err *err);
+		       size_t *ret_restored, struct extres_alloc_seen *ret_seen,
+		       struct extres_err *err);
 
 /*
  * A driver that coordinates by itself (extres_host.coordinated_by; the

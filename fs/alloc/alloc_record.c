@@ -249,7 +249,8 @@ static int uuid_conflicts(const struct extres_allocation *a,
 
 int extres_alloc_guard(struct extres_allocation *a,
 		       const struct extres_infos *found, char **ret_conflicts,
-		       size_t *ret_restored, struct extres_err *err)
+		       size_t *ret_restored, struct extres_alloc_seen *ret_seen,
+		       struct extres_err *err)
 {
 	struct extres_coord *c = NULL;
 	char *conflicts = NULL;
@@ -261,6 +262,8 @@ int extres_alloc_guard(struct extres_allocation *a,
 
 	*ret_conflicts = NULL;
 	*ret_restored = 0;
+	if (ret_seen)
+		memset(ret_seen, 0, sizeof(*ret_seen));
 	if (a->released || !a->coordination_file)
 		return 0;
 	/* Created again if somebody removed it: our lines belong there. */
@@ -268,6 +271,8 @@ int extres_alloc_guard(struct extres_allocation *a,
 			      a->coordination_gid, &c, err);
 	if (r < 0)
 		return extres_err_prefix(err, -r, "resource '%s'", a->resource);
+	if (ret_seen && fstat(c->fd, &ret_seen->found) < 0)
+		memset(&ret_seen->found, 0, sizeof(ret_seen->found));
 	for (i = 0; i < a->n; i++) {
 		v = extres_info_get(&a->infos[i], a->coordination_key);
 		if (!v)
@@ -314,6 +319,8 @@ int extres_alloc_guard(struct extres_allocation *a,
 	*ret_conflicts = conflicts;
 	conflicts = NULL;
 	*ret_restored = restored;
+	if (ret_seen && fstat(c->fd, &ret_seen->left) < 0)
+		memset(ret_seen, 0, sizeof(*ret_seen));
 out:
 	free(conflicts);
 	extres_coord_close(c);

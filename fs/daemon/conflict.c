@@ -4,24 +4,35 @@
  *
  * Runs on the control thread (like reloads, which change the allocations):
  * when the guard (daemon/guard.h) saw one of our files change, after every
- * start and reload, and once a second while a conflict lasts, since the
- * other holder's exit changes nothing in the file. A conflict cannot be
- * undone from here (the other process may be using the device already), so
- * it is made loud: the log, .meta/status, `extresctl status` (exit 1) and
- * systemd's STATUS=.
+ * start and reload, and once a second while a conflict lasts (the recheck
+ * timer), since the other holder's exit changes nothing in the file. A
+ * conflict cannot be undone from here (the other process may be using the
+ * device already), so it is made loud: the log, .meta/status, `extresctl
+ * status` (exit 1) and systemd's STATUS=.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <time.h>
 
 #include "daemon/extresd.h"
 #include "base/log.h"
 #include "os/sdnotify.h"
-#include "base/clock.h"
 
 /* How often conflicts are looked at again while there are some. */
 #define RECHECK_MS 1000
+
+/* Look again in a second, or never (`again` 0). */
+static void recheck(struct extresd *d, int again)
+{
+	if (!d->src.recheck)
+		return;
+	if (again)
+		extres_source_set_delay(d->src.recheck, RECHECK_MS);
+	else
+		extres_source_set_time(d->src.recheck, -1);
+}
 
 /* Log each line of `text` that `old` does not have. */
 static void log_new_lines(const char *text, const char *old)
@@ -62,8 +73,11 @@ void extresd_check_lines(struct extresd *d)
 	int failed = 0;
 
 	for (i = 0; d->allocs && i < d->allocs->n; i++) {
+		const char *file = d->allocs->items[i]->coordination_file;
+		struct extres_alloc_seen seen;
+
 		if (extres_alloc_guard(d->allocs->items[i], d->allocs->found[i],
-				       &one, &restored, &err) < 0) {
+				       &one, &restored, &seen, &err) < 0) {
 			/* Keep what we knew: a file we cannot read now says
 			 * nothing new about conflicts. */
 			extres_log(EXTRES_LOG_ERR, "checking our lines: %s",
@@ -71,6 +85,17 @@ void extresd_check_lines(struct extresd *d)
 			failed = 1;
 			continue;
 		}
+		/* Seen now, by the one check that looks at our lines; someone
+		 * else's change also changes who holds what. */
+		if (seen.found.st_ino &&
+		    !extres_guard_known(&d->guard, file, &seen.found))
+			extresd_holders_schedule(d, EXTRESD_HOLDERS_DELAY_MS);
+		if (seen.left.st_ino)
+			extres_guard_seen(&d->guard, file, &seen.left);
+		/* Our write wakes nobody (extresd_guard_settle()): the
+		 * holders are read again for it here. */
+		if (restored)
+			extresd_holders_schedule(d, EXTRESD_HOLDERS_DELAY_MS);
 		if (restored)
 			extres_log(
 				EXTRES_LOG_WARNING,
@@ -92,12 +117,13 @@ void extresd_check_lines(struct extresd *d)
 		len += n;
 		free(one);
 	}
+	recheck(d, failed || all);
+	/* Our own writes (lines put back) are seen now, not as a wake-up. */
+	extresd_guard_settle(d);
 	if (failed) {
 		free(all);
-		d->guard_due = extres_now_ms() + RECHECK_MS;
 		return;
 	}
-	d->guard_due = all ? extres_now_ms() + RECHECK_MS : 0;
 	if ((!all && !d->conflicts) ||
 	    (all && d->conflicts && strcmp(all, d->conflicts) == 0)) {
 		free(all);
@@ -110,18 +136,46 @@ void extresd_check_lines(struct extresd *d)
 	free(d->conflicts);
 	d->conflicts = all;
 	notify_status(all);
-	extresd_publish(d);
+	extresd_changed(d);
 }
 
-long long extresd_guard_tick(struct extresd *d)
+static void on_recheck(struct extres_source *s, void *ctx)
 {
-	long long left;
+	extresd_check_lines(ctx);
+}
 
-	if (!d->guard_due)
-		return -1;
-	left = d->guard_due - extres_now_ms();
-	if (left > 0)
-		return left;
+/* A file changed: check our lines now, the holders soon. */
+static void on_change(struct extresd *d)
+{
 	extresd_check_lines(d);
-	return d->guard_due ? RECHECK_MS : -1;
+	extresd_holders_schedule(d, EXTRESD_HOLDERS_DELAY_MS);
+}
+
+static void on_guard(struct extres_source *s, void *ctx)
+{
+	struct extresd *d = ctx;
+
+	if (extres_guard_changed(&d->guard))
+		on_change(d);
+}
+
+void extresd_guard_settle(struct extresd *d)
+{
+	/* A change found here is checked at once, from the loop: not from
+	 * inside the check that settles. */
+	if (extres_guard_changed(&d->guard)) {
+		if (d->src.recheck)
+			extres_source_set_delay(d->src.recheck, 0);
+		extresd_holders_schedule(d, EXTRESD_HOLDERS_DELAY_MS);
+	}
+}
+
+int extresd_guard_add(struct extresd *d)
+{
+	int r = extres_loop_add_timer(d->loop, on_recheck, d, &d->src.recheck);
+
+	if (r == 0 && d->guard.fd >= 0)
+		r = extres_loop_add_io(d->loop, d->guard.fd, EPOLLIN, on_guard,
+				       d, &d->src.guard);
+	return r;
 }

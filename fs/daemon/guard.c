@@ -15,6 +15,12 @@
 struct extres_guard_watch {
 	int wd;
 	char *name; /* the file's name in the watched directory */
+	char *path;
+	/* How we left it (valid when `seen`), and whether an event named it
+	 * in the read going on. */
+	struct stat left;
+	int seen;
+	int touched;
 };
 
 int extres_guard_open(struct extres_guard *g, struct extres_err *err)
@@ -40,6 +46,7 @@ static void forget(struct extres_guard *g)
 		if (j == i && g->fd >= 0)
 			inotify_rm_watch(g->fd, g->watches[i].wd);
 		free(g->watches[i].name);
+		free(g->watches[i].path);
 	}
 	free(g->watches);
 	g->watches = NULL;
@@ -76,10 +83,15 @@ static int add(struct extres_guard *g, const char *path, struct extres_err *err)
 	if (!w)
 		return extres_err_set(err, ENOMEM, "out of memory");
 	g->watches = w;
+	memset(&w[g->n], 0, sizeof(w[g->n]));
 	w[g->n].wd = wd;
 	w[g->n].name = strdup(slash ? slash + 1 : path);
-	if (!w[g->n].name)
+	w[g->n].path = strdup(path);
+	if (!w[g->n].name || !w[g->n].path) {
+		free(w[g->n].name);
+		free(w[g->n].path);
 		return extres_err_set(err, ENOMEM, "out of memory");
+	}
 	g->n++;
 	return 0;
 }
@@ -109,8 +121,55 @@ int extres_guard_watch(struct extres_guard *g, const char *const *files,
 	return first;
 }
 
-static int concerns(const struct extres_guard *g,
-		    const struct inotify_event *ev)
+void extres_guard_seen(struct extres_guard *g, const char *path,
+		       const struct stat *st)
+{
+	size_t i;
+
+	for (i = 0; i < g->n; i++)
+		if (strcmp(g->watches[i].path, path) == 0) {
+			g->watches[i].left = *st;
+			g->watches[i].seen = 1;
+		}
+}
+
+static int same_ts(const struct timespec *a, const struct timespec *b)
+{
+	return a->tv_sec == b->tv_sec && a->tv_nsec == b->tv_nsec;
+}
+
+static int same_stat(const struct stat *a, const struct stat *b)
+{
+	return a->st_dev == b->st_dev && a->st_ino == b->st_ino &&
+	       a->st_size == b->st_size && a->st_mode == b->st_mode &&
+	       a->st_uid == b->st_uid && a->st_gid == b->st_gid &&
+	       a->st_nlink == b->st_nlink &&
+	       same_ts(&a->st_mtim, &b->st_mtim) &&
+	       same_ts(&a->st_ctim, &b->st_ctim);
+}
+
+/* Whether the file is as we left it: then the events were ours. */
+static int as_left(const struct extres_guard_watch *w)
+{
+	struct stat st;
+
+	return w->seen && lstat(w->path, &st) == 0 && same_stat(&st, &w->left);
+}
+
+int extres_guard_known(const struct extres_guard *g, const char *path,
+		       const struct stat *st)
+{
+	size_t i;
+
+	for (i = 0; i < g->n; i++)
+		if (strcmp(g->watches[i].path, path) == 0)
+			return g->watches[i].seen &&
+			       same_stat(st, &g->watches[i].left);
+	return 1;
+}
+
+/* Mark the watches `ev` names; 1 when it counts whatever the files say. */
+static int concerns(struct extres_guard *g, const struct inotify_event *ev)
 {
 	size_t i;
 
@@ -120,8 +179,10 @@ static int concerns(const struct extres_guard *g,
 		if (g->watches[i].wd != ev->wd)
 			continue;
 		/* The directory itself went or moved: check, and fail. */
-		if (ev->len == 0 || strcmp(ev->name, g->watches[i].name) == 0)
+		if (ev->len == 0)
 			return 1;
+		if (strcmp(ev->name, g->watches[i].name) == 0)
+			g->watches[i].touched = 1;
 	}
 	return 0;
 }
@@ -133,6 +194,7 @@ int extres_guard_changed(struct extres_guard *g)
 	const struct inotify_event *ev;
 	int changed = 0;
 	ssize_t n;
+	size_t i;
 	char *p;
 
 	if (g->fd < 0)
@@ -148,6 +210,11 @@ int extres_guard_changed(struct extres_guard *g)
 			ev = (const struct inotify_event *)p;
 			changed |= concerns(g, ev);
 		}
+	}
+	for (i = 0; i < g->n; i++) {
+		if (g->watches[i].touched && !as_left(&g->watches[i]))
+			changed = 1;
+		g->watches[i].touched = 0;
 	}
 	return changed;
 }

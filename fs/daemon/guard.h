@@ -14,12 +14,16 @@
  *
  * Only events that change the file (written, created, removed, renamed to
  * or from its name, or its mode or owner changed) count: our own lock, which
- * opens the file for writing and closes it, must not wake us again.
+ * opens the file for writing and closes it, must not wake us again. Nor do
+ * our own writes: the daemon tells the guard how it left each file, under
+ * the file's lock (extres_guard_seen()), and an event that finds the file
+ * exactly so (inode, size, times, mode, owner) is its own.
  */
 #ifndef EXTRES_GUARD_H
 #define EXTRES_GUARD_H
 
 #include <stddef.h>
+#include <sys/stat.h>
 
 #include "base/err.h"
 
@@ -42,7 +46,20 @@ int extres_guard_open(struct extres_guard *g, struct extres_err *err);
 int extres_guard_watch(struct extres_guard *g, const char *const *files,
 		       size_t n, struct extres_err *err);
 
-/* Read every pending event: 1 if one concerned a watched file, else 0. */
+/* `st` is how we left watched file `path` (fstat() under its lock, after
+ * our own writes). Ignored for a file not watched. */
+void extres_guard_seen(struct extres_guard *g, const char *path,
+		       const struct stat *st);
+
+/* Whether `st` (an fstat() under the lock, before any write of ours) is
+ * how we last left watched file `path`: 0 when someone else changed it
+ * since, which the guard's checks have not seen yet. 1 for a file not
+ * watched. */
+int extres_guard_known(const struct extres_guard *g, const char *path,
+		       const struct stat *st);
+
+/* Read every pending event: 1 if one concerned a watched file that is not
+ * as we last left it (or the queue overflowed), else 0. */
 int extres_guard_changed(struct extres_guard *g);
 
 /* Close and forget everything. Safe on a zeroed guard whose fd is -1. */

@@ -5,9 +5,10 @@
  *
  * Runs on the control thread only: the files are read under their lock,
  * with a deadline, never in a request handler. A change the guard's
- * inotify descriptor reports schedules one re-read HOLDERS_DELAY_MS later,
- * however many changes follow meanwhile, so a burst of writes costs one
- * rebuild of the tree; the tree is published only when the text changed.
+ * inotify descriptor reports arms one re-read (the holders timer) 50 ms
+ * later, however many changes follow meanwhile, so a burst of writes costs
+ * one rebuild of the tree; the tree is published only when the text
+ * changed.
  * An owner's exit changes nothing in the file, so while holders other than
  * this daemon are live their processes are looked at every
  * HOLDERS_PROBE_MS, and a change of state re-reads the files. Nor does an
@@ -18,17 +19,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "alloc/lease_line.h"
-#include "base/clock.h"
 #include "base/log.h"
 #include "base/text.h"
 #include "daemon/extresd.h"
 #include "os/proc.h"
 
-/* From a change to the re-read: bursts coalesce within this. */
-#define HOLDERS_DELAY_MS 50
 /* How often live owners are looked at. */
 #define HOLDERS_PROBE_MS 1000
 /* The first look after a read comes sooner: a holder that was just
@@ -39,6 +38,17 @@
  * not hold up reloads for long, and the next try comes soon anyway. */
 #define HOLDERS_LOCK_MS 1000u
 #define HOLDERS_RETRY_MS 5000
+
+/* Arm timer `s` (NULL: no loop yet) `delay_ms` from now; -1 disarms. */
+static void arm(struct extres_source *s, long long delay_ms)
+{
+	if (!s)
+		return;
+	if (delay_ms < 0)
+		extres_source_set_time(s, -1);
+	else
+		extres_source_set_delay(s, delay_ms);
+}
 
 /* The coordination file resource i follows: its allocation's, or a
  * pool's, which records nothing of ours. */
@@ -80,9 +90,11 @@ static void note_error(struct extresd *d, const char *msg)
 	d->holders_error = msg ? strdup(msg) : NULL;
 }
 
-static int read_all(const struct extresd *d, struct extres_holders *h,
+static int read_all(struct extresd *d, struct extres_holders *h,
 		    struct extres_err *err)
 {
+	struct stat found, left;
+	int known;
 	struct extres_holders_ctx ctx = {
 		.self = d->owner,
 		.ticks = sysconf(_SC_CLK_TCK),
@@ -113,6 +125,11 @@ static int read_all(const struct extresd *d, struct extres_holders *h,
 		}
 		if (r < 0)
 			break;
+		/* Someone else's change that the guard has not checked yet
+		 * stays unseen here, so that it does (extresd_guard_settle()):
+		 * only our own writes are marked as seen. */
+		known = fstat(c->fd, &found) == 0 &&
+			extres_guard_known(&d->guard, file, &found);
 		/* What cannot be written back now is tried at the next
 		 * change: the holders are shown all the same. */
 		if (extresd_keep_leases(&d->holders,
@@ -121,6 +138,9 @@ static int read_all(const struct extresd *d, struct extres_holders *h,
 			extres_log(EXTRES_LOG_WARNING, "%s", err->msg);
 		r = extres_holders_add_file(h, d->allocs->items[i]->resource, c,
 					    &ctx);
+		/* As we left it: the lease lines kept are our own writes. */
+		if (known && fstat(c->fd, &left) == 0)
+			extres_guard_seen(&d->guard, file, &left);
 		extres_coord_close(c);
 		if (r < 0)
 			extres_err_set(err, -r, "out of memory");
@@ -167,8 +187,9 @@ int extresd_holders_read(struct extresd *d)
 	size_t len = 0;
 	int r, watch;
 
-	d->holders_due = 0;
+	arm(d->src.holders, -1);
 	r = read_all(d, &h, &err);
+	extresd_guard_settle(d);
 	if (r == -EINTR) {
 		/* A stop: the control thread ends next. */
 		extres_holders_clear(&h);
@@ -177,7 +198,7 @@ int extresd_holders_read(struct extresd *d)
 	if (r < 0) {
 		note_error(d, err.msg);
 		extres_holders_clear(&h);
-		d->holders_due = extres_now_ms() + HOLDERS_RETRY_MS;
+		arm(d->src.holders, HOLDERS_RETRY_MS);
 		return r;
 	}
 	note_error(d, NULL);
@@ -189,8 +210,7 @@ int extresd_holders_read(struct extresd *d)
 		return r;
 	}
 	owners_changed(&h, &watch);
-	d->holders_probe_due =
-		watch ? extres_now_ms() + HOLDERS_FIRST_PROBE_MS : 0;
+	arm(d->src.probe, watch ? HOLDERS_FIRST_PROBE_MS : -1);
 	extres_holders_clear(&d->holders);
 	d->holders = h;
 	if (d->holders_text && len == d->holders_len &&
@@ -206,46 +226,42 @@ int extresd_holders_read(struct extresd *d)
 
 void extresd_holders_schedule(struct extresd *d, long long delay_ms)
 {
-	long long due = extres_now_ms() + delay_ms;
-
-	if (!d->holders_due || due < d->holders_due)
-		d->holders_due = due;
+	if (d->src.holders)
+		extres_source_set_delay_min(d->src.holders, delay_ms);
 }
 
-/* The delay until `due` (0: never) as the control loop takes it, folded
- * into `next` (-1: nothing due). */
-static long long sooner(long long next, long long due, long long now)
+static void on_holders(struct extres_source *s, void *ctx)
 {
-	long long left;
+	struct extresd *d = ctx;
 
-	if (!due)
-		return next;
-	left = due > now ? due - now : 0;
-	return next < 0 || left < next ? left : next;
+	/* Also what waited for this read (extresd_changed()). */
+	if (extresd_holders_read(d) > 0 || d->dirty)
+		extresd_changed(d);
 }
 
-long long extresd_holders_tick(struct extresd *d)
+static void on_probe(struct extres_source *s, void *ctx)
 {
-	long long now = extres_now_ms();
-	int watch, probed = 0;
+	struct extresd *d = ctx;
+	int watch;
 
-	if (d->holders_probe_due && d->holders_probe_due <= now) {
-		probed = owners_changed(&d->holders, &watch);
-		if (probed)
-			extresd_holders_schedule(d, 0);
-		d->holders_probe_due = watch ? now + HOLDERS_PROBE_MS : 0;
+	if (!owners_changed(&d->holders, &watch)) {
+		arm(s, watch ? HOLDERS_PROBE_MS : -1);
+		return;
 	}
-	if (d->holders_due && d->holders_due <= now) {
-		if (extresd_holders_read(d) > 0)
-			extresd_publish(d);
-		now = extres_now_ms();
-		/* A holder that renames itself over and over re-reads the
-		 * files once a probe period, not at each first probe. */
-		if (probed && d->holders_probe_due)
-			d->holders_probe_due = now + HOLDERS_PROBE_MS;
-	}
-	return sooner(sooner(-1, d->holders_due, now), d->holders_probe_due,
-		      now);
+	on_holders(d->src.holders, d);
+	/* A holder that renames itself over and over re-reads the files
+	 * once a probe period, not at each first probe. */
+	if (extres_source_time(s) >= 0)
+		arm(s, HOLDERS_PROBE_MS);
+}
+
+int extresd_holders_add(struct extresd *d)
+{
+	int r = extres_loop_add_timer(d->loop, on_holders, d, &d->src.holders);
+
+	if (r == 0)
+		r = extres_loop_add_timer(d->loop, on_probe, d, &d->src.probe);
+	return r;
 }
 
 /* Whether holder x is a live lease whose id names its owner: only such
@@ -457,14 +473,4 @@ void extresd_holders_free(struct extresd *d)
 	free(d->holders_error);
 	d->holders_text = NULL;
 	d->holders_error = NULL;
-}
-
-void extresd_guard_event(void *ctx)
-{
-	struct extresd *d = ctx;
-
-	if (!extres_guard_changed(&d->guard))
-		return;
-	extresd_check_lines(d);
-	extresd_holders_schedule(d, HOLDERS_DELAY_MS);
 }

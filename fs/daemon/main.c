@@ -20,24 +20,51 @@
 
 #include "extres_build.h"
 
+#include "daemon/control.h"
 #include "daemon/extresd.h"
 #include "daemon/fuse_log.h"
+#include "daemon/fuse_ops.h"
+#include "daemon/owner.h"
+#include "daemon/transport.h"
 #include "daemon/ready.h"
 #include "base/log.h"
 #include "os/fusemount.h"
 #include "os/mountpoint.h"
 #include "os/sdnotify.h"
+#include "os/sentinel.h"
 #include "os/stop.h"
+
+/* The daemon: its jobs' state (daemon/extresd.h), and the FUSE side that
+ * serves their tree, which only this file and the handlers know. */
+struct extresd_main {
+	struct extresd d; /* first: a pointer to it is one to this */
+	struct extresd_front front;
+	struct fuse_cmdline_opts cmd;
+	struct fuse_session *se;
+	struct extres_fs fs;
+	/* The -o options, one each, for making a mount by hand; the
+	 * /dev/fuse descriptor of a mount made so, else -1. */
+	struct fuse_args mount_opts;
+	int hand_fd;
+	/* /dev/fuse or io_uring, and why. */
+	struct extres_transport transport;
+	/* Aborts the connection should we die without unmounting; it takes
+	 * a name of its own in its copy of our argument strings. */
+	struct extres_sentinel sentinel;
+	char *args;
+	size_t args_len;
+	pthread_t main_thread; /* runs the session loop; woken to stop it */
+};
 
 /* The longest wait for coordination files' locks on the way out, all told. */
 #define EXIT_LOCK_TIMEOUT_MS 250u
 
 static const struct fuse_opt extresd_opts[] = {
-	{ "-c %s", offsetof(struct extresd, config_path), 0 },
-	{ "--config=%s", offsetof(struct extresd, config_path), 0 },
-	{ "--owner-pid %s", offsetof(struct extresd, owner_arg), 0 },
-	{ "--owner-pid=%s", offsetof(struct extresd, owner_arg), 0 },
-	{ "transport=%s", offsetof(struct extresd, transport_arg), 0 },
+	{ "-c %s", offsetof(struct extresd_main, d.config_path), 0 },
+	{ "--config=%s", offsetof(struct extresd_main, d.config_path), 0 },
+	{ "--owner-pid %s", offsetof(struct extresd_main, d.owner_arg), 0 },
+	{ "--owner-pid=%s", offsetof(struct extresd_main, d.owner_arg), 0 },
+	{ "transport=%s", offsetof(struct extresd_main, d.transport_arg), 0 },
 	FUSE_OPT_END
 };
 
@@ -72,18 +99,18 @@ static void usage(const char *prog)
 static int opt_proc(void *data, const char *arg, int key,
 		    struct fuse_args *outargs)
 {
-	struct extresd *d = data;
+	struct extresd_main *m = data;
 
 	if (key != FUSE_OPT_KEY_NONOPT)
 		return 1;
-	if (d->n_positional == 2) {
+	if (m->d.n_positional == 2) {
 		extres_log(EXTRES_LOG_ERR, "unexpected argument '%s'", arg);
 		return -1;
 	}
-	d->positional[d->n_positional] = strdup(arg);
-	if (!d->positional[d->n_positional])
+	m->d.positional[m->d.n_positional] = strdup(arg);
+	if (!m->d.positional[m->d.n_positional])
 		return -1;
-	d->n_positional++;
+	m->d.n_positional++;
 	return 0;
 }
 
@@ -94,33 +121,35 @@ static int opt_proc(void *data, const char *arg, int key,
 
 /* Decide the mount point: argument, then the config, then the default; the
  * latter two are created when missing, an argument must exist. Lock it
- * (into d->runlock, held until main() returns) before vetting it, so that of
+ * (into m->d.runlock, held until main() returns) before vetting it, so that of
  * daemons started at once one gets past here and the others take nothing.
  * -EINTR: asked to stop while waiting for the lock. */
-static int resolve_mountpoint(struct extresd *d)
+static int resolve_mountpoint(struct extresd_main *m)
 {
-	const char *arg =
-		d->n_positional ? d->positional[d->n_positional - 1] : NULL;
+	const char *arg = m->d.n_positional ?
+				  m->d.positional[m->d.n_positional - 1] :
+				  NULL;
 	const char *path = arg;
 	struct extres_err err;
 	char *dir = NULL;
 	int r;
 
 	if (!path)
-		path = d->config->mountpoint ? d->config->mountpoint :
-					       EXTRES_DEFAULT_MOUNTPOINT;
-	r = extres_mountpoint_resolve(path, arg == NULL, &d->mountpoint, &err);
+		path = m->d.config->mountpoint ? m->d.config->mountpoint :
+						 EXTRES_DEFAULT_MOUNTPOINT;
+	r = extres_mountpoint_resolve(path, arg == NULL, &m->d.mountpoint,
+				      &err);
 	if (r == 0)
 		r = extres_runlock_dir(geteuid(), getenv("XDG_RUNTIME_DIR"),
 				       &dir, &err);
 	if (r == 0)
-		r = extres_mountpoint_lock(d->mountpoint, dir, LOCK_WAIT_MS,
-					   extres_stop_pending, &d->runlock,
+		r = extres_mountpoint_lock(m->d.mountpoint, dir, LOCK_WAIT_MS,
+					   extres_stop_pending, &m->d.runlock,
 					   &err);
 	if (r == 0)
-		r = extres_mountpoint_prepare(d->mountpoint,
+		r = extres_mountpoint_prepare(m->d.mountpoint,
 					      extres_stop_pending,
-					      &d->dead_mount, &err);
+					      &m->d.dead_mount, &err);
 	free(dir);
 	if (r == -EINTR)
 		extres_log(EXTRES_LOG_NOTICE, "stopped during start-up");
@@ -131,18 +160,18 @@ static int resolve_mountpoint(struct extresd *d)
 
 /* A start that does not mount leaves no dead mount behind: its stale
  * values would outlive it. */
-static void detach_dead(struct extresd *d)
+static void detach_dead(struct extresd_main *m)
 {
 	struct extres_err err;
 	int n = 0;
 
-	if (extres_mountpoint_detach_dead(d->mountpoint, NULL, &n, &err) < 0)
+	if (extres_mountpoint_detach_dead(m->d.mountpoint, NULL, &n, &err) < 0)
 		extres_log(EXTRES_LOG_ERR, "%s", err.msg);
 	else if (n)
 		extres_log(EXTRES_LOG_NOTICE,
 			   "detached %d dead extresd mount%s at %s", n,
-			   n == 1 ? "" : "s", d->mountpoint);
-	d->dead_mount = 0;
+			   n == 1 ? "" : "s", m->d.mountpoint);
+	m->d.dead_mount = 0;
 }
 
 /* Every -o option, one by one (libfuse's own, which never reach the
@@ -150,19 +179,19 @@ static void detach_dead(struct extresd *d)
 static int keep_mount_opt(void *data, const char *arg, int key,
 			  struct fuse_args *outargs)
 {
-	struct extresd *d = data;
+	struct extresd_main *m = data;
 
 	(void)outargs;
 	if (key != FUSE_OPT_KEY_OPT || arg[0] == '-' ||
 	    strcmp(arg, "debug") == 0)
 		return 0;
-	return fuse_opt_add_arg(&d->mount_opts, arg);
+	return fuse_opt_add_arg(&m->mount_opts, arg);
 }
 
-static int keep_mount_opts(struct extresd *d, const struct fuse_args *args)
+static int keep_mount_opts(struct extresd_main *m, const struct fuse_args *args)
 {
 	struct fuse_args copy = FUSE_ARGS_INIT(args->argc, args->argv);
-	int r = fuse_opt_parse(&copy, d, NULL, keep_mount_opt);
+	int r = fuse_opt_parse(&copy, m, NULL, keep_mount_opt);
 
 	fuse_opt_free_args(&copy);
 	return r;
@@ -175,33 +204,33 @@ static int keep_mount_opts(struct extresd *d, const struct fuse_args *args)
  * cannot be, the old order: detach, then mount. The test suite asks for
  * the old order with EXTRESD_TEST_NO_BENEATH=1.
  */
-static int mount_session(struct extresd *d)
+static int mount_session(struct extresd_main *m)
 {
 	struct extres_fusemount fm;
 	struct extres_err err;
 	char path[32];
 	int r, way = EXTRES_MOUNTPOINT_ATTACHED;
 
-	if (!d->dead_mount)
-		return fuse_session_mount(d->se, d->mountpoint) ? -EIO : 0;
-	r = extres_fusemount_make((const char *const *)d->mount_opts.argv,
-				  (size_t)d->mount_opts.argc, &fm, &err);
+	if (!m->d.dead_mount)
+		return fuse_session_mount(m->se, m->d.mountpoint) ? -EIO : 0;
+	r = extres_fusemount_make((const char *const *)m->mount_opts.argv,
+				  (size_t)m->mount_opts.argc, &fm, &err);
 	if (r < 0) {
 		extres_log(EXTRES_LOG_NOTICE,
 			   "%s: detaching the dead mount first", err.msg);
-		detach_dead(d);
-		return fuse_session_mount(d->se, d->mountpoint) ? -EIO : 0;
+		detach_dead(m);
+		return fuse_session_mount(m->se, m->d.mountpoint) ? -EIO : 0;
 	}
 	/* libfuse takes "/dev/fd/N" for a connection mounted by its caller,
 	 * and from here on owns (and closes) the descriptor. */
 	snprintf(path, sizeof(path), "/dev/fd/%d", fm.fuse_fd);
-	if (fuse_session_mount(d->se, path) != 0) {
+	if (fuse_session_mount(m->se, path) != 0) {
 		close(fm.fuse_fd);
 		close(fm.mnt_fd);
 		return -EIO;
 	}
-	d->hand_fd = fm.fuse_fd;
-	r = extres_mountpoint_replace(d->mountpoint, fm.mnt_fd,
+	m->hand_fd = fm.fuse_fd;
+	r = extres_mountpoint_replace(m->d.mountpoint, fm.mnt_fd,
 				      !getenv("EXTRESD_TEST_NO_BENEATH"),
 				      extres_stop_pending, &way, &err);
 	close(fm.mnt_fd);
@@ -209,7 +238,7 @@ static int mount_session(struct extresd *d)
 		extres_log(EXTRES_LOG_ERR, "%s", err.msg);
 		return r;
 	}
-	d->dead_mount = 0;
+	m->d.dead_mount = 0;
 	extres_log(
 		EXTRES_LOG_NOTICE, "%s%s%s",
 		way == EXTRES_MOUNTPOINT_BENEATH ?
@@ -217,7 +246,7 @@ static int mount_session(struct extresd *d)
 		way == EXTRES_MOUNTPOINT_AFTER_DETACH ?
 			"detached the dead extresd mount at " :
 			"mounted ",
-		d->mountpoint,
+		m->d.mountpoint,
 		way == EXTRES_MOUNTPOINT_BENEATH ?
 			", then detached it" :
 		way == EXTRES_MOUNTPOINT_AFTER_DETACH ?
@@ -226,15 +255,15 @@ static int mount_session(struct extresd *d)
 	return 0;
 }
 
-static void unmount_session(struct extresd *d)
+static void unmount_session(struct extresd_main *m)
 {
 	struct extres_err err;
 
-	if (d->hand_fd >= 0 &&
-	    extres_fusemount_unmount(d->mountpoint, d->hand_fd, &err) < 0)
+	if (m->hand_fd >= 0 &&
+	    extres_fusemount_unmount(m->d.mountpoint, m->hand_fd, &err) < 0)
 		extres_log(EXTRES_LOG_ERR, "%s", err.msg);
-	fuse_session_unmount(d->se);
-	extres_sentinel_release(&d->sentinel);
+	fuse_session_unmount(m->se);
+	extres_sentinel_release(&m->sentinel);
 }
 
 /*
@@ -245,64 +274,64 @@ static void unmount_session(struct extresd *d)
  * transport (os/sentinel.h): a sentinel aborts the connection then.
  * Without one the mount still serves.
  */
-static void start_sentinel(struct extresd *d)
+static void start_sentinel(struct extresd_main *m)
 {
 	struct extres_err err;
 	unsigned minor;
 	int r;
 
-	r = extres_mountpoint_dev(d->mountpoint, &minor, &err);
+	r = extres_mountpoint_dev(m->d.mountpoint, &minor, &err);
 	if (r == 0)
-		r = extres_sentinel_start(&d->sentinel, minor, d->args,
-					  d->args_len, &err);
+		r = extres_sentinel_start(&m->sentinel, minor, m->args,
+					  m->args_len, &err);
 	if (r < 0)
 		extres_log(
 			EXTRES_LOG_WARNING,
 			"no sentinel for %s (a kill -9 may leave it hanging): %s",
-			d->mountpoint, err.msg);
+			m->d.mountpoint, err.msg);
 }
 
-static int setup_owner(struct extresd *d)
+static int setup_owner(struct extresd_main *m)
 {
 	struct extres_err err;
 	int r;
 
-	r = extres_owner_parse(d->owner_arg, &d->owner, &err);
+	r = extres_owner_parse(m->d.owner_arg, &m->d.owner, &err);
 	if (r == 0)
-		r = extres_owner_open(&d->owner_watch, d->owner, &err);
+		r = extres_owner_open(&m->d.owner_watch, m->d.owner, &err);
 	if (r < 0)
 		extres_log(EXTRES_LOG_ERR, "%s", err.msg);
 	return r;
 }
 
-static int load_config(struct extresd *d)
+static int load_config(struct extresd_main *m)
 {
-	const char *path = d->config_path;
+	const char *path = m->d.config_path;
 	struct extres_err err;
 	size_t i;
 	int r;
 
-	if (d->n_positional == 2)
-		path = d->positional[0];
+	if (m->d.n_positional == 2)
+		path = m->d.positional[0];
 	if (!path)
 		path = EXTRES_DEFAULT_CONFIG;
-	r = extres_config_load(path, &d->config, &err);
+	r = extres_config_load(path, &m->d.config, &err);
 	if (r < 0) {
 		extres_log(EXTRES_LOG_ERR, "%s", err.msg);
 		return r;
 	}
-	for (i = 0; i < d->config->n_warnings; i++)
-		extres_log(EXTRES_LOG_WARNING, "%s", d->config->warnings[i]);
-	return extres_transport_choose(&d->transport, d->transport_arg,
-				       d->config->transport);
+	for (i = 0; i < m->d.config->n_warnings; i++)
+		extres_log(EXTRES_LOG_WARNING, "%s", m->d.config->warnings[i]);
+	return extres_transport_choose(&m->transport, m->d.transport_arg,
+				       m->d.config->transport);
 }
 
-static int build_tree(struct extresd *d)
+static int build_tree(struct extresd_main *m)
 {
 	struct extres_err err;
 	int r;
 
-	r = extres_allocate_all(d->config, d->owner, &d->allocs, &err);
+	r = extres_allocate_all(m->d.config, m->d.owner, &m->d.allocs, &err);
 	if (r < 0) {
 		/* -EINTR: asked to stop while waiting; main exits 0. */
 		extres_log(r == -EINTR ? EXTRES_LOG_NOTICE : EXTRES_LOG_ERR,
@@ -315,20 +344,10 @@ static int build_tree(struct extresd *d)
 		extres_log(EXTRES_LOG_NOTICE, "stopped during start-up");
 		return -EINTR;
 	}
-	/* From now on our lines and the holders are watched (before they
-	 * are read, so that no change goes unseen); a file that cannot be
-	 * is no reason not to serve. */
-	extresd_watch_files(d);
-	if (extresd_holders_read(d) == -EINTR) {
+	r = extresd_serve_first(&m->d);
+	if (r == -EINTR)
 		extres_log(EXTRES_LOG_NOTICE, "stopped during start-up");
-		return -EINTR;
-	}
-	d->loaded_at = time(NULL);
-	r = extresd_publish(d);
-	if (r < 0)
-		return r;
-	extresd_check_lines(d);
-	return 0;
+	return r;
 }
 
 /* Default mount options in front of the user's, so that theirs win; the
@@ -354,43 +373,72 @@ static int add_mount_options(struct fuse_args *args)
 
 /* The control thread's SIGTERM/SIGINT: end the session loop. The loop's
  * threads wait in read() or sem_wait(); a signal to the main thread (a
- * no-op handler, so the wait fails with EINTR) makes it look again. */
+ * no-op handler, so the wait fails with EINTR) makes it look again. `ctx`
+ * is the struct extresd_main (or its first member). */
 static void stop_session(void *ctx)
 {
-	struct extresd *d = ctx;
+	struct extresd_main *m = ctx;
 
-	fuse_session_exit(d->se);
-	pthread_kill(d->main_thread, SIGUSR1);
+	fuse_session_exit(m->se);
+	pthread_kill(m->main_thread, SIGUSR1);
 }
 
-static int run_session(struct extresd *d)
+/* What the jobs see of the FUSE side (struct extresd_front). */
+static void front_swap(void *ctx, struct extres_tree *tree)
+{
+	struct extresd_main *m = ctx;
+
+	extres_fs_swap(&m->fs, m->se, tree);
+	/* The INIT reply waits until a status that says how requests come
+	 * is served (daemon/transport.h). */
+	extres_transport_settled(&m->transport);
+}
+
+static const struct extres_tree *front_current(void *ctx)
+{
+	const struct extresd_main *m = ctx;
+
+	return m->fs.tree;
+}
+
+static void front_transport(void *ctx, char *buf, size_t size)
+{
+	struct extresd_main *m = ctx;
+
+	extres_transport_describe(&m->transport, buf, size);
+}
+
+static int front_transport_changed(void *ctx)
+{
+	struct extresd_main *m = ctx;
+
+	return extres_transport_take_changed(&m->transport);
+}
+
+static int run_session(struct extresd_main *m)
 {
 	struct fuse_loop_config *loop = NULL;
 	struct extresd_ready rd;
 	struct extres_err err;
 	int r = -EIO;
 
-	extresd_ready_init(&rd, d, stop_session);
-	r = mount_session(d);
+	extresd_ready_init(&rd, &m->d, stop_session);
+	r = mount_session(m);
 	if (r < 0) {
 		/* A mount beneath a dead one that cannot be detached. */
-		if (d->hand_fd >= 0 && !d->dead_mount)
+		if (m->hand_fd >= 0 && !m->d.dead_mount)
 			goto out_unmount;
-		extres_log(EXTRES_LOG_ERR, "cannot mount %s", d->mountpoint);
+		extres_log(EXTRES_LOG_ERR, "cannot mount %s", m->d.mountpoint);
 		r = -EIO;
 		goto out;
 	}
-	start_sentinel(d);
-	if (extres_transport_attach(&d->transport, d->se, d->control.kickfd,
-				    stop_session, d) < 0)
+	start_sentinel(m);
+	if (extres_transport_attach(&m->transport, m->se,
+				    extres_source_fd(m->d.src.kick),
+				    stop_session, m) < 0)
 		goto out_unmount;
 	r = -EIO;
-	if (d->owner_watch.pidfd >= 0 &&
-	    extres_owner_start(&d->owner_watch, &err) < 0) {
-		extres_log(EXTRES_LOG_ERR, "%s", err.msg);
-		goto out_unmount;
-	}
-	if (extres_control_start(&d->control, &err) < 0) {
+	if (extresd_jobs_start(&m->d, &err) < 0) {
 		extres_log(EXTRES_LOG_ERR, "%s", err.msg);
 		goto out_unmount;
 	}
@@ -400,7 +448,7 @@ static int run_session(struct extresd *d)
 		goto out_unmount;
 	}
 	/* A mount without pushes still works: first reads ask. */
-	r = extres_fs_start_push(&d->fs, d->se, d->mountpoint);
+	r = extres_fs_start_push(&m->fs, m->se, m->d.mountpoint);
 	if (r < 0)
 		extres_log(EXTRES_LOG_WARNING,
 			   "cannot start the notifier thread: %s",
@@ -411,28 +459,27 @@ static int run_session(struct extresd *d)
 			   strerror(-r));
 		goto out_unmount;
 	}
-	fuse_loop_cfg_set_clone_fd(loop, d->cmd.clone_fd);
+	fuse_loop_cfg_set_clone_fd(loop, m->cmd.clone_fd);
 	/* libfuse 3.14 parses "unset" as UINT_MAX and warns if handed it. */
-	if (d->cmd.max_threads != UINT_MAX)
-		fuse_loop_cfg_set_max_threads(loop, d->cmd.max_threads);
-	if (d->cmd.max_idle_threads != UINT_MAX)
-		fuse_loop_cfg_set_idle_threads(loop, d->cmd.max_idle_threads);
-	r = d->cmd.singlethread ? fuse_session_loop(d->se) :
-				  fuse_session_loop_mt(d->se, loop);
+	if (m->cmd.max_threads != UINT_MAX)
+		fuse_loop_cfg_set_max_threads(loop, m->cmd.max_threads);
+	if (m->cmd.max_idle_threads != UINT_MAX)
+		fuse_loop_cfg_set_idle_threads(loop, m->cmd.max_idle_threads);
+	r = m->cmd.singlethread ? fuse_session_loop(m->se) :
+				  fuse_session_loop_mt(m->se, loop);
 	/* The loop returns the signal number when a signal ended it. */
 	r = r < 0 ? r : 0;
 out_unmount:
-	extres_fs_stop_push(&d->fs);
+	extres_fs_stop_push(&m->fs);
 	extresd_ready_loop_over(&rd);
 	extres_sd_notify("STOPPING=1");
 	/* The loop ends on the control thread's word (idle by then) or
 	 * because the mount went away (fusermount3 -u): either way no reload
 	 * can wait on the kernel for a request nobody serves. */
-	extres_control_close(&d->control);
-	extres_owner_close(&d->owner_watch);
-	extres_transport_stop(&d->transport);
+	extresd_jobs_stop(&m->d);
+	extres_transport_stop(&m->transport);
 	/* Also what makes a probe still waiting on the loop return. */
-	unmount_session(d);
+	unmount_session(m);
 	fuse_loop_cfg_destroy(loop);
 out:
 	return extresd_ready_end(&rd, r);
@@ -458,60 +505,64 @@ static int setup_signals(void)
 	return r;
 }
 
-static void cleanup(struct extresd *d)
+static void cleanup(struct extresd_main *m)
 {
 	struct extres_err err;
 
-	extres_control_close(&d->control);
-	extres_owner_close(&d->owner_watch);
-	extres_guard_close(&d->guard);
+	extresd_jobs_stop(&m->d);
+	extres_guard_close(&m->d.guard);
 	/* No runtime may hand out a device after we let it go. */
-	extresd_cdi_clear(d);
-	extresd_cdi_bases_free(d);
-	free(d->conflicts);
-	extresd_holders_free(d);
+	extresd_cdi_clear(&m->d);
+	extresd_cdi_bases_free(&m->d);
+	free(m->d.conflicts);
+	extresd_holders_free(&m->d);
 	/* A stop is obeyed within a second even when another process holds
 	 * a coordination file's lock forever: lines not removed then name a
 	 * process that is about to be gone, which every allocator (Flink's
 	 * script too) takes as free. */
-	if (d->allocs && extres_release_all_within(
-				 d->allocs, EXIT_LOCK_TIMEOUT_MS, &err) < 0)
+	if (m->d.allocs && extres_release_all_within(
+				   m->d.allocs, EXIT_LOCK_TIMEOUT_MS, &err) < 0)
 		extres_log(EXTRES_LOG_ERR, "%s", err.msg);
-	extres_allocations_free(d->allocs);
-	extres_control_close_kick(&d->control);
-	if (d->se)
-		fuse_session_destroy(d->se);
-	extres_fs_destroy(&d->fs);
-	extres_config_free(d->config);
-	free(d->refresh_due);
-	free(d->refresh_stale);
-	free(d->refresh_asked);
-	free(d->mountpoint);
-	free(d->config_path);
-	free(d->owner_arg);
-	free(d->transport_arg);
-	free(d->positional[0]);
-	free(d->positional[1]);
-	free(d->cmd.mountpoint);
-	fuse_opt_free_args(&d->mount_opts);
+	extres_allocations_free(m->d.allocs);
+	/* The drivers' wake-up descriptor is the loop's. */
+	extresd_jobs_close(&m->d);
+	if (m->se)
+		fuse_session_destroy(m->se);
+	extres_fs_destroy(&m->fs);
+	extres_config_free(m->d.config);
+	free(m->d.refresh_stale);
+	free(m->d.refresh_asked);
+	free(m->d.mountpoint);
+	free(m->d.config_path);
+	free(m->d.owner_arg);
+	free(m->d.transport_arg);
+	free(m->d.positional[0]);
+	free(m->d.positional[1]);
+	free(m->cmd.mountpoint);
+	fuse_opt_free_args(&m->mount_opts);
 }
 
 int main(int argc, char *argv[])
 {
 	struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
-	struct extresd d = {
-		.daemon = { .fd = -1 },
-		.owner_watch = { .pidfd = -1, .stopfd = -1 },
-		.control = { .sigfd = -1,
-			     .stopfd = -1,
-			     .watchfd = -1,
-			     .kickfd = -1 },
-		.guard = { .fd = -1 },
-		.runlock = { .fd = -1 },
+	struct extresd_main m = {
+		.d = {
+			.daemon = { .fd = -1 },
+			.owner_watch = { .pidfd = -1, .stopfd = -1 },
+			.guard = { .fd = -1 },
+			.runlock = { .fd = -1 },
+			.last_reload = "-",
+		},
 		.transport = { .gate = -1, .open = 1 },
 		.sentinel = { .fd = -1 },
+		.front = {
+			.swap = front_swap,
+			.current = front_current,
+			.transport = front_transport,
+			.transport_changed = front_transport_changed,
+			.stop = stop_session,
+		},
 		.hand_fd = -1,
-		.last_reload = "-",
 	};
 	struct extres_err err;
 	int i, r, status = 1;
@@ -533,43 +584,45 @@ int main(int argc, char *argv[])
 	 */
 	mallopt(M_ARENA_MAX, 1);
 	mallopt(M_MMAP_THRESHOLD, 128 * 1024);
-	d.main_thread = pthread_self();
+	m.main_thread = pthread_self();
+	m.front.ctx = &m;
+	m.d.front = &m.front;
 	/* The argument strings lie one after the other from argv[0]. */
-	d.args = argv[0];
+	m.args = argv[0];
 	for (i = 0; i < argc; i++)
-		if (argv[i] + strlen(argv[i]) + 1 > d.args + d.args_len)
-			d.args_len = (size_t)(argv[i] + strlen(argv[i]) + 1 -
-					      d.args);
+		if (argv[i] + strlen(argv[i]) + 1 > m.args + m.args_len)
+			m.args_len = (size_t)(argv[i] + strlen(argv[i]) + 1 -
+					      m.args);
 	if (r == 0)
-		r = extres_fs_init(&d.fs, NULL);
+		r = extres_fs_init(&m.fs, NULL);
 	if (r < 0) {
 		extres_log(EXTRES_LOG_ERR, "cannot initialise: %s",
 			   strerror(-r));
 		return 1;
 	}
-	if (fuse_opt_parse(&args, &d, extresd_opts, opt_proc) != 0 ||
-	    fuse_parse_cmdline(&args, &d.cmd) != 0) {
+	if (fuse_opt_parse(&args, &m, extresd_opts, opt_proc) != 0 ||
+	    fuse_parse_cmdline(&args, &m.cmd) != 0) {
 		fprintf(stderr, "Try '%s --help'.\n", argv[0]);
 		status = 2;
 		goto out;
 	}
-	extresd_fuse_log_init(d.cmd.debug);
+	extresd_fuse_log_init(m.cmd.debug);
 	/* Two positionals mean CONFIG MOUNTPOINT (as mount(8) passes them);
 	 * with -c as well, the second one is one too many. */
-	if (d.config_path && d.n_positional == 2) {
+	if (m.d.config_path && m.d.n_positional == 2) {
 		extres_log(EXTRES_LOG_ERR, "unexpected argument '%s'",
-			   d.positional[1]);
+			   m.d.positional[1]);
 		fprintf(stderr, "Try '%s --help'.\n", argv[0]);
 		status = 2;
 		goto out;
 	}
-	if (d.cmd.show_help) {
+	if (m.cmd.show_help) {
 		usage(argv[0]);
 		fuse_lowlevel_help();
 		status = 0;
 		goto out;
 	}
-	if (d.cmd.show_version) {
+	if (m.cmd.show_version) {
 		printf("extresd %s\n", EXTRES_VERSION);
 		fuse_lowlevel_version();
 		status = 0;
@@ -577,29 +630,29 @@ int main(int argc, char *argv[])
 	}
 	/* The session checks the -o options: a typo is a usage error, found
 	 * before any device is discovered or taken. Nothing is mounted yet. */
-	if (add_mount_options(&args) < 0 || keep_mount_opts(&d, &args) != 0)
+	if (add_mount_options(&args) < 0 || keep_mount_opts(&m, &args) != 0)
 		goto out;
-	d.fs.transport = &d.transport;
-	d.se = fuse_session_new(&args, extres_fuse_ops(),
-				sizeof(struct fuse_lowlevel_ops), &d.fs);
-	if (!d.se) {
+	m.fs.transport = &m.transport;
+	m.se = fuse_session_new(&args, extres_fuse_ops(),
+				sizeof(struct fuse_lowlevel_ops), &m.fs);
+	if (!m.se) {
 		fprintf(stderr, "Try '%s --help'.\n", argv[0]);
 		status = 2;
 		goto out;
 	}
-	if (d.owner_arg && setup_owner(&d) < 0)
+	if (m.d.owner_arg && setup_owner(&m) < 0)
 		goto out;
-	if (load_config(&d) < 0)
+	if (load_config(&m) < 0)
 		goto out;
-	r = resolve_mountpoint(&d);
+	r = resolve_mountpoint(&m);
 	if (r == -EINTR)
 		status = 0;
 	if (r < 0)
 		goto out;
 	/* The lock's flock belongs to its open file description, which the
 	 * child shares: the parent's exit does not let it go. */
-	if (!d.cmd.foreground) {
-		r = extres_daemonize_start(&d.daemon);
+	if (!m.cmd.foreground) {
+		r = extres_daemonize_start(&m.d.daemon);
 		if (r < 0) {
 			extres_log(EXTRES_LOG_ERR, "cannot fork: %s",
 				   strerror(-r));
@@ -608,33 +661,30 @@ int main(int argc, char *argv[])
 	}
 	/* From here on this is the process that stays: unless another owner
 	 * was named, it owns the devices. */
-	if (!d.owner_arg)
-		d.owner = getpid();
-	if (extres_control_open(&d.control, extresd_reload, stop_session,
-				extresd_refresh, &d, &err) < 0 ||
-	    extres_guard_open(&d.guard, &err) < 0) {
+	if (!m.d.owner_arg)
+		m.d.owner = getpid();
+	if (extres_guard_open(&m.d.guard, &err) < 0 ||
+	    extresd_jobs_open(&m.d, &err) < 0) {
 		extres_log(EXTRES_LOG_ERR, "%s", err.msg);
 		goto out;
 	}
-	d.control.watchfd = d.guard.fd;
-	d.control.watch = extresd_guard_event;
-	r = build_tree(&d);
+	r = build_tree(&m);
 	if (r == -EINTR)
 		status = 0;
 	if (r < 0)
 		goto out;
 	/* A session ended because `uring` could not be had is a failed
 	 * start (said when it ended), not a stop. */
-	if (run_session(&d) == 0 && !d.transport.failed)
+	if (run_session(&m) == 0 && !m.transport.failed)
 		status = 0;
 out:
-	if (d.dead_mount)
-		detach_dead(&d);
-	cleanup(&d);
+	if (m.d.dead_mount)
+		detach_dead(&m);
+	cleanup(&m);
 	/* Last: the next daemon on this mount point must not start before
 	 * this one has released every device. */
-	extres_runlock_release(&d.runlock);
-	extres_daemonize_finish(&d.daemon, 0);
+	extres_runlock_release(&m.d.runlock);
+	extres_daemonize_finish(&m.d.daemon, 0);
 	fuse_opt_free_args(&args);
 	return status;
 }

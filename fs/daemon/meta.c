@@ -56,8 +56,7 @@ static int status_text(const struct extresd *d, size_t conflicts, char **ret,
 		"last-reload %s\n",
 		(int)getpid(), d->config->path, d->generation, d->reloads,
 		d->last_reload);
-	extres_transport_describe((struct extres_transport *)&d->transport,
-				  transport, sizeof(transport));
+	d->front->transport(d->front->ctx, transport, sizeof(transport));
 	fprintf(f, "transport %s\n", transport);
 	/* One "conflict ..." line each, after the count. */
 	fprintf(f, "conflicts %zu\n", conflicts);

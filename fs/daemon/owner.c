@@ -42,7 +42,7 @@ int extres_owner_parse(const char *arg, pid_t *ret, struct extres_err *err)
 int extres_owner_open(struct extres_owner_watch *w, pid_t pid,
 		      struct extres_err *err)
 {
-	int fd = (int)syscall(SYS_pidfd_open, pid, 0);
+	int fd = (int)syscall(SYS_pidfd_open, pid, 0), r;
 
 	if (fd < 0)
 		return extres_err_set(err, errno,
@@ -50,8 +50,7 @@ int extres_owner_open(struct extres_owner_watch *w, pid_t pid,
 				      (int)pid, strerror(errno));
 	w->stopfd = eventfd(0, EFD_CLOEXEC);
 	if (w->stopfd < 0) {
-		int r = errno;
-
+		r = errno;
 		close(fd);
 		return extres_err_set(err, r, "eventfd: %s", strerror(r));
 	}
@@ -75,10 +74,13 @@ static void *watch(void *arg)
 			break;
 		}
 		if (p[1].revents)
-			return NULL;
+			break;
 		if (p[0].revents) {
+			/* To the process, not a thread: it stays pending
+			 * (every thread blocks it) until the loop reads it,
+			 * and a wait in any thread sees it meanwhile. */
 			kill(getpid(), SIGTERM);
-			return NULL;
+			break;
 		}
 	}
 	return NULL;

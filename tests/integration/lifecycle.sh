@@ -43,6 +43,40 @@ case_fusermount() {
 	assert_eq "" "$(coord_lines "$WORK/gpu.coord")" "coordination file after fusermount3 -u"
 }
 
+# --owner-pid: the owner's exit is a stop like SIGTERM, obeyed at once even
+# while a reload waits (up to extres.lock-timeout) for a coordination
+# file's lock that someone else holds: the wait ends, the daemon exits 0.
+case_owner_exit_reload() {
+	it_setup
+	local owner lock t0 t1 coord=$WORK/gpu.coord
+	sleep 300 >/dev/null 2>&1 9>&- &
+	owner=$!
+	echo "$owner" >"$WORK/owner.pid"
+	write_std_config "$WORK/extres.yaml" "$coord"
+	echo 'extres.lock-timeout: 60' >>"$WORK/extres.yaml"
+	daemon_start --owner-pid "$owner" -c "$WORK/extres.yaml" "$MNT"
+	# This shell holds the lock (its open file description does) until
+	# it closes the descriptor.
+	exec {lock}<>"$coord"
+	flock -x "$lock"
+	sed -i 's/^external-resource.gpu.amount: 2$/external-resource.gpu.amount: 3/' "$WORK/extres.yaml"
+	kill -HUP "$DAEMON_PID"
+	wait_until 10 "the reload" grep -q 'reloading' "$DAEMON_ERR"
+	wait_until 10 "the reload waiting for the lock" pid_has_open "$DAEMON_PID" "$coord"
+	t0=$(date +%s%N)
+	kill -KILL "$owner"
+	wait "$owner" 2>/dev/null || true
+	wait_until 10 "extresd gone after its owner exited during a reload" pid_gone "$DAEMON_PID"
+	t1=$(date +%s%N)
+	it_log "gone $(((t1 - t0) / 1000000)) ms after its owner"
+	exec {lock}>&-
+	daemon_reap
+	assert_eq 0 "$DAEMON_STATUS" "exit status after the owner exited during a reload"
+	! is_mounted "$MNT" || fail "$MNT still mounted ($(mount_info "$MNT"))"
+	grep -qF "stopped while waiting for the lock on coordination file $coord" "$DAEMON_ERR" ||
+		fail "the reload's wait was not cut short: $(cat "$DAEMON_ERR")"
+}
+
 # The coordination file holds gpu 0 and 1 for $DAEMON_PID ($1 says when);
 # a clean stop then empties it.
 held_then_stop() {
