@@ -34,10 +34,12 @@ write_hang_script() {
 	setsid sh -c 'echo $$ >"$1/escaped.pid.tmp"; mv "$1/escaped.pid.tmp" "$1/escaped.pid"; exec sleep 60' \
 		escaped "$dir" </dev/null >/dev/null 2>&1 &
 	while [ ! -s "$dir/escaped.pid" ]; do sleep 0.01; done
+	# Long enough for the keeper's walk (every 20 ms) to see the escaped
+	# process before anyone is told the script started: one that escapes
+	# within a walk of a SIGKILL may outlive it (process_keeper.h).
+	sleep 0.3
 	: >"$dir/started"
 	if [ -e "$dir/quick" ]; then
-		# Long enough for the keeper's walk (every 20 ms) to see it.
-		sleep 0.3
 		echo 0
 		exit 0
 	fi
