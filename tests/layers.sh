@@ -92,8 +92,6 @@ for f in ../common/include/*.h; do
 done
 # libyaml stays inside fs/config: no other file includes <yaml.h>, nor a
 # header of fs/ that brings it along, directly or through another header.
-# (libfuse is held to its files above by direct includes only: extresd.h
-# still hands it to every daemon file through daemon/fuse_ops.h.)
 yaml_headers=" $(grep -l '^#include <yaml.h>' */*.h | tr '\n' ' ')"
 grew=1
 while ((grew)); do
@@ -118,6 +116,34 @@ for f in */*.[ch]; do
 	while IFS= read -r inc; do
 		[[ $yaml_headers == *" $inc "* ]] || continue
 		echo "fs/$f includes \"$inc\", which brings <yaml.h>: libyaml's types stay in fs/config"
+		bad=1
+	done < <(sed -n 's/^#include "\([a-z_]*\/[a-z_.]*\)".*/\1/p' "$f")
+done
+# libfuse likewise stays in the daemon's FUSE files: no other file
+# includes a header of fs/ that brings <fuse*.h> along, directly or through
+# another header (the daemon's jobs build and are unit-tested without it).
+fuse_headers=" $(grep -l '^#include <fuse' */*.h | tr '\n' ' ')"
+grew=1
+while ((grew)); do
+	grew=0
+	for h in */*.h; do
+		[[ $fuse_headers == *" $h "* ]] && continue
+		while IFS= read -r inc; do
+			if [[ $fuse_headers == *" $inc "* ]]; then
+				fuse_headers+="$h "
+				grew=1
+				break
+			fi
+		done < <(sed -n 's/^#include "\([a-z_]*\/[a-z_.]*\)".*/\1/p' "$h")
+	done
+done
+for f in */*.[ch]; do
+	case $f in
+	daemon/main.c | daemon/fuse_ops.[ch] | daemon/served.[ch] | daemon/polled.[ch] | daemon/fuse_log.[ch] | daemon/transport.[ch]) continue ;;
+	esac
+	while IFS= read -r inc; do
+		[[ $fuse_headers == *" $inc "* ]] || continue
+		echo "fs/$f includes \"$inc\", which brings libfuse: only the daemon's FUSE files may"
 		bad=1
 	done < <(sed -n 's/^#include "\([a-z_]*\/[a-z_.]*\)".*/\1/p' "$f")
 done
