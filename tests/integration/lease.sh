@@ -32,6 +32,19 @@ lease_config() {
 
 exists() { [[ -e $1 ]]; }
 
+# PID and its children: state, kernel wait channel, blocked and pending
+# signals, command line.
+procs_of() {
+	local pid
+	for pid in "$1" $(cat /proc/"$1"/task/*/children 2>/dev/null); do
+		printf '[%s %s %s blk=%s pnd=%s %s] ' "$pid" "$(proc_state "$pid")" \
+			"$(cat /proc/"$pid"/wchan 2>/dev/null)" \
+			"$(sed -n 's/^SigBlk:\t//p' /proc/"$pid"/status 2>/dev/null)" \
+			"$(sed -n 's/^ShdPnd:\t//p' /proc/"$pid"/status 2>/dev/null)" \
+			"$(tr '\0' ' ' </proc/"$pid"/cmdline 2>/dev/null)"
+	done
+}
+
 # Milliseconds since the epoch.
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
 
@@ -338,6 +351,9 @@ case_signals() {
 		w=$!
 		wait_until 10 "the command ready" exists "$WORK/ready"
 		kill "-$sig" "$w"
+		# The bound only catches a hang, and says where it is.
+		poll_until 10 pid_gone "$w" ||
+			fail "extresctl run ($w) still runs 10 s after SIG$sig: $(procs_of "$w")"
 		rc=0
 		wait "$w" || rc=$?
 		assert_eq 3 "$rc" "extresctl's status after SIG$sig"
