@@ -13,7 +13,9 @@ run() {
 # The same in the background, as `run_bg ARGS... &`: the job's PID ($!) is
 # extresctl's own, not a subshell's, so that signals reach it.
 run_bg() {
-	exec env --default-signal=INT,QUIT "$EXTRESCTL" -c "$WORK/extres.yaml" run "$@"
+	# HUP too: under nohup it comes ignored, and a shell cannot trap a
+	# signal ignored on entry (POSIX), so the command would never end.
+	exec env --default-signal=INT,QUIT,HUP "$EXTRESCTL" -c "$WORK/extres.yaml" run "$@"
 }
 
 # Lines of FILE (0 when missing).
