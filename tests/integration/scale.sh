@@ -119,6 +119,15 @@ push_idle() {
 # the file's bytes, so the first read of each sends no READ, and reads the
 # right bytes.
 case_push() {
+	# A store that lands before the reader has set the inode up is
+	# dropped by the attributes it applies last; the daemon stores each
+	# file again 4 and 32 ms later, which a sanitized daemon beside
+	# other cases outlasts (1 of 512 first reads asked, once in three
+	# CI runs). The property is the kernel's caches', not memory safety.
+	if it_sanitized; then
+		echo "SKIP: push: a sanitized extresd is too slow for the push's timing"
+		exit 77
+	fi
 	it_setup
 	local infos=64 props=8 mark reqs idle
 	write_static_config "$WORK/extres.yaml" "$infos" "$props"
