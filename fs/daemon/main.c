@@ -379,6 +379,7 @@ static void stop_session(void *ctx)
 {
 	struct extresd_main *m = ctx;
 
+	extres_transport_unhold(&m->transport);
 	fuse_session_exit(m->se);
 	pthread_kill(m->main_thread, SIGUSR1);
 }

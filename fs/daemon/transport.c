@@ -349,6 +349,11 @@ void extres_transport_settled(struct extres_transport *t)
 		open_gate(t);
 }
 
+void extres_transport_unhold(struct extres_transport *t)
+{
+	open_gate(t);
+}
+
 int extres_transport_take_changed(struct extres_transport *t)
 {
 	return atomic_exchange(&t->changed, 0);

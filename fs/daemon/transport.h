@@ -117,4 +117,11 @@ int extres_transport_take_changed(struct extres_transport *t);
  */
 void extres_transport_settled(struct extres_transport *t);
 
+/*
+ * A stop (any thread): the INIT reply held for the status goes out now,
+ * so that a stop during a job that keeps the status from being served (a
+ * reload stuck on a lock) is not held up by that wait.
+ */
+void extres_transport_unhold(struct extres_transport *t);
+
 #endif

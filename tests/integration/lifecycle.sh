@@ -476,7 +476,9 @@ case_kill9_stuck_thread() {
 	it_setup
 	: >"$WORK/gpu"
 	stuck_pool_config 0,1,2,3
-	daemon_start -c "$WORK/extres.yaml" "$MNT"
+	# /dev/fuse's own workers are what strace holds (transport-uring-kill9
+	# covers io_uring's queues).
+	daemon_start -c "$WORK/extres.yaml" -o transport=dev "$MNT"
 	ls "$MNT/gpu" >/dev/null
 	local workers tracer lookup args=() t
 	wait_until 10 "FUSE workers waiting for requests" threads_in "$DAEMON_PID" fuse_dev_do_read
