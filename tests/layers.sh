@@ -90,62 +90,56 @@ for f in ../common/include/*.h; do
 		bad=1
 	fi
 done
-# libyaml stays inside fs/config: no other file includes <yaml.h>, nor a
-# header of fs/ that brings it along, directly or through another header.
-yaml_headers=" $(grep -l '^#include <yaml.h>' */*.h | tr '\n' ' ')"
-grew=1
-while ((grew)); do
-	grew=0
-	for h in */*.h; do
-		[[ $yaml_headers == *" $h "* ]] && continue
-		while IFS= read -r inc; do
-			if [[ $yaml_headers == *" $inc "* ]]; then
-				yaml_headers+="$h "
-				grew=1
-				break
-			fi
-		done < <(sed -n 's/^#include "\([a-z_]*\/[a-z_.]*\)".*/\1/p' "$h")
+# The headers of fs/ that bring a system header matching $1 (an ERE after
+# "#include <"), directly or through another header, space-separated.
+headers_bringing() {
+	local found h inc grew=1
+	found=" $(grep -lE "^#include <$1" -- */*.h | tr '\n' ' ')"
+	while ((grew)); do
+		grew=0
+		for h in */*.h; do
+			[[ $found == *" $h "* ]] && continue
+			while IFS= read -r inc; do
+				if [[ $found == *" $inc "* ]]; then
+					found+="$h "
+					grew=1
+					break
+				fi
+			done < <(sed -n 's/^#include "\([a-z_]*\/[a-z_.]*\)".*/\1/p' "$h")
+		done
 	done
-done
+	echo "$found"
+}
+
+# Whether fs/$1 includes a header of fs/ listed in $2; says which, and
+# that $3.
+includes_one_of() {
+	local inc hit=1
+	while IFS= read -r inc; do
+		[[ $2 == *" $inc "* ]] || continue
+		echo "fs/$1 includes \"$inc\", which $3"
+		hit=0
+	done < <(sed -n 's/^#include "\([a-z_]*\/[a-z_.]*\)".*/\1/p' "$1")
+	return $hit
+}
+
+# libyaml stays inside fs/config, and libfuse in the daemon's FUSE files
+# (the daemon's jobs build and are unit-tested without it): no other file
+# includes them, nor a header of fs/ that brings them along.
+yaml_headers=" $(headers_bringing 'yaml\.h>')"
+fuse_headers=" $(headers_bringing 'fuse')"
 for f in */*.[ch]; do
-	[[ $f == config/* ]] && continue
-	if grep -q '^#include <yaml.h>' "$f"; then
-		echo "fs/$f includes <yaml.h>: libyaml's types stay in fs/config (its own .c files and private headers)"
-		bad=1
+	if [[ $f != config/* ]]; then
+		if grep -q '^#include <yaml.h>' "$f"; then
+			echo "fs/$f includes <yaml.h>: libyaml's types stay in fs/config (its own .c files and private headers)"
+			bad=1
+		fi
+		includes_one_of "$f" "$yaml_headers" "brings <yaml.h>: libyaml's types stay in fs/config" && bad=1
 	fi
-	while IFS= read -r inc; do
-		[[ $yaml_headers == *" $inc "* ]] || continue
-		echo "fs/$f includes \"$inc\", which brings <yaml.h>: libyaml's types stay in fs/config"
-		bad=1
-	done < <(sed -n 's/^#include "\([a-z_]*\/[a-z_.]*\)".*/\1/p' "$f")
-done
-# libfuse likewise stays in the daemon's FUSE files: no other file
-# includes a header of fs/ that brings <fuse*.h> along, directly or through
-# another header (the daemon's jobs build and are unit-tested without it).
-fuse_headers=" $(grep -l '^#include <fuse' */*.h | tr '\n' ' ')"
-grew=1
-while ((grew)); do
-	grew=0
-	for h in */*.h; do
-		[[ $fuse_headers == *" $h "* ]] && continue
-		while IFS= read -r inc; do
-			if [[ $fuse_headers == *" $inc "* ]]; then
-				fuse_headers+="$h "
-				grew=1
-				break
-			fi
-		done < <(sed -n 's/^#include "\([a-z_]*\/[a-z_.]*\)".*/\1/p' "$h")
-	done
-done
-for f in */*.[ch]; do
 	case $f in
-	daemon/main.c | daemon/fuse_ops.[ch] | daemon/served.[ch] | daemon/polled.[ch] | daemon/fuse_log.[ch] | daemon/transport.[ch]) continue ;;
+	daemon/main.c | daemon/fuse_ops.[ch] | daemon/served.[ch] | daemon/polled.[ch] | daemon/fuse_log.[ch] | daemon/transport.[ch]) ;;
+	*) includes_one_of "$f" "$fuse_headers" "brings libfuse: only the daemon's FUSE files may" && bad=1 ;;
 	esac
-	while IFS= read -r inc; do
-		[[ $fuse_headers == *" $inc "* ]] || continue
-		echo "fs/$f includes \"$inc\", which brings libfuse: only the daemon's FUSE files may"
-		bad=1
-	done < <(sed -n 's/^#include "\([a-z_]*\/[a-z_.]*\)".*/\1/p' "$f")
 done
 # A header's include guard is named after it (EXTRES_..._NAME_H for
 # NAME.h), so that a guard copied with a header's text shows.
