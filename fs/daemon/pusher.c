@@ -7,19 +7,15 @@
 #include <time.h>
 
 /* How often, and how long apart, an inode the kernel does not hold yet is
- * tried again: a reply is processed by the process that asked, which may
- * wait for a CPU (about 140 us for a wake-up on the other CPU here, far
- * longer on a loaded machine): after 1, 2, 4 ... 64 ms, about 1/8 s in
- * all. */
-#define MAX_TRIES 8
+ * tried again. The kernel makes the inode when the process that asked reads
+ * the reply, and that process may wait for a CPU (about 140 us for a
+ * wake-up on the other CPU here, tens of milliseconds on a loaded machine):
+ * after 1, 2, 4 ... 64 ms, then every 64 ms, about 1 s in all. Not for
+ * ever: a reader killed before it read the reply leaves a number the kernel
+ * never holds. */
+#define MAX_TRIES 21
 #define RETRY_NS 1000000L
-/* A store may land while the reader that asked is still setting the new
- * inode up, whose attributes, applied last, then drop the stored pages
- * again (the reader runs on the CPU of the thread that answered it, so
- * over io_uring this is common): every store is made again, about 4 and
- * 32 ms later (as retries 3 and 6). */
-#define AGAIN_FIRST 3
-#define AGAIN_LAST 6
+#define RETRY_SHIFT_MAX 6
 
 static void put(struct extres_pusher *p, struct extres_push_item it)
 {
@@ -55,6 +51,8 @@ static void *run(void *arg)
 			for (i = 0; i < n_later; i++)
 				if (later[i].tries < tries)
 					tries = later[i].tries;
+			if (tries > RETRY_SHIFT_MAX + 1)
+				tries = RETRY_SHIFT_MAX + 1;
 			ns = RETRY_NS << (tries - 1);
 			clock_gettime(CLOCK_REALTIME, &until);
 			until.tv_sec += ns / 1000000000L;
@@ -79,24 +77,16 @@ static void *run(void *arg)
 		pthread_mutex_unlock(&p->lock);
 		r = p->push(p->ctx, it.ino);
 		pthread_mutex_lock(&p->lock);
-		if (r == 0 && !it.again)
+		if (r == 0) {
 			p->pushed++;
-		if (r == 0 && it.tries < AGAIN_LAST) {
-			it.tries = it.tries < AGAIN_FIRST ? AGAIN_FIRST :
-							    AGAIN_LAST;
-			it.again = 1;
-		} else if (r != EXTRES_PUSH_LATER || it.again ||
-			   ++it.tries >= MAX_TRIES) {
-			/* Done, given up, or a repeat for an inode the
-			 * kernel has dropped since (it needs no bytes). */
-			if (r != 0 && !it.again)
-				p->dropped++;
 			continue;
 		}
-		if (later && n_later < p->cap)
-			later[n_later++] = it;
-		else if (!it.again)
+		if (r != EXTRES_PUSH_LATER || ++it.tries >= MAX_TRIES ||
+		    !later || n_later == p->cap) {
 			p->dropped++;
+			continue;
+		}
+		later[n_later++] = it;
 	}
 	pthread_mutex_unlock(&p->lock);
 	free(later);

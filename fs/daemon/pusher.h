@@ -18,7 +18,7 @@
 #include <stdint.h>
 
 /* What the callback may return to be called again for `ino` a little later
- * (the kernel does not hold the inode yet), at most a few times. */
+ * (the kernel does not hold the inode yet), for about a second at most. */
 #define EXTRES_PUSH_LATER 1
 
 struct extres_pusher {
@@ -27,7 +27,6 @@ struct extres_pusher {
 	struct extres_push_item {
 		uint64_t ino;
 		unsigned tries;
-		int again; /* stored already: this is a repeat */
 	} * ring;
 	size_t cap, head, n;
 	int stop;
@@ -36,8 +35,7 @@ struct extres_pusher {
 	/* 0, or EXTRES_PUSH_LATER; anything else drops `ino`. */
 	int (*push)(void *ctx, uint64_t ino);
 	void *ctx;
-	/* Pushes made (each counted once, however often it is stored
-	 * again), and given up, for statistics and tests. */
+	/* Pushes made, and given up, for statistics and tests. */
 	unsigned long long pushed, dropped;
 };
 

@@ -269,9 +269,9 @@ static ssize_t init_reply(struct extres_transport *t, struct iovec *iov,
 	return n;
 }
 
-static ssize_t dev_writev(int fd, struct iovec *iov, int count, void *userdata)
+static ssize_t write_msg(struct extres_transport *t, int fd, struct iovec *iov,
+			 int count)
 {
-	struct extres_transport *t = ((struct extres_fs *)userdata)->transport;
 	const struct fuse_out_header *out = iov[0].iov_base;
 	ssize_t n;
 
@@ -286,6 +286,21 @@ static ssize_t dev_writev(int fd, struct iovec *iov, int count, void *userdata)
 	}
 	n = writev(fd, iov, count);
 	return n < 0 ? -errno : n;
+}
+
+/* libfuse reads this as writev(2): an error is -1 and errno, nothing else
+ * (a -ENOENT returned as such reads as success, and a notification for an
+ * inode the kernel does not hold yet would never be tried again). */
+static ssize_t dev_writev(int fd, struct iovec *iov, int count, void *userdata)
+{
+	struct extres_transport *t = ((struct extres_fs *)userdata)->transport;
+	ssize_t n = write_msg(t, fd, iov, count);
+
+	if (n < 0) {
+		errno = (int)-n;
+		return -1;
+	}
+	return n;
 }
 
 int extres_transport_attach(struct extres_transport *t, struct fuse_session *se,
