@@ -5,6 +5,7 @@
  * timers. A static resource coordinated through a file in a temp dir.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -20,6 +21,7 @@
 #include <cmocka.h>
 
 #include "base/clock.h"
+#include "base/file_state.h"
 #include "base/log.h"
 #include "daemon/extresd.h"
 #include "tree/tree.h"
@@ -344,6 +346,56 @@ static void test_conflict_recheck(void **state)
 	assert_int_equal(extres_source_calls(x->d.src.recheck), 2);
 }
 
+/*
+ * Right after the guard wrote our line back, another process rewrites the
+ * file in place with the device taken, in as many bytes. Where the file's
+ * times move once a clock tick (base/file_state.h) such a rewrite within
+ * the tick leaves its stat() exactly as the daemon left it: the guard is
+ * told so here, so that the case is the same on any file system. A
+ * conflict all the same.
+ */
+static void test_conflict_same_size(void **state)
+{
+	struct fixture *x = *state;
+	struct extres_file_state ours = { 0 }, now = { 0 };
+	char line[64], rest[256], text[256], theirs[64], *at;
+	int fd;
+
+	x->other = tf_live_pid();
+	split_first(x, line, rest);
+	foreign_write(x, rest);
+	assert_int_equal(extres_loop_run_once(x->d.loop, 5000), 0);
+	assert_null(x->d.conflicts);
+	fd = open(x->coord, O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	assert_int_equal(extres_file_state_take(fd, 4096, &ours), 0);
+	/* Our line, with the other's PID and padded to its length. */
+	assert_true(ours.len < sizeof(text));
+	memcpy(text, ours.data, ours.len + 1);
+	at = strstr(text, line);
+	assert_non_null(at);
+	snprintf(theirs, sizeof(theirs), "0 %d", (int)x->other);
+	assert_true(strlen(theirs) <= strlen(line));
+	memset(at, ' ', strlen(line));
+	memcpy(at, theirs, strlen(theirs));
+	foreign_write(x, text);
+	assert_int_equal(extres_file_state_take(fd, 4096, &now), 0);
+	assert_int_equal(now.len, ours.len);
+	assert_int_equal(now.st.st_ino, ours.st.st_ino);
+	/* As a coarse clock leaves it: the stat() the daemon took after its
+	 * own write is the file's now. */
+	ours.st = now.st;
+	extres_guard_seen(&x->d.guard, x->coord, &ours);
+	assert_int_equal(extres_loop_run_once(x->d.loop, 5000), 0);
+	assert_non_null(x->d.conflicts);
+	snprintf(theirs, sizeof(theirs), "device index 0 is held by PID %d ",
+		 (int)x->other);
+	assert_non_null(strstr(x->d.conflicts, theirs));
+	extres_file_state_clear(&ours);
+	extres_file_state_clear(&now);
+	close(fd);
+}
+
 /* A holder of a device that is not ours: its process is looked at 100 ms
  * after the read, then each second; its exit re-reads the holders and
  * shows it, once. */
@@ -460,6 +512,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_conflict_recheck, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_holders_probe, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_conflict_same_size, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_holders_read_first, setup,
 						teardown),
