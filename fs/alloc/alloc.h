@@ -13,6 +13,7 @@
 
 #include "config/config.h"
 #include "base/err.h"
+#include "base/file_state.h"
 #include "host/driver_info.h"
 #include "host/infos.h"
 
@@ -136,13 +137,14 @@ int extres_alloc_record(const struct extres_allocation *a,
  * with another uuid is a conflict too ("... device KEY V recorded as
  * uuid=U by PID N (cmd) now names uuid=W in coordination file F"): its
  * owner does not use the device now at that key. No-op (0, NULL) without a
- * coordination file. *ret_seen (when not NULL) is the file's fstat() as
- * this found it and as it left it, under the lock (st_ino 0 when it was
- * not looked at), so that a watcher can tell our own writes from others'.
- * 0 or a negative errno with `err` set.
+ * coordination file. *ret_seen (when not NULL) is the file as this found
+ * it and as it left it, under the lock (base/file_state.h; empty when it was
+ * not looked at), so that a watcher can tell our own writes from others';
+ * the caller clears both (extres_file_state_clear()); both are empty on
+ * failure. 0 or a negative errno with `err` set.
  */
 struct extres_alloc_seen {
-	struct stat found, left;
+	struct extres_file_state found, left;
 };
 int extres_alloc_guard(struct extres_allocation *a,
 		       const struct extres_infos *found, char **ret_conflicts,

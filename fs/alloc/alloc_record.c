@@ -271,8 +271,11 @@ int extres_alloc_guard(struct extres_allocation *a,
 			      a->coordination_gid, &c, err);
 	if (r < 0)
 		return extres_err_prefix(err, -r, "resource '%s'", a->resource);
-	if (ret_seen && fstat(c->fd, &ret_seen->found) < 0)
-		memset(&ret_seen->found, 0, sizeof(ret_seen->found));
+	/* Empty when it cannot be read: the caller takes it as not looked
+	 * at. */
+	if (ret_seen)
+		(void)extres_file_state_take(c->fd, EXTRES_COORD_MAX_SIZE,
+					     &ret_seen->found);
 	for (i = 0; i < a->n; i++) {
 		v = extres_info_get(&a->infos[i], a->coordination_key);
 		if (!v)
@@ -319,9 +322,12 @@ int extres_alloc_guard(struct extres_allocation *a,
 	*ret_conflicts = conflicts;
 	conflicts = NULL;
 	*ret_restored = restored;
-	if (ret_seen && fstat(c->fd, &ret_seen->left) < 0)
-		memset(ret_seen, 0, sizeof(*ret_seen));
+	if (ret_seen)
+		(void)extres_file_state_take(c->fd, EXTRES_COORD_MAX_SIZE,
+					     &ret_seen->left);
 out:
+	if (r < 0 && ret_seen)
+		extres_file_state_clear(&ret_seen->found);
 	free(conflicts);
 	extres_coord_close(c);
 	return r;

@@ -87,11 +87,13 @@ void extresd_check_lines(struct extresd *d)
 		}
 		/* Seen now, by the one check that looks at our lines; someone
 		 * else's change also changes who holds what. */
-		if (seen.found.st_ino &&
+		if (seen.found.st.st_ino &&
 		    !extres_guard_known(&d->guard, file, &seen.found))
 			extresd_holders_schedule(d, EXTRESD_HOLDERS_DELAY_MS);
-		if (seen.left.st_ino)
+		if (seen.left.st.st_ino)
 			extres_guard_seen(&d->guard, file, &seen.left);
+		extres_file_state_clear(&seen.found);
+		extres_file_state_clear(&seen.left);
 		/* Our write wakes nobody (extresd_guard_settle()): the
 		 * holders are read again for it here. */
 		if (restored)

@@ -2,10 +2,12 @@
 #include "daemon/guard.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/inotify.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define GUARD_EVENTS                                                       \
@@ -16,10 +18,9 @@ struct extres_guard_watch {
 	int wd;
 	char *name; /* the file's name in the watched directory */
 	char *path;
-	/* How we left it (valid when `seen`), and whether an event named it
-	 * in the read going on. */
-	struct stat left;
-	int seen;
+	/* How we left it (empty when not known), and whether an event named
+	 * it in the read going on. */
+	struct extres_file_state left;
 	int touched;
 };
 
@@ -47,6 +48,7 @@ static void forget(struct extres_guard *g)
 			inotify_rm_watch(g->fd, g->watches[i].wd);
 		free(g->watches[i].name);
 		free(g->watches[i].path);
+		extres_file_state_clear(&g->watches[i].left);
 	}
 	free(g->watches);
 	g->watches = NULL;
@@ -122,49 +124,56 @@ int extres_guard_watch(struct extres_guard *g, const char *const *files,
 }
 
 void extres_guard_seen(struct extres_guard *g, const char *path,
-		       const struct stat *st)
+		       const struct extres_file_state *s)
 {
+	struct extres_file_state copy;
 	size_t i;
 
-	for (i = 0; i < g->n; i++)
-		if (strcmp(g->watches[i].path, path) == 0) {
-			g->watches[i].left = *st;
-			g->watches[i].seen = 1;
-		}
+	for (i = 0; i < g->n; i++) {
+		if (strcmp(g->watches[i].path, path) != 0)
+			continue;
+		extres_file_state_clear(&g->watches[i].left);
+		if (extres_file_state_copy(s, &copy) == 0)
+			g->watches[i].left = copy;
+	}
 }
 
-static int same_ts(const struct timespec *a, const struct timespec *b)
-{
-	return a->tv_sec == b->tv_sec && a->tv_nsec == b->tv_nsec;
-}
-
-static int same_stat(const struct stat *a, const struct stat *b)
-{
-	return a->st_dev == b->st_dev && a->st_ino == b->st_ino &&
-	       a->st_size == b->st_size && a->st_mode == b->st_mode &&
-	       a->st_uid == b->st_uid && a->st_gid == b->st_gid &&
-	       a->st_nlink == b->st_nlink &&
-	       same_ts(&a->st_mtim, &b->st_mtim) &&
-	       same_ts(&a->st_ctim, &b->st_ctim);
-}
-
-/* Whether the file is as we left it: then the events were ours. */
+/* Whether the file is as we left it: then the events were ours. Read
+ * without its lock: a writer caught half-way reads as a change, which the
+ * check under the lock then looks at. */
 static int as_left(const struct extres_guard_watch *w)
 {
+	struct extres_file_state now = { 0 };
 	struct stat st;
+	int fd, same;
 
-	return w->seen && lstat(w->path, &st) == 0 && same_stat(&st, &w->left);
+	/* Only what is still the file we left is opened (never a FIFO or
+	 * a device put in its place), and read no further than our bytes
+	 * and one more. */
+	if (!w->left.st.st_ino || lstat(w->path, &st) < 0 ||
+	    st.st_dev != w->left.st.st_dev || st.st_ino != w->left.st.st_ino ||
+	    st.st_mode != w->left.st.st_mode ||
+	    st.st_size != (off_t)w->left.len)
+		return 0;
+	fd = open(w->path,
+		  O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	same = extres_file_state_take(fd, w->left.len, &now) == 0 &&
+	       extres_file_state_same(&now, &w->left);
+	extres_file_state_clear(&now);
+	close(fd);
+	return same;
 }
 
 int extres_guard_known(const struct extres_guard *g, const char *path,
-		       const struct stat *st)
+		       const struct extres_file_state *s)
 {
 	size_t i;
 
 	for (i = 0; i < g->n; i++)
 		if (strcmp(g->watches[i].path, path) == 0)
-			return g->watches[i].seen &&
-			       same_stat(st, &g->watches[i].left);
+			return extres_file_state_same(s, &g->watches[i].left);
 	return 1;
 }
 

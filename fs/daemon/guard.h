@@ -17,15 +17,18 @@
  * opens the file for writing and closes it, must not wake us again. Nor do
  * our own writes: the daemon tells the guard how it left each file, under
  * the file's lock (extres_guard_seen()), and an event that finds the file
- * exactly so (inode, size, times, mode, owner) is its own.
+ * exactly so (the same inode, mode and owner, the same bytes) is its own.
+ * The bytes, not the times: another writer's rewrite of the same length
+ * within a clock tick of ours leaves every field of stat() as it was
+ * (base/file_state.h), and would pass for ours.
  */
 #ifndef EXTRES_GUARD_H
 #define EXTRES_GUARD_H
 
 #include <stddef.h>
-#include <sys/stat.h>
 
 #include "base/err.h"
+#include "base/file_state.h"
 
 struct extres_guard_watch;
 
@@ -46,17 +49,19 @@ int extres_guard_open(struct extres_guard *g, struct extres_err *err);
 int extres_guard_watch(struct extres_guard *g, const char *const *files,
 		       size_t n, struct extres_err *err);
 
-/* `st` is how we left watched file `path` (fstat() under its lock, after
- * our own writes). Ignored for a file not watched. */
+/* `s` is how we left watched file `path` (its state read under its lock,
+ * after our own writes); the guard keeps a copy. Ignored for a file not
+ * watched. Out of memory, it forgets how we left the file: then every
+ * change counts as someone else's. */
 void extres_guard_seen(struct extres_guard *g, const char *path,
-		       const struct stat *st);
+		       const struct extres_file_state *s);
 
-/* Whether `st` (an fstat() under the lock, before any write of ours) is
- * how we last left watched file `path`: 0 when someone else changed it
+/* Whether `s` (its state read under the lock, before any write of ours)
+ * is how we last left watched file `path`: 0 when someone else changed it
  * since, which the guard's checks have not seen yet. 1 for a file not
  * watched. */
 int extres_guard_known(const struct extres_guard *g, const char *path,
-		       const struct stat *st);
+		       const struct extres_file_state *s);
 
 /* Read every pending event: 1 if one concerned a watched file that is not
  * as we last left it (or the queue overflowed), else 0. */

@@ -93,7 +93,7 @@ static void note_error(struct extresd *d, const char *msg)
 static int read_all(struct extresd *d, struct extres_holders *h,
 		    struct extres_err *err)
 {
-	struct stat found, left;
+	struct extres_file_state found = { 0 }, left = { 0 };
 	int known;
 	struct extres_holders_ctx ctx = {
 		.self = d->owner,
@@ -128,8 +128,10 @@ static int read_all(struct extresd *d, struct extres_holders *h,
 		/* Someone else's change that the guard has not checked yet
 		 * stays unseen here, so that it does (extresd_guard_settle()):
 		 * only our own writes are marked as seen. */
-		known = fstat(c->fd, &found) == 0 &&
+		known = extres_file_state_take(c->fd, EXTRES_COORD_MAX_SIZE,
+					       &found) == 0 &&
 			extres_guard_known(&d->guard, file, &found);
+		extres_file_state_clear(&found);
 		/* What cannot be written back now is tried at the next
 		 * change: the holders are shown all the same. */
 		if (extresd_keep_leases(&d->holders,
@@ -139,8 +141,10 @@ static int read_all(struct extresd *d, struct extres_holders *h,
 		r = extres_holders_add_file(h, d->allocs->items[i]->resource, c,
 					    &ctx);
 		/* As we left it: the lease lines kept are our own writes. */
-		if (known && fstat(c->fd, &left) == 0)
+		if (known && extres_file_state_take(
+				     c->fd, EXTRES_COORD_MAX_SIZE, &left) == 0)
 			extres_guard_seen(&d->guard, file, &left);
+		extres_file_state_clear(&left);
 		extres_coord_close(c);
 		if (r < 0)
 			extres_err_set(err, -r, "out of memory");

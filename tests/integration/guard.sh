@@ -198,6 +198,54 @@ conflict resource 'gpu': device index 0 is held by PID $s (sleep 300) in coordin
 	daemon_stop
 }
 
+# Right after extresd wrote its line back, another writer takes the lock and
+# rewrites the file in place with the device taken, in as many bytes,
+# within the same clock tick. Where a file's times come from the coarse
+# clock (ramfs here; ext4, xfs and tmpfs before Linux 6.13) its stat() is
+# then exactly as extresd left it: a conflict all the same, within a second.
+case_same_tick_rewrite() {
+	it_setup
+	local dir=$WORK/ticks coord st ours theirs out s i
+	mkdir "$dir"
+	if ! mount -t ramfs -o mode=0755 extres-it "$dir" 2>/dev/null; then
+		echo "SKIP: $IT_CASE: cannot mount a ramfs (root only), the file system with coarse times here"
+		exit 77
+	fi
+	coord=$dir/gpu.coord
+	gpu_config 1 0 "$coord"
+	daemon_start -c "$WORK/extres.yaml" "$MNT"
+	st=$(proc_starttime "$DAEMON_PID")
+	ours="0 $DAEMON_PID$T$st"
+	assert_file "$coord" "$ours"$'\n'
+	sleep 300 </dev/null >/dev/null 2>&1 &
+	s=$!
+	echo "$s" >"$WORK/sleeper.pid"
+	wait_until 10 "the sleeper ($s) exec'ing sleep" comm_is "$s" sleep
+	# The other's line padded to ours: Flink reads only KEY PID.
+	theirs=$(printf '%-*s' "${#ours}" "0 $s")
+	# "late": a tick passed before the lock was ours; nothing written.
+	for ((i = 0; i < 50; i++)); do
+		out=$("$PROBE" sametick "$coord" "$theirs"$'\n')
+		[[ $out == late ]] || break
+	done
+	case $out in
+	same-tick) ;;
+	other-tick) it_log "note: the rewrite crossed a clock tick; stat() showed it" ;;
+	late)
+		echo "SKIP: $IT_CASE: no rewrite within the clock tick of extresd's in $i tries (a machine this loaded cannot show it)"
+		exit 77
+		;;
+	*) fail "rewrite right after extresd's: $out" ;;
+	esac
+	wait_until 10 "a conflict in .meta/status" grep -q '^conflict ' "$MNT/.meta/status"
+	assert_contains "$(cat "$MNT/.meta/status")" "conflict resource 'gpu': device index 0 is held by PID $s (sleep 300) in coordination file $coord" ".meta/status"
+	kill "$s"
+	wait "$s" 2>/dev/null || true
+	wait_until 10 "no conflict in .meta/status" grep -q '^conflicts 0$' "$MNT/.meta/status"
+	sed -i '/written back/d; /conflict: resource/d' "$DAEMON_ERR"
+	daemon_stop
+}
+
 # A file another user made first in a sticky world-writable directory (as
 # /var/tmp): refused, naming it, its owner and its mode; nothing recorded.
 case_precreated() {

@@ -17,11 +17,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/file.h>
+#include <sys/inotify.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
 #include <termios.h>
+#include <time.h>
 #include <unistd.h>
 
 /* Large enough for any property file the cases create. */
@@ -486,6 +489,65 @@ static int do_lockexec(char **argv)
 	return 1;
 }
 
+/*
+ * Another writer's rewrite that stat() cannot see: cut FILE to nothing, wait
+ * (10 s at most) for the one watching it to write it back to TEXT's length,
+ * take FILE's flock once that writer lets go, and, still within the clock
+ * tick of its last change, write TEXT over it in place. Prints "same-tick"
+ * when the file's stat() stayed exactly as that writer left it, "late"
+ * (nothing written) when a tick had passed already, "other-tick" when one
+ * passed while writing; "timeout" (exit 1) when nothing was written back.
+ * For a file system whose times come from the coarse clock (ramfs; any
+ * before Linux 6.13), where a change takes the tick's time.
+ */
+static int do_sametick(const char *path, const char *text)
+{
+	size_t len = strlen(text);
+	struct stat pre, post;
+	struct timespec now;
+	struct pollfd p;
+	char ev[4096];
+	int fd, ifd, same;
+
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	ifd = inotify_init1(IN_CLOEXEC);
+	if (fd < 0 || ifd < 0 || inotify_add_watch(ifd, path, IN_MODIFY) < 0 ||
+	    ftruncate(fd, 0) < 0) {
+		perror("probe sametick");
+		return 1;
+	}
+	p = (struct pollfd){ .fd = ifd, .events = POLLIN };
+	for (;;) {
+		if (fstat(fd, &pre) == 0 && (size_t)pre.st_size == len)
+			break;
+		if (poll(&p, 1, 10000) <= 0 || read(ifd, ev, sizeof(ev)) <= 0) {
+			printf("timeout\n");
+			return 1;
+		}
+	}
+	if (flock(fd, LOCK_EX) < 0 || fstat(fd, &pre) < 0 ||
+	    clock_gettime(CLOCK_REALTIME_COARSE, &now) < 0) {
+		perror("probe sametick");
+		return 1;
+	}
+	if (now.tv_sec != pre.st_ctim.tv_sec ||
+	    now.tv_nsec != pre.st_ctim.tv_nsec) {
+		printf("late\n");
+		return 0;
+	}
+	if (pwrite(fd, text, len, 0) != (ssize_t)len || fstat(fd, &post) < 0) {
+		perror("probe sametick");
+		return 1;
+	}
+	same = pre.st_ino == post.st_ino && pre.st_size == post.st_size &&
+	       pre.st_mtim.tv_sec == post.st_mtim.tv_sec &&
+	       pre.st_mtim.tv_nsec == post.st_mtim.tv_nsec &&
+	       pre.st_ctim.tv_sec == post.st_ctim.tv_sec &&
+	       pre.st_ctim.tv_nsec == post.st_ctim.tv_nsec;
+	printf("%s\n", same ? "same-tick" : "other-tick");
+	return 0;
+}
+
 static int usage(void)
 {
 	fprintf(stderr,
@@ -500,7 +562,8 @@ static int usage(void)
 		"  rmdir PATH | unlink PATH | rename FROM TO | truncate FILE\n"
 		"  chmod PATH | symlink TARGET PATH | link FROM TO | utime PATH\n"
 		"  lockexec FILE BASE CMD...  read-lock byte BASE+PID, exec CMD\n"
-		"  firstreads FILE...        read each; cached|absent FILE\n");
+		"  firstreads FILE...        read each; cached|absent FILE\n"
+		"  sametick FILE TEXT        rewrite FILE unseen; see do_sametick()\n");
 	return 2;
 }
 
@@ -559,6 +622,8 @@ int main(int argc, char **argv)
 	if (argc == 4 && (!strcmp(op, "poll") || !strcmp(op, "pollin") ||
 			  !strcmp(op, "epoll")))
 		return do_poll(op, argv[2], argv[3]);
+	if (argc == 4 && !strcmp(op, "sametick"))
+		return do_sametick(argv[2], argv[3]);
 	if (argc == 5 && !strcmp(op, "pread"))
 		return do_pread(argv[2], argv[3], argv[4]);
 	return usage();

@@ -4,11 +4,13 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -93,4 +95,25 @@ pid_t tf_zombie_pid(void)
 	assert_int_equal(waitid(P_PID, (id_t)pid, &info, WEXITED | WNOWAIT), 0);
 	assert_int_equal(info.si_pid, pid);
 	return pid;
+}
+
+pid_t tf_live_pid(void)
+{
+	pid_t parent = getpid(), pid = fork();
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		/* The parent may be gone before the death signal is asked. */
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
+			_exit(1);
+		for (;;)
+			pause();
+	}
+	return pid;
+}
+
+void tf_reap(pid_t pid)
+{
+	kill(pid, SIGKILL);
+	assert_int_equal(waitpid(pid, NULL, 0), pid);
 }

@@ -2,7 +2,7 @@
 /*
  * Helpers the coordination-file tests share: whole files in and out, a
  * scratch tree made at setup and removed at teardown, and processes in known
- * states (gone, a zombie). The scratch-tree helpers return -1 for cmocka's
+ * states (gone, a zombie, live). The scratch-tree helpers return -1 for cmocka's
  * setup and teardown to report; the others fail the running test on error.
  */
 #ifndef EXTRES_TEST_PROC_FILES_H
@@ -30,5 +30,10 @@ uint64_t tf_starttime(pid_t pid);
 pid_t tf_dead_pid(void);
 /* A child that has exited and is not reaped (the caller reaps it). */
 pid_t tf_zombie_pid(void);
+/* A live child that pauses until tf_reap(); it dies with this process, so
+ * a failed test leaves none behind. */
+pid_t tf_live_pid(void);
+/* SIGKILL child `pid` (which no signal mask can hold off) and reap it. */
+void tf_reap(pid_t pid);
 
 #endif

@@ -116,26 +116,6 @@ static void die_with_parent(pid_t parent)
 		_exit(1);
 }
 
-/* A live process that holds devices until stop_holder(). */
-static pid_t start_holder(void)
-{
-	pid_t parent = getpid(), pid = fork();
-
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		die_with_parent(parent);
-		for (;;)
-			pause();
-	}
-	return pid;
-}
-
-static void stop_holder(pid_t pid)
-{
-	kill(pid, SIGKILL);
-	assert_int_equal(waitpid(pid, NULL, 0), pid);
-}
-
 static void assert_index(const struct extres_allocation *a, size_t i,
 			 const char *index)
 {
@@ -191,7 +171,7 @@ static void test_coordination_take(void **state)
 	struct fixture *f = *state;
 	struct extres_allocation *a = NULL;
 	struct extres_err err = { "" };
-	pid_t holder = start_holder(), dead = tf_dead_pid(), me = getpid();
+	pid_t holder = tf_live_pid(), dead = tf_dead_pid(), me = getpid();
 	uint64_t hst = tf_starttime(holder), mst = tf_starttime(me);
 	struct stat before, after;
 
@@ -240,7 +220,7 @@ static void test_coordination_take(void **state)
 	extres_allocation_free(a);
 
 	/* Once the holder is gone, its devices come back. */
-	stop_holder(holder);
+	tf_reap(holder);
 	f->res.amount = (struct extres_amount){ 3, 3 };
 	assert_int_equal(extres_alloc_take(&f->res, f->cands, me, &a, &err), 0);
 	assert_index(a, 0, "0");
@@ -285,7 +265,7 @@ static void test_coordination_short_untouched(void **state)
 	struct fixture *f = *state;
 	struct extres_allocation *a = (struct extres_allocation *)0x1;
 	struct extres_err err = { "" };
-	pid_t holder = start_holder(), dead = tf_dead_pid();
+	pid_t holder = tf_live_pid(), dead = tf_dead_pid();
 	struct stat before, after;
 	char *content;
 
@@ -316,7 +296,7 @@ static void test_coordination_short_untouched(void **state)
 	assert_int_equal(before.st_mtim.tv_sec, after.st_mtim.tv_sec);
 	assert_int_equal(before.st_mtim.tv_nsec, after.st_mtim.tv_nsec);
 	free(content);
-	stop_holder(holder);
+	tf_reap(holder);
 }
 
 static void test_release_exact(void **state)
@@ -324,7 +304,7 @@ static void test_release_exact(void **state)
 	struct fixture *f = *state;
 	struct extres_allocation *a = NULL;
 	struct extres_err err = { "" };
-	pid_t holder = start_holder(), me = getpid();
+	pid_t holder = tf_live_pid(), me = getpid();
 	uint64_t hst = tf_starttime(holder), mst = tf_starttime(me);
 	char *others;
 
@@ -358,7 +338,7 @@ static void test_release_exact(void **state)
 			    fmt("%s0 %d %" PRIu64 "\n", others, (int)me, mst));
 	extres_allocation_free(a);
 	free(others);
-	stop_holder(holder);
+	tf_reap(holder);
 }
 
 static void test_coordination_key_uuid(void **state)
@@ -366,7 +346,7 @@ static void test_coordination_key_uuid(void **state)
 	struct fixture *f = *state;
 	struct extres_allocation *a = NULL;
 	struct extres_err err = { "" };
-	pid_t holder = start_holder(), me = getpid();
+	pid_t holder = tf_live_pid(), me = getpid();
 	uint64_t hst = tf_starttime(holder), mst = tf_starttime(me);
 
 	f->cands = make_candidates(3);
@@ -388,7 +368,7 @@ static void test_coordination_key_uuid(void **state)
 			    fmt("GPU-0 %d %" PRIu64 "\n0 %d\n", (int)holder,
 				hst, (int)holder));
 	extres_allocation_free(a);
-	stop_holder(holder);
+	tf_reap(holder);
 }
 
 static void test_missing_key(void **state)
@@ -511,7 +491,7 @@ static void test_script_coordinated_take(void **state)
 	struct fixture *f = *state;
 	struct extres_allocation *a = NULL;
 	struct extres_err err = { "" };
-	pid_t me = getpid(), holder = start_holder();
+	pid_t me = getpid(), holder = tf_live_pid();
 	uint64_t mst = tf_starttime(me);
 
 	f->cands = make_candidates(3);
@@ -588,7 +568,7 @@ static void test_script_coordinated_take(void **state)
 	assert_int_equal(extres_alloc_release(a, &err), 0);
 	assert_string_equal(tf_read_file(f->path), "");
 	extres_allocation_free(a);
-	stop_holder(holder);
+	tf_reap(holder);
 }
 
 #define RACERS 8

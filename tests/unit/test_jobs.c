@@ -5,6 +5,7 @@
  * timers. A static resource coordinated through a file in a temp dir.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -15,15 +16,16 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
 #include "base/clock.h"
+#include "base/file_state.h"
 #include "base/log.h"
 #include "daemon/extresd.h"
 #include "tree/tree.h"
+#include "proc_files.h"
 
 #define STATIC_SO EXTRES_DRIVERS_BUILD_DIR "/static.so"
 
@@ -71,9 +73,9 @@ static void front_stop(void *ctx)
 }
 
 struct fixture {
-	char dir[64];
-	char config[128];
-	char coord[128];
+	char dir[TF_DIR_LEN];
+	char config[TF_PATH_LEN];
+	char coord[TF_PATH_LEN];
 	struct fake_front f;
 	struct extresd_front front;
 	struct extresd d;
@@ -101,28 +103,22 @@ static void write_config(struct fixture *x, int amount)
 	write_config_with(x, amount, "");
 }
 
-static char *read_text(const char *path)
-{
-	static char buf[4096];
-	FILE *f = fopen(path, "r");
-	size_t n;
-
-	assert_non_null(f);
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	buf[n] = '\0';
-	fclose(f);
-	return buf;
-}
-
 /* Write `text` over the coordination file, as another process would
  * (under its lock, as Flink's scripts do: not needed here). */
 static void foreign_write(struct fixture *x, const char *text)
 {
-	FILE *f = fopen(x->coord, "w");
+	tf_write_file(x->coord, text);
+}
 
-	assert_non_null(f);
-	fputs(text, f);
-	assert_int_equal(fclose(f), 0);
+/* The coordination file's first line in `line`, the rest in `rest`. */
+static void split_first(struct fixture *x, char line[64], char rest[256])
+{
+	const char *text = tf_read_file(x->coord), *nl = strchr(text, '\n');
+
+	assert_non_null(nl);
+	assert_true(nl - text < 64 && strlen(nl + 1) < 256);
+	snprintf(line, 64, "%.*s", (int)(nl - text), text);
+	strcpy(rest, nl + 1);
 }
 
 static int setup(void **state)
@@ -131,10 +127,8 @@ static int setup(void **state)
 	struct extres_err err;
 
 	assert_non_null(x);
-	strcpy(x->dir, "/tmp/extres-jobs.XXXXXX");
-	assert_non_null(mkdtemp(x->dir));
+	assert_int_equal(tf_coord_dir("jobs", x->dir, x->coord), 0);
 	snprintf(x->config, sizeof(x->config), "%s/extres.yaml", x->dir);
-	snprintf(x->coord, sizeof(x->coord), "%s/coord", x->dir);
 	write_config(x, 2);
 	x->front = (struct extresd_front){
 		.swap = front_swap,
@@ -171,12 +165,10 @@ static int teardown(void **state)
 {
 	struct fixture *x = *state;
 	struct extres_err err;
-	char path[160];
+	int r;
 
-	if (x->other > 0) {
-		kill(x->other, SIGKILL);
-		waitpid(x->other, NULL, 0);
-	}
+	if (x->other > 0)
+		tf_reap(x->other);
 	extresd_jobs_stop(&x->d);
 	extres_guard_close(&x->d.guard);
 	extresd_cdi_clear(&x->d);
@@ -192,13 +184,9 @@ static int teardown(void **state)
 	free(x->d.refresh_stale);
 	free(x->d.refresh_asked);
 	extres_tree_free(x->f.tree);
-	snprintf(path, sizeof(path), "%s/coord", x->dir);
-	unlink(path);
-	snprintf(path, sizeof(path), "%s/extres.yaml", x->dir);
-	unlink(path);
-	rmdir(x->dir);
+	r = tf_remove_tree(x->dir);
 	free(x);
-	return 0;
+	return r;
 }
 
 /* Run every iteration due now (without waiting), `ms` on the fake clock
@@ -219,8 +207,8 @@ static void test_start(void **state)
 
 	assert_int_equal(x->d.renders, 1);
 	assert_int_equal(x->f.swaps, 1);
-	assert_non_null(strstr(read_text(x->coord), "0 "));
-	assert_non_null(strstr(read_text(x->coord), "1 "));
+	assert_non_null(strstr(tf_read_file(x->coord), "0 "));
+	assert_non_null(strstr(tf_read_file(x->coord), "1 "));
 	advance(x, 0);
 	advance(x, 60 * 1000);
 	assert_int_equal(x->d.renders, 1);
@@ -251,7 +239,7 @@ static void test_reload_renders_once(void **state)
 	assert_int_equal(x->d.renders, 3);
 
 	/* A failed reload: the status only, once. */
-	foreign_write(x, read_text(x->coord));
+	foreign_write(x, tf_read_file(x->coord));
 	advance(x, 0);
 	write_config(x, 0);
 	extresd_reload(&x->d);
@@ -268,19 +256,16 @@ static void test_reload_renders_once(void **state)
 static void test_guard_ignores_own_writes(void **state)
 {
 	struct fixture *x = *state;
-	char line[64];
-	char *text = read_text(x->coord), *nl;
+	char line[64], rest[256];
 
-	nl = strchr(text, '\n');
-	assert_non_null(nl);
-	snprintf(line, sizeof(line), "%.*s", (int)(nl - text), text);
+	split_first(x, line, rest);
 	/* Only the second line stays. */
-	foreign_write(x, nl + 1);
-	assert_null(strstr(read_text(x->coord), line));
+	foreign_write(x, rest);
+	assert_null(strstr(tf_read_file(x->coord), line));
 	/* The inotify event: one real wait. */
 	assert_int_equal(extres_loop_run_once(x->d.loop, 5000), 0);
 	assert_int_equal(extres_source_calls(x->d.src.guard), 1);
-	assert_non_null(strstr(read_text(x->coord), line));
+	assert_non_null(strstr(tf_read_file(x->coord), line));
 	/* Our write back left nothing for the loop to wake for, nor to
 	 * check again. */
 	advance(x, 0);
@@ -296,10 +281,10 @@ static void test_guard_ignores_own_writes(void **state)
 	assert_int_equal(x->d.renders, 2);
 
 	/* Another change is seen again. */
-	foreign_write(x, nl + 1);
+	foreign_write(x, rest);
 	assert_int_equal(extres_loop_run_once(x->d.loop, 5000), 0);
 	assert_int_equal(extres_source_calls(x->d.src.guard), 2);
-	assert_non_null(strstr(read_text(x->coord), line));
+	assert_non_null(strstr(tf_read_file(x->coord), line));
 }
 
 /* Someone deletes our line while the holders' re-read is due: the read
@@ -309,30 +294,15 @@ static void test_guard_ignores_own_writes(void **state)
 static void test_holders_read_first(void **state)
 {
 	struct fixture *x = *state;
-	char line[64];
-	char *text = read_text(x->coord), *nl;
+	char line[64], rest[256];
 
-	nl = strchr(text, '\n');
-	assert_non_null(nl);
-	snprintf(line, sizeof(line), "%.*s", (int)(nl - text), text);
-	foreign_write(x, nl + 1);
+	split_first(x, line, rest);
+	foreign_write(x, rest);
 	assert_int_equal(extresd_holders_read(&x->d), 1);
 	advance(x, 0);
-	assert_non_null(strstr(read_text(x->coord), line));
+	assert_non_null(strstr(tf_read_file(x->coord), line));
 	advance(x, 50);
-	assert_non_null(strstr(read_text(x->coord), line));
-}
-
-static pid_t spawn_other(void)
-{
-	pid_t pid = fork();
-
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		pause();
-		_exit(0);
-	}
-	return pid;
+	assert_non_null(strstr(tf_read_file(x->coord), line));
 }
 
 /* Another live process records our device 0: a conflict, rendered once,
@@ -343,7 +313,7 @@ static void test_conflict_recheck(void **state)
 	struct fixture *x = *state;
 	char text[256];
 
-	x->other = spawn_other();
+	x->other = tf_live_pid();
 	snprintf(text, sizeof(text), "0 %d\n1 %d\n", (int)x->other,
 		 (int)getpid());
 	foreign_write(x, text);
@@ -362,8 +332,7 @@ static void test_conflict_recheck(void **state)
 	/* The same conflict: nothing new to show. */
 	assert_int_equal(x->d.renders, 2);
 
-	kill(x->other, SIGKILL);
-	assert_int_equal(waitpid(x->other, NULL, 0), x->other);
+	tf_reap(x->other);
 	x->other = 0;
 	advance(x, 1000);
 	assert_int_equal(extres_source_calls(x->d.src.recheck), 2);
@@ -377,6 +346,56 @@ static void test_conflict_recheck(void **state)
 	assert_int_equal(extres_source_calls(x->d.src.recheck), 2);
 }
 
+/*
+ * Right after the guard wrote our line back, another process rewrites the
+ * file in place with the device taken, in as many bytes. Where the file's
+ * times move once a clock tick (base/file_state.h) such a rewrite within
+ * the tick leaves its stat() exactly as the daemon left it: the guard is
+ * told so here, so that the case is the same on any file system. A
+ * conflict all the same.
+ */
+static void test_conflict_same_size(void **state)
+{
+	struct fixture *x = *state;
+	struct extres_file_state ours = { 0 }, now = { 0 };
+	char line[64], rest[256], text[256], theirs[64], *at;
+	int fd;
+
+	x->other = tf_live_pid();
+	split_first(x, line, rest);
+	foreign_write(x, rest);
+	assert_int_equal(extres_loop_run_once(x->d.loop, 5000), 0);
+	assert_null(x->d.conflicts);
+	fd = open(x->coord, O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	assert_int_equal(extres_file_state_take(fd, 4096, &ours), 0);
+	/* Our line, with the other's PID and padded to its length. */
+	assert_true(ours.len < sizeof(text));
+	memcpy(text, ours.data, ours.len + 1);
+	at = strstr(text, line);
+	assert_non_null(at);
+	snprintf(theirs, sizeof(theirs), "0 %d", (int)x->other);
+	assert_true(strlen(theirs) <= strlen(line));
+	memset(at, ' ', strlen(line));
+	memcpy(at, theirs, strlen(theirs));
+	foreign_write(x, text);
+	assert_int_equal(extres_file_state_take(fd, 4096, &now), 0);
+	assert_int_equal(now.len, ours.len);
+	assert_int_equal(now.st.st_ino, ours.st.st_ino);
+	/* As a coarse clock leaves it: the stat() the daemon took after its
+	 * own write is the file's now. */
+	ours.st = now.st;
+	extres_guard_seen(&x->d.guard, x->coord, &ours);
+	assert_int_equal(extres_loop_run_once(x->d.loop, 5000), 0);
+	assert_non_null(x->d.conflicts);
+	snprintf(theirs, sizeof(theirs), "device index 0 is held by PID %d ",
+		 (int)x->other);
+	assert_non_null(strstr(x->d.conflicts, theirs));
+	extres_file_state_clear(&ours);
+	extres_file_state_clear(&now);
+	close(fd);
+}
+
 /* A holder of a device that is not ours: its process is looked at 100 ms
  * after the read, then each second; its exit re-reads the holders and
  * shows it, once. */
@@ -386,9 +405,10 @@ static void test_holders_probe(void **state)
 	char text[256];
 	size_t len;
 
-	x->other = spawn_other();
-	len = strlen(read_text(x->coord));
-	memcpy(text, read_text(x->coord), len + 1);
+	x->other = tf_live_pid();
+	len = strlen(tf_read_file(x->coord));
+	assert_true(len < sizeof(text));
+	memcpy(text, tf_read_file(x->coord), len + 1);
 	snprintf(text + len, sizeof(text) - len, "3 %d\n", (int)x->other);
 	foreign_write(x, text);
 	assert_int_equal(extres_loop_run_once(x->d.loop, 5000), 0);
@@ -404,8 +424,7 @@ static void test_holders_probe(void **state)
 	assert_int_equal(extres_source_calls(x->d.src.probe), 2);
 	assert_int_equal(x->d.renders, 2);
 
-	kill(x->other, SIGKILL);
-	assert_int_equal(waitpid(x->other, NULL, 0), x->other);
+	tf_reap(x->other);
 	x->other = 0;
 	advance(x, 1000);
 	assert_int_equal(extres_source_calls(x->d.src.probe), 3);
@@ -439,19 +458,13 @@ static void test_owner_exit(void **state)
 {
 	struct fixture *x = *state;
 	struct extres_err err;
-	pid_t owner = fork();
+	pid_t owner = tf_live_pid();
 	long long until;
 
-	assert_true(owner >= 0);
-	if (owner == 0) {
-		pause();
-		_exit(0);
-	}
 	if (extres_owner_open(&x->d.owner_watch, owner, &err) < 0 ||
 	    extres_owner_start(&x->d.owner_watch, &err) < 0)
 		fail_msg("%s", err.msg);
-	assert_int_equal(kill(owner, SIGKILL), 0);
-	assert_int_equal(waitpid(owner, NULL, 0), owner);
+	tf_reap(owner);
 	/* Timers on the fake clock wake the loop too, without running: it
 	 * goes on until the signal (10 s only catch a hang). */
 	until = extres_now_ms() + 10000;
@@ -499,6 +512,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_conflict_recheck, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_holders_probe, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(test_conflict_same_size, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_holders_read_first, setup,
 						teardown),

@@ -97,20 +97,6 @@ static void make_want(struct fixture *f, size_t n, uint64_t want,
 					      .candidates = f->cands };
 }
 
-static pid_t start_holder(void)
-{
-	pid_t parent = getpid(), pid = fork();
-
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
-			_exit(1);
-		for (;;)
-			pause();
-	}
-	return pid;
-}
-
 /* A process that waits in `queue` (which exists) as a waiter proves it:
  * with the lock of lease/lease.h, taken before this returns. */
 static pid_t start_waiter(const char *queue)
@@ -141,12 +127,6 @@ static pid_t start_waiter(const char *queue)
 	return pid;
 }
 
-static void stop_holder(pid_t pid)
-{
-	kill(pid, SIGKILL);
-	assert_int_equal(waitpid(pid, NULL, 0), pid);
-}
-
 /* Lines of a lease of `pid`/`st` for each key in `keys` ("0 1"). */
 static const char *lease_lines(struct fixture *f, pid_t pid, uint64_t st,
 			       const char *keys)
@@ -173,7 +153,7 @@ static void test_take_and_release(void **state)
 	struct extres_lease *l = NULL;
 	struct extres_lease_busy busy;
 	struct extres_err err = { "" };
-	pid_t holder = start_holder(), dead = tf_dead_pid();
+	pid_t holder = tf_live_pid(), dead = tf_dead_pid();
 	uint64_t hst = tf_starttime(holder);
 	char before[512], want[1024];
 
@@ -206,7 +186,7 @@ static void test_take_and_release(void **state)
 	assert_string_equal(tf_read_file(f->path), want);
 	assert_int_equal(extres_lease_release(l, 5000, &err), 0);
 	extres_lease_free(l);
-	stop_holder(holder);
+	tf_reap(holder);
 }
 
 static void test_busy_writes_nothing(void **state)
@@ -215,7 +195,7 @@ static void test_busy_writes_nothing(void **state)
 	struct extres_lease *l = (struct extres_lease *)0x1;
 	struct extres_lease_busy busy;
 	struct extres_err err = { "" };
-	pid_t holder = start_holder();
+	pid_t holder = tf_live_pid();
 	uint64_t hst = tf_starttime(holder);
 	char before[256];
 
@@ -234,7 +214,7 @@ static void test_busy_writes_nothing(void **state)
 	assert_int_equal(busy.n_pids, 1);
 	assert_int_equal(busy.pids[0], holder);
 	extres_lease_busy_clear(&busy);
-	stop_holder(holder);
+	tf_reap(holder);
 }
 
 static void test_check(void **state)
@@ -300,7 +280,7 @@ static void test_queue_order(void **state)
 			 -EBUSY);
 	extres_lease_busy_clear(&busy);
 	/* The first waiter goes: we are first, take, and leave the queue. */
-	stop_holder(first);
+	tf_reap(first);
 	assert_int_equal(extres_lease_try(&f->want, 1, f->me, f->st, &me, 5000,
 					  &l, &busy, &err),
 			 0);
@@ -374,7 +354,7 @@ static void test_queue_proof_and_stop(void **state)
 	assert_string_equal(tf_read_file(f->queue), lines);
 	assert_int_equal(extres_lease_release(l, 5000, &err), 0);
 	extres_lease_free(l);
-	stop_holder(other);
+	tf_reap(other);
 }
 
 static void test_env_and_cpus(void **state)
