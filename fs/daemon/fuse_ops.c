@@ -475,8 +475,9 @@ static void unlock_ctx(void *fs)
 
 /*
  * /self is answered for the process that asks (daemon/self.h), which reads
- * its ancestry from /proc between short holds of the tree's lock, so that
- * a swap never waits on /proc. Any other symlink reads as stored.
+ * its ancestry from /proc (or the cache of it, whose own lock is never held
+ * across a read) between short holds of the tree's lock, so that a swap
+ * never waits on /proc. Any other symlink reads as stored.
  */
 static void op_readlink(fuse_req_t req, fuse_ino_t ino)
 {
@@ -498,8 +499,8 @@ static void op_readlink(fuse_req_t req, fuse_ino_t ino)
 	if (!self)
 		return;
 	/* The target is ours, not the tree's: no lock for the reply. */
-	len = extres_self_resolve(fuse_req_ctx(req)->pid, lock_ctx, unlock_ctx,
-				  fs, target);
+	len = extres_self_resolve(&fs->procs, fuse_req_ctx(req)->pid, lock_ctx,
+				  unlock_ctx, fs, target);
 	fuse_reply_buf(req, target, len);
 }
 

@@ -10,7 +10,8 @@
  * by one (at most EXTRES_SELF_MAX_DEPTH of them), outside the tree's lock,
  * and each is looked up in the tree under the lock, so that the nearest
  * leaseholder ends the walk and a tree without leases ends it at once.
- * These small reads of /proc are the only I/O a request does.
+ * These small reads of /proc are the only I/O a request does, and a
+ * process asked about before is mostly not read again (os/proc_cache.h).
  */
 #ifndef EXTRES_SELF_H
 #define EXTRES_SELF_H
@@ -19,6 +20,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "os/proc_cache.h"
 #include "tree/tree.h"
 
 /* Ancestors looked at: deeper process trees than this find no lease. */
@@ -38,10 +40,12 @@ int extres_self_match(const struct extres_tree *t, pid_t pid,
 /*
  * The target of /self for thread `tid` (FUSE names the calling thread;
  * its process counts), into buf (EXTRES_SELF_TARGET_MAX bytes, not
- * NUL-ended); returns the length. `lock` returns the current tree, held
- * until `unlock`; both get `ctx`.
+ * NUL-ended); returns the length. What /proc says of each process comes
+ * through `procs` (NULL: read each time). `lock` returns the current tree,
+ * held until `unlock`; both get `ctx`; neither is held while /proc is
+ * read.
  */
-size_t extres_self_resolve(pid_t tid,
+size_t extres_self_resolve(struct extres_proc_cache *procs, pid_t tid,
 			   const struct extres_tree *(*lock)(void *ctx),
 			   void (*unlock)(void *ctx), void *ctx, char *buf);
 

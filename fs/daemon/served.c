@@ -135,11 +135,16 @@ int extres_fs_init(struct extres_fs *fs, struct extres_tree *tree)
 	r = extres_polled_init(&fs->polled);
 	if (r < 0)
 		goto fail_pusher;
-	r = -pthread_rwlock_init(&fs->lock, NULL);
+	r = extres_proc_cache_init(&fs->procs);
 	if (r < 0)
 		goto fail_polled;
+	r = -pthread_rwlock_init(&fs->lock, NULL);
+	if (r < 0)
+		goto fail_procs;
 	fs->tree = tree;
 	return 0;
+fail_procs:
+	extres_proc_cache_destroy(&fs->procs);
 fail_polled:
 	extres_polled_destroy(&fs->polled);
 fail_pusher:
@@ -169,6 +174,7 @@ void extres_fs_destroy(struct extres_fs *fs)
 	extres_fs_stop_push(fs);
 	extres_polled_destroy(&fs->polled);
 	extres_known_destroy(&fs->known);
+	extres_proc_cache_destroy(&fs->procs);
 	pthread_rwlock_destroy(&fs->lock);
 	extres_tree_free(fs->tree);
 	fs->tree = NULL;

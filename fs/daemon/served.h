@@ -19,6 +19,7 @@
 #include "daemon/known.h"
 #include "daemon/polled.h"
 #include "daemon/pusher.h"
+#include "os/proc_cache.h"
 #include "tree/tree.h"
 
 struct extres_transport;
@@ -49,6 +50,8 @@ struct extres_fs {
 	struct extres_pusher pusher;
 	/* Open files readers poll until their value changes. */
 	struct extres_polled polled;
+	/* What /proc says of the processes that read /self. */
+	struct extres_proc_cache procs;
 	/* Set by extres_fs_start_push(): the session, and where it is
 	 * mounted (the caller's string, which outlives the pushes). */
 	struct fuse_session *se;

@@ -384,6 +384,86 @@ case_self() {
 	daemon_stop
 }
 
+# Whether the reader of case_self_orphan has answered $1 times.
+answered() {
+	[[ $(wc -l <"$WORK/seen") -ge $1 ]]
+}
+
+# Have it ask self once more, the $1th time, and wait for its answer.
+ask_self() {
+	echo >&"$ASK"
+	wait_until 10 "the reader's answer $1" answered "$1"
+}
+
+# Whether process $1's parent is $2.
+parent_is() {
+	[[ $(awk '{ sub(/.*\) /, ""); print $2 }' "/proc/$1/stat" 2>/dev/null) == "$2" ]]
+}
+
+# The reader's $1th answer.
+answer_of() {
+	sed -n "$1p" "$WORK/seen"
+}
+
+# A reader asks self (the daemon keeps what /proc says of it and its
+# ancestors: os/proc_cache.h) under B, under M (which holds a lease),
+# under A (another lease, and a subreaper). Once B has exited, the reader
+# is A's child: its next ask leads to A's lease, not to M's, though M
+# lives on and holds its lease.
+case_self_orphan() {
+	it_setup
+	local a m b r sta stm i
+	gpu_config pool 0,1,2,3
+	daemon_start -c "$WORK/extres.yaml" "$MNT"
+	: >"$WORK/gpu.coord"
+	: >"$WORK/seen"
+	mkfifo "$WORK/ask"
+	# Open for writing without waiting for the reader.
+	exec {ASK}<>"$WORK/ask"
+	# shellcheck disable=SC2016 # expanded by the scripts
+	printf '%s\n' '"$3" lockexec "$1/gpu.coord" 4611686018427387904 bash "$1/m.sh" "$1" "$2" &' \
+		'exec sleep 300' >"$WORK/a.sh"
+	# shellcheck disable=SC2016
+	printf '%s\n' 'echo $$ >"$1/m.pid"' 'bash "$1/b.sh" "$1" "$2" &' 'exec sleep 300' >"$WORK/m.sh"
+	# shellcheck disable=SC2016
+	printf '%s\n' 'echo $$ >"$1/b.pid"' 'bash "$1/reader.sh" "$1" "$2" &' 'wait' >"$WORK/b.sh"
+	# shellcheck disable=SC2016
+	printf '%s\n' 'echo $$ >"$1/r.pid"' \
+		'while read -r _; do echo "$(readlink "$2/self")" >>"$1/seen"; done <"$1/ask"' >"$WORK/reader.sh"
+	"$PROBE" lockexec "$WORK/gpu.coord" 4611686018427387904 "$PROBE" subreaper \
+		bash "$WORK/a.sh" "$WORK" "$MNT" "$PROBE" </dev/null >/dev/null 2>&1 {ASK}>&- &
+	a=$!
+	echo "$a" >"$WORK/a.pid"
+	wait_until 10 "A ($a) exec'ing sleep" comm_is "$a" sleep
+	wait_until 10 "M started" test -s "$WORK/m.pid"
+	m=$(<"$WORK/m.pid")
+	wait_until 10 "M ($m) exec'ing sleep" comm_is "$m" sleep
+	wait_until 10 "the reader started" test -s "$WORK/r.pid"
+	b=$(<"$WORK/b.pid")
+	r=$(<"$WORK/r.pid")
+	add_lease "$a" 0
+	add_lease "$m" 1
+	sta=$(proc_starttime "$a")
+	stm=$(proc_starttime "$m")
+	wait_holders "$(line_of 0 "$a" root sleep lease "$a-$sta"
+		line_of 1 "$m" root sleep lease "$m-$stm")
+"
+	# By the third ask, what the reader's ancestors are is kept.
+	for i in 1 2 3 4; do
+		ask_self "$i"
+		assert_eq ".leases/$m-$stm" "$(answer_of "$i")" "self of the reader under M, ask $i"
+	done
+	kill -KILL "$b"
+	wait_until 10 "the reader ($r) given to A ($a)" parent_is "$r" "$a"
+	for i in 5 6; do
+		ask_self "$i"
+		assert_eq ".leases/$a-$sta" "$(answer_of "$i")" "self of the reader under A, ask $i"
+	done
+	exec {ASK}>&-
+	wait_until 10 "the reader ($r) stopping" pid_gone "$r"
+	daemon_stop
+}
+
 # A lease of a device the daemon discovered and does not serve shows its
 # properties; one of a device the driver never reported, only its key.
 case_self_unserved() {

@@ -21,6 +21,7 @@
 #include <sys/inotify.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
 #include <termios.h>
@@ -548,6 +549,19 @@ static int do_sametick(const char *path, const char *text)
 	return 0;
 }
 
+/* Orphans below this process come to it (not to init), as they would to a
+ * service manager: exec CMD as such a subreaper. */
+static int do_subreaper(char **argv)
+{
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0) {
+		perror("probe subreaper");
+		return 1;
+	}
+	execvp(argv[0], argv);
+	perror("probe subreaper: exec");
+	return 1;
+}
+
 static int usage(void)
 {
 	fprintf(stderr,
@@ -562,6 +576,7 @@ static int usage(void)
 		"  rmdir PATH | unlink PATH | rename FROM TO | truncate FILE\n"
 		"  chmod PATH | symlink TARGET PATH | link FROM TO | utime PATH\n"
 		"  lockexec FILE BASE CMD...  read-lock byte BASE+PID, exec CMD\n"
+		"  subreaper CMD...          exec CMD as a child subreaper\n"
 		"  firstreads FILE...        read each; cached|absent FILE\n"
 		"  sametick FILE TEXT        rewrite FILE unseen; see do_sametick()\n");
 	return 2;
@@ -576,6 +591,8 @@ int main(int argc, char **argv)
 	op = argv[1];
 	if (!strcmp(op, "lockexec") && argc >= 5)
 		return do_lockexec(argv + 2);
+	if (!strcmp(op, "subreaper"))
+		return do_subreaper(argv + 2);
 	if (!strcmp(op, "firstreads"))
 		return do_firstreads(argc - 2, argv + 2);
 	if (argc == 3) {

@@ -90,7 +90,9 @@ static struct extres_tree *lease_tree(pid_t pid, char *id, size_t size)
 static void test_resolve(void **state)
 {
 	char id[64], buf[EXTRES_SELF_TARGET_MAX], want[80];
-	int from_child[2];
+	char again[EXTRES_SELF_TARGET_MAX];
+	struct extres_proc_cache procs;
+	int from_child[2], i;
 	struct extres_tree *t;
 	pid_t pid, gc;
 	size_t len;
@@ -105,8 +107,17 @@ static void test_resolve(void **state)
 			_exit(1);
 		gc = fork();
 		if (gc == 0) {
-			len = extres_self_resolve(getpid(), lock, unlock,
+			len = extres_self_resolve(NULL, getpid(), lock, unlock,
 						  (void *)t, buf);
+			/* The same through a cache, once kept too. */
+			if (extres_proc_cache_init(&procs) < 0)
+				_exit(1);
+			for (i = 0; i < 4; i++)
+				if (extres_self_resolve(&procs, getpid(), lock,
+							unlock, (void *)t,
+							again) != len ||
+				    memcmp(buf, again, len) != 0)
+					_exit(1);
 			_exit(write(from_child[1], buf, len) == (ssize_t)len ?
 				      0 :
 				      1);
@@ -123,9 +134,27 @@ static void test_resolve(void **state)
 	snprintf(want, sizeof(want), ".leases/%s", id);
 	assert_int_equal(n, (ssize_t)strlen(want));
 	assert_memory_equal(buf, want, (size_t)n);
-	len = extres_self_resolve(getpid(), lock, unlock, t, buf);
+	len = extres_self_resolve(NULL, getpid(), lock, unlock, t, buf);
 	assert_int_equal(len, strlen(".leases/none"));
 	assert_memory_equal(buf, ".leases/none", len);
+	extres_tree_free(t);
+}
+
+/* Where nobody holds a lease, /self leads nowhere for anyone: who asks is
+ * never read from /proc. */
+static void test_resolve_no_leases(void **state)
+{
+	struct extres_tree *t = build(0);
+	struct extres_proc_cache procs;
+	char buf[EXTRES_SELF_TARGET_MAX];
+	size_t len;
+
+	assert_int_equal(extres_proc_cache_init(&procs), 0);
+	len = extres_self_resolve(&procs, getpid(), lock, unlock, t, buf);
+	assert_int_equal(len, strlen(".leases/none"));
+	assert_memory_equal(buf, ".leases/none", len);
+	assert_int_equal(procs.reads, 0);
+	extres_proc_cache_destroy(&procs);
 	extres_tree_free(t);
 }
 
@@ -153,6 +182,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_match),
 		cmocka_unit_test(test_resolve),
+		cmocka_unit_test(test_resolve_no_leases),
 		cmocka_unit_test(test_stat_thread),
 	};
 
