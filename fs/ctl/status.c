@@ -113,8 +113,7 @@ static int path_error(const char *mnt, const char *dir, const char *name,
 		      int errnum, struct extres_err *err)
 {
 	/* A daemon that died while we read: say so as for any dead mount. */
-	if ((errnum == ENOTCONN || errnum == ECONNABORTED ||
-	     errnum == ECANCELED) &&
+	if (extres_mountpoint_gone_errno(errnum) &&
 	    extres_mountpoint_check_live(mnt, err) < 0)
 		return -ENOTCONN;
 	return extres_err_set(err, errnum, "%s%s%s: %s", dir, name ? "/" : "",

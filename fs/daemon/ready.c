@@ -11,6 +11,7 @@
 #include "base/log.h"
 #include "daemon/extresd.h"
 #include "os/daemonize.h"
+#include "os/mountpoint.h"
 #include "os/sdnotify.h"
 #include "os/stop.h"
 
@@ -133,7 +134,7 @@ static int ready_failure(struct extresd *d, struct extresd_ready *rd,
 	/* A stop, or an unmount, that ended the loop before it answered
 	 * makes the probe fail too: that is no failed start. */
 	if (rd->answered && rd->result < 0 && !extres_stop_pending() &&
-	    rd->result != -ECONNABORTED && rd->result != -ENOTCONN) {
+	    !extres_mountpoint_gone_errno(-rd->result)) {
 		extres_log(EXTRES_LOG_ERR,
 			   "cannot serve %s: its first request failed: %s",
 			   d->mountpoint, strerror(-rd->result));

@@ -232,7 +232,7 @@ int extres_mountpoint_absolute(const char *path, char **ret,
 		out = strdup(real);
 		goto done;
 	}
-	if (errno != ENOTCONN)
+	if (!extres_mountpoint_gone_errno(errno))
 		return extres_err_set(err, errno, "mount point %s: %s", path,
 				      strerror(errno));
 	dcopy = strdup(path);
@@ -367,13 +367,11 @@ int extres_mountpoint_dev(const char *mnt, unsigned *ret_minor,
 	return r < 0 ? r : 0;
 }
 
-/* Whether a request failed because the connection is gone: ENOTCONN, or
- * what the kernel answers for one it had given the daemon or queued when
- * the daemon died. Over io_uring a killed daemon's connection is aborted
- * only once the kernel has torn its queues down, a moment after its
- * death: a request made in that moment gets ECONNABORTED, or ECANCELED
- * when it was on its way to a queue of the dying daemon. */
-static int dead_errno(int e)
+/* Over io_uring a connection is aborted only once the kernel has torn its
+ * queues down, a moment after the daemon's death or stop: a request made
+ * in that moment gets ECONNABORTED, or ECANCELED when it was on its way to
+ * a queue of the dying daemon. */
+int extres_mountpoint_gone_errno(int e)
 {
 	return e == ENOTCONN || e == ECONNABORTED || e == ECANCELED;
 }
@@ -386,7 +384,7 @@ static int probe_child(void *arg, struct extres_deadline_child *c)
 	struct statfs sfs;
 
 	(void)c;
-	return statfs(arg, &sfs) < 0 && dead_errno(errno);
+	return statfs(arg, &sfs) < 0 && extres_mountpoint_gone_errno(errno);
 }
 
 /*
@@ -613,7 +611,7 @@ int extres_mountpoint_check_live(const char *mnt, struct extres_err *err)
 	 * kernel's cache after the daemon died. */
 	if (statfs(mnt, &sfs) == 0)
 		return 0;
-	if (!dead_errno(errno))
+	if (!extres_mountpoint_gone_errno(errno))
 		return extres_err_set(err, errno, "%s: %s", mnt,
 				      strerror(errno));
 	return extres_err_set(

@@ -111,6 +111,10 @@ int extres_mountpoint_replace(const char *mnt, int mnt_fd, int beneath,
 int extres_mountpoint_absolute(const char *path, char **ret,
 			       struct extres_err *err);
 
+/* Whether a request to a FUSE mount failed because its connection is gone
+ * (the daemon died or stopped): ENOTCONN, ECONNABORTED or ECANCELED. */
+int extres_mountpoint_gone_errno(int e);
+
 /*
  * 0 when the absolute path `mnt` is the topmost mount of a live extresd;
  * else -ENOENT (not a mount point), -EINVAL (another file system), -ENOTCONN
