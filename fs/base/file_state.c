@@ -6,55 +6,24 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/fileio.h"
+
 int extres_file_state_take(int fd, size_t max, struct extres_file_state *ret)
 {
 	struct stat st;
-	size_t len = 0, cap;
-	char *buf = NULL, *p;
-	ssize_t n;
-	int r = 0;
+	size_t len;
+	char *buf;
+	int r;
 
 	if (fstat(fd, &st) < 0)
 		return -errno;
-	/* The size is a hint: the file may grow while it is read (an
-	 * unlocked writer), and then it is read to its new end. */
-	cap = st.st_size > 0 && (size_t)st.st_size <= max ?
-		      (size_t)st.st_size + 1 :
-		      4096;
-	for (;;) {
-		if (len == cap || !buf) {
-			if (buf)
-				cap *= 2;
-			p = realloc(buf, cap + 1);
-			if (!p) {
-				r = -ENOMEM;
-				goto out;
-			}
-			buf = p;
-		}
-		n = pread(fd, buf + len, cap - len, (off_t)len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			r = -errno;
-			goto out;
-		}
-		if (n == 0)
-			break;
-		len += (size_t)n;
-		if (len > max) {
-			r = -EFBIG;
-			goto out;
-		}
-	}
-	buf[len] = '\0';
+	r = extres_pread_all(fd, max, &buf, &len);
+	if (r < 0)
+		return r;
 	ret->st = st;
 	ret->data = buf;
 	ret->len = len;
-	buf = NULL;
-out:
-	free(buf);
-	return r;
+	return 0;
 }
 
 int extres_file_state_copy(const struct extres_file_state *s,

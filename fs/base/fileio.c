@@ -25,7 +25,9 @@ int extres_write_all(int fd, const void *buf, size_t len)
 	return 0;
 }
 
-int extres_read_all(int fd, size_t max, char **ret_buf, size_t *ret_len)
+/* From the offset (`at`: from 0, with pread(), the offset left as it is). */
+static int read_to_end(int fd, int at, size_t max, char **ret_buf,
+		       size_t *ret_len)
 {
 	size_t len = 0, cap = 0;
 	char *buf = NULL, *p;
@@ -42,7 +44,8 @@ int extres_read_all(int fd, size_t max, char **ret_buf, size_t *ret_len)
 			}
 			buf = p;
 		}
-		n = read(fd, buf + len, cap - len - 1);
+		n = at ? pread(fd, buf + len, cap - len - 1, (off_t)len) :
+			 read(fd, buf + len, cap - len - 1);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0) {
@@ -64,6 +67,16 @@ int extres_read_all(int fd, size_t max, char **ret_buf, size_t *ret_len)
 out:
 	free(buf);
 	return r;
+}
+
+int extres_read_all(int fd, size_t max, char **ret_buf, size_t *ret_len)
+{
+	return read_to_end(fd, 0, max, ret_buf, ret_len);
+}
+
+int extres_pread_all(int fd, size_t max, char **ret_buf, size_t *ret_len)
+{
+	return read_to_end(fd, 1, max, ret_buf, ret_len);
 }
 
 int extres_exe_sibling(const char *name, char **ret)

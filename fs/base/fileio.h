@@ -16,6 +16,9 @@
  */
 int extres_read_all(int fd, size_t max, char **ret_buf, size_t *ret_len);
 
+/* The same from offset 0 with pread(): fd's offset does not move. */
+int extres_pread_all(int fd, size_t max, char **ret_buf, size_t *ret_len);
+
 /* Write all `len` bytes of `buf` to `fd` (EINTR is retried): 0, or
  * write()'s -errno. */
 int extres_write_all(int fd, const void *buf, size_t len);
