@@ -29,7 +29,7 @@ int extres_write_all(int fd, const void *buf, size_t len)
 static int read_to_end(int fd, int at, size_t max, char **ret_buf,
 		       size_t *ret_len)
 {
-	size_t len = 0, cap = 0;
+	size_t len = 0, cap = 0, want;
 	char *buf = NULL, *p;
 	ssize_t n;
 	int r = 0;
@@ -44,8 +44,13 @@ static int read_to_end(int fd, int at, size_t max, char **ret_buf,
 			}
 			buf = p;
 		}
-		n = at ? pread(fd, buf + len, cap - len - 1, (off_t)len) :
-			 read(fd, buf + len, cap - len - 1);
+		/* Never more than one byte past `max`: a file that grows
+		 * under us (another writer) is not read on and on. */
+		want = cap - len - 1;
+		if (max - len < want)
+			want = max - len + 1;
+		n = at ? pread(fd, buf + len, want, (off_t)len) :
+			 read(fd, buf + len, want);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0) {
