@@ -169,6 +169,28 @@ static int queue_changed(int fd, char *const *queues, size_t n_queues)
 	return hit;
 }
 
+/* Whether the two lists of queue paths are the same, in order. */
+static int same_queues(char *const *a, size_t n_a, char *const *b, size_t n_b)
+{
+	size_t i;
+
+	if (n_a != n_b)
+		return 0;
+	for (i = 0; i < n_a; i++)
+		if (strcmp(a[i], b[i]) != 0)
+			return 0;
+	return 1;
+}
+
+static void free_queues(char **queues, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		free(queues[i]);
+	free(queues);
+}
+
 static void *reader(void *arg)
 {
 	struct top *t = arg;
@@ -176,22 +198,42 @@ static void *reader(void *arg)
 	int fds[N_WATCHED], qfd, quit = 0, woken, r;
 	const uint64_t one = 1;
 	struct top_snap s;
-	char **queues;
-	size_t i, n_queues;
+	/* The queues watched: those of the last read. */
+	char **queues = NULL;
+	size_t i, n_queues = 0;
 
 	while (!quit) {
+		/* Both watches are set before the read, so that a change
+		 * made after it wakes the wait: a waiter that queued
+		 * between the read and a later watch would not show until
+		 * something else changed. */
 		open_watched(t->mnt, fds);
+		qfd = watch_queues(queues, n_queues);
 		r = top_snap_read(t->mnt, &s);
 		if (r < 0 && !s.error)
 			s.error = strdup(strerror(-r));
-		/* The queue names stay here, for the wait. */
-		queues = s.queues;
-		n_queues = s.n_queues;
-		s.queues = NULL;
-		s.n_queues = 0;
-		qfd = watch_queues(queues, n_queues);
 		/* A snapshot that says the mount is gone is the last. */
 		quit = s.error != NULL;
+		if (!quit &&
+		    !same_queues(s.queues, s.n_queues, queues, n_queues)) {
+			/* Other queues (the first read, a reload): watch
+			 * those, then read again. */
+			free_queues(queues, n_queues);
+			queues = s.queues;
+			n_queues = s.n_queues;
+			s.queues = NULL;
+			s.n_queues = 0;
+			top_snap_clear(&s);
+			for (i = 0; i < N_WATCHED; i++)
+				if (fds[i] >= 0)
+					close(fds[i]);
+			if (qfd >= 0)
+				close(qfd);
+			continue;
+		}
+		free_queues(s.queues, s.n_queues);
+		s.queues = NULL;
+		s.n_queues = 0;
 		for (i = 0; i < N_WATCHED; i++) {
 			p[i] = (struct pollfd){ .fd = fds[i],
 						.events = POLLPRI };
@@ -222,15 +264,13 @@ static void *reader(void *arg)
 			if (p[N_WATCHED + 1].revents & POLLIN)
 				quit = 1;
 		}
-		for (i = 0; i < n_queues; i++)
-			free(queues[i]);
-		free(queues);
 		for (i = 0; i < N_WATCHED; i++)
 			if (fds[i] >= 0)
 				close(fds[i]);
 		if (qfd >= 0)
 			close(qfd);
 	}
+	free_queues(queues, n_queues);
 	return NULL;
 }
 
