@@ -453,8 +453,7 @@ sd_cleanup() {
 		printf 'FAIL: %s: left behind:%s\n' "$IT_CASE" "$left" >&2
 		[[ $rc == 0 || $rc == 77 ]] && rc=1
 	fi
-	(exit "$rc")
-	it_cleanup
+	it_cleanup "$rc"
 }
 
 # The main PID of the unit $1 (in the namespace), once active with one.

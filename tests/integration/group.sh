@@ -28,8 +28,7 @@ group_setup() {
 	}
 	GROUP=extres-it-$$
 	groupadd "$GROUP" || fail "groupadd $GROUP failed"
-	# it_cleanup exits with the status it finds in $?.
-	trap 'rc=$?; groupdel "$GROUP" 2>/dev/null; (exit $rc); it_cleanup' EXIT
+	trap 'rc=$?; groupdel "$GROUP" 2>/dev/null; it_cleanup "$rc"' EXIT
 	GID=$(getent group "$GROUP" | cut -d: -f3)
 	[[ -n $GID ]] || fail "no gid for $GROUP"
 	chmod 0755 "$WORK"

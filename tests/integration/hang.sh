@@ -19,8 +19,7 @@ hang_cleanup() {
 	local rc=$?
 	set +e
 	[[ -z $STOPPED ]] || kill -CONT "$STOPPED" 2>/dev/null
-	(exit "$rc")
-	it_cleanup
+	it_cleanup "$rc"
 }
 
 # Mount the standard tree and stop its daemon.

@@ -139,8 +139,11 @@ mounts_in_work() {
 		sort -r -u
 }
 
+# Undo what the case made, then exit with its status: $1, or else $? as
+# found (a wrapper that ran commands since passes the status it saved: a
+# `(exit RC)` to set $? would end a wrapper still under set -e).
 it_cleanup() {
-	local rc=$? _ pid pids mp f
+	local rc=${1:-$?} _ pid pids mp f
 	set +e
 	trap - EXIT
 	for _ in 1 2 3; do

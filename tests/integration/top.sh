@@ -25,8 +25,7 @@ top_cleanup() {
 	if [[ -n $TMUX_SOCK ]]; then
 		tmux_ kill-server 2>/dev/null || true
 	fi
-	(exit "$rc")
-	it_cleanup
+	it_cleanup "$rc"
 }
 
 # The work dir, with tmux required (scripts/deps installs it).

@@ -18,9 +18,7 @@ restore_param() {
 	if [[ -n $PARAM_WAS ]]; then
 		echo "$PARAM_WAS" >"$PARAM" 2>/dev/null || true
 	fi
-	# The case's status, for it_cleanup to exit with.
-	(exit "$rc")
-	it_cleanup
+	it_cleanup "$rc"
 }
 
 # set_param Y|N: skip (77) when this kernel or user cannot.
