@@ -19,6 +19,7 @@ scripts/trace-requests.
 
 usage: trace_requests.py TRACE_FILE READER_PID LABEL
 """
+import bisect
 import re
 import statistics
 import sys
@@ -73,18 +74,16 @@ def main():
         if ticks > 1e6:  # cycles, not seconds
             scale = ticks / ((marks[-1][1] - marks[0][1]) / 1e9)
 
+    # The trace is in time order, so each PID's switch-ins are sorted.
     def last_before(pid, lo, hi):
-        best = None
-        for t in switch_in.get(pid, ()):
-            if lo < t < hi:
-                best = t
-        return best
+        times = switch_in.get(pid, [])
+        k = bisect.bisect_left(times, hi) - 1
+        return times[k] if k >= 0 and times[k] > lo else None
 
     def first_after(pid, lo):
-        for t in switch_in.get(pid, ()):
-            if t > lo:
-                return t
-        return None
+        times = switch_in.get(pid, [])
+        k = bisect.bisect_right(times, lo)
+        return times[k] if k < len(times) else None
 
     rows = {}
     for key, (ts, cpu_s, op) in sends.items():
